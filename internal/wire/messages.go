@@ -1,0 +1,117 @@
+package wire
+
+import "time"
+
+// Test kinds.
+const (
+	KindTCP = "tcp"
+	KindUDP = "udp"
+	KindRTT = "rtt"
+)
+
+// Request is the test a client asks for. Durations are nanoseconds in JSON
+// (Go's time.Duration encoding); sizes are bytes; rates are bit/s.
+type Request struct {
+	Kind      string        `json:"kind"`
+	Streams   int           `json:"streams"`              // TCP streams (per direction)
+	Duration  time.Duration `json:"duration_ns"`          // test length; 0 with Bytes
+	Bytes     int64         `json:"bytes,omitempty"`      // fixed transfer in total, split over streams
+	Reverse   bool          `json:"reverse,omitempty"`    // server sends
+	Bidir     bool          `json:"bidir,omitempty"`      // both send
+	Window    int           `json:"window,omitempty"`     // exact window in bytes (0 = kernel's choice)
+	CC        string        `json:"cc,omitempty"`         // congestion control on the sending side
+	MSS       int           `json:"mss,omitempty"`        // TCP_MAXSEG in bytes
+	PacingBps int64         `json:"pacing_bps,omitempty"` // per-stream pacing rate on the sending side
+	DSCP      int           `json:"dscp,omitempty"`
+	Interval  time.Duration `json:"interval_ns"`
+	RateBps   int64         `json:"rate_bps,omitempty"` // UDP payload rate
+	Size      int           `json:"size,omitempty"`     // UDP payload bytes
+	Latency   bool          `json:"latency,omitempty"`  // UDP RTT probes during the test
+}
+
+// Accept answers a Request: the session exists and data may connect.
+type Accept struct {
+	Cookie  Cookie        `json:"cookie"`
+	CC      string        `json:"cc"` // congestion control the server's sockets use by default
+	MaxTime time.Duration `json:"max_duration_ns"`
+}
+
+// Started says the server's measurement clock started.
+type Started struct{}
+
+// Stop asks the server to end the test now.
+type Stop struct {
+	Reason string `json:"reason"`
+}
+
+// DataHello follows the data preamble on a data connection.
+type DataHello struct {
+	Cookie Cookie `json:"cookie"`
+	Stream int    `json:"stream"` // index within its direction
+	// ClientSends is true for a stream on which the client sends (forward).
+	ClientSends bool `json:"client_sends"`
+}
+
+// TCPInfo is the subset of TCP_INFO that travels between the ends, in units
+// named by the field.
+type TCPInfo struct {
+	RTTMicros           int64  `json:"rtt_us"`
+	RTTVarMicros        int64  `json:"rttvar_us"`
+	MinRTTMicros        int64  `json:"min_rtt_us"`
+	CwndBytes           uint64 `json:"cwnd_bytes"`
+	MSS                 uint32 `json:"mss_bytes"`
+	BytesSent           uint64 `json:"bytes_sent"`
+	BytesRetrans        uint64 `json:"bytes_retrans"`
+	BytesAcked          uint64 `json:"bytes_acked"`
+	RetransSegs         uint32 `json:"retrans_segs"`
+	DeliveryRateBps     uint64 `json:"delivery_rate_bps"`
+	BusyMicros          int64  `json:"busy_us"`
+	RwndLimitedMicros   int64  `json:"rwnd_limited_us"`
+	SndbufLimitedMicros int64  `json:"sndbuf_limited_us"`
+	SndWnd              uint32 `json:"snd_wnd_bytes"` // peer's advertised window
+	InflightMaxBytes    int64  `json:"inflight_max_bytes,omitempty"`
+}
+
+// StreamSample is one stream's figures over one interval (or, in Result, in
+// total) as seen by the side that reports it.
+type StreamSample struct {
+	Stream      int      `json:"stream"`
+	ClientSends bool     `json:"client_sends"`
+	BytesRx     int64    `json:"bytes_rx"`    // payload bytes received by this side
+	BytesTx     int64    `json:"bytes_tx"`    // payload bytes written by this side
+	FirstRxNs   int64    `json:"first_rx_ns"` // receive window, relative to start
+	LastRxNs    int64    `json:"last_rx_ns"`
+	TCP         *TCPInfo `json:"tcp,omitempty"` // of this side's socket, when it sends
+}
+
+// UDPStats are a UDP receiver's figures.
+type UDPStats struct {
+	Packets     uint64 `json:"packets"`
+	Bytes       uint64 `json:"bytes"` // payload bytes
+	Unique      uint64 `json:"unique"`
+	Lost        uint64 `json:"lost"`
+	Duplicates  uint64 `json:"duplicates"`
+	Reordered   uint64 `json:"reordered"`
+	JitterNanos int64  `json:"jitter_ns"`
+	FirstRxNs   int64  `json:"first_rx_ns"`
+	LastRxNs    int64  `json:"last_rx_ns"`
+	SentPackets uint64 `json:"sent_packets"` // packets this side sent (when it sends)
+	SentBytes   uint64 `json:"sent_bytes"`
+}
+
+// Interval is the server's view of one reporting interval.
+type Interval struct {
+	Index   int            `json:"index"`
+	StartNs int64          `json:"start_ns"`
+	EndNs   int64          `json:"end_ns"`
+	Streams []StreamSample `json:"streams,omitempty"`
+	UDP     *UDPStats      `json:"udp,omitempty"`
+}
+
+// Result is the server's final view.
+type Result struct {
+	Streams []StreamSample `json:"streams,omitempty"`
+	UDP     *UDPStats      `json:"udp,omitempty"`
+	Partial bool           `json:"partial,omitempty"`
+	Reason  string         `json:"reason,omitempty"`
+}

@@ -1,0 +1,269 @@
+// Package wire is fullpipe's control protocol between a tester (client) and a
+// responder (server): connection preambles, length-prefixed JSON frames, the
+// message set and the shared-secret challenge/response. The specification is
+// docs/protocol.md; the constants here are named after it.
+package wire
+
+import (
+	"bufio"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Version is the protocol version this build speaks. Peers must match exactly.
+const Version uint16 = 1
+
+// DefaultPort is the responder's TCP (control and data) and UDP (probes) port.
+const DefaultPort = 6349
+
+// Preamble magics: the first four bytes a client writes on a TCP connection.
+const (
+	MagicControl = "FPCT" // control connection: frames follow
+	MagicData    = "FPDT" // data connection: a DataHello follows, then payload
+)
+
+// PreambleLen is the length of a preamble: magic (4) + version (2, big endian).
+const PreambleLen = 6
+
+// MaxFrame bounds a frame's body; larger frames are a protocol error.
+const MaxFrame = 1 << 20
+
+// CookieLen is the length of a session cookie in bytes.
+const CookieLen = 16
+
+// Cookie identifies a session on data connections and UDP packets.
+type Cookie [CookieLen]byte
+
+// String returns the cookie in hex.
+func (c Cookie) String() string { return fmt.Sprintf("%x", c[:]) }
+
+// MarshalText encodes the cookie as hex for JSON.
+func (c Cookie) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
+
+// UnmarshalText decodes a hex cookie.
+func (c *Cookie) UnmarshalText(b []byte) error {
+	if len(b) != 2*CookieLen {
+		return fmt.Errorf("cookie must be %d hex digits, got %d", 2*CookieLen, len(b))
+	}
+	if _, err := hex.Decode(c[:], b); err != nil {
+		return fmt.Errorf("cookie: %w", err)
+	}
+	return nil
+}
+
+// NewCookie returns a random cookie.
+func NewCookie() Cookie {
+	var c Cookie
+	_, _ = rand.Read(c[:])
+	return c
+}
+
+// VersionError says the peer speaks another protocol version.
+type VersionError struct{ Ours, Theirs uint16 }
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("protocol version mismatch: we speak %d, the peer speaks %d; run the same fullpipe release on both ends", e.Ours, e.Theirs)
+}
+
+// NotFullpipeError says the peer did not answer with a fullpipe preamble.
+type NotFullpipeError struct{ Got []byte }
+
+func (e *NotFullpipeError) Error() string {
+	return fmt.Sprintf("the peer is not a fullpipe responder (it answered %q instead of the fullpipe preamble)", e.Got)
+}
+
+// WritePreamble writes magic and Version.
+func WritePreamble(w io.Writer, magic string) error {
+	var b [PreambleLen]byte
+	copy(b[:4], magic)
+	binary.BigEndian.PutUint16(b[4:], Version)
+	_, err := w.Write(b[:])
+	return err
+}
+
+// ReadPreamble reads a preamble and returns its magic and version. It does not
+// check the version: callers decide how to answer a mismatch.
+func ReadPreamble(r io.Reader) (magic string, version uint16, err error) {
+	var b [PreambleLen]byte
+	if _, err := io.ReadFull(r, b[:]); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return "", 0, &NotFullpipeError{Got: b[:]}
+		}
+		return "", 0, err
+	}
+	m := string(b[:4])
+	if m != MagicControl && m != MagicData {
+		return "", 0, &NotFullpipeError{Got: b[:]}
+	}
+	return m, binary.BigEndian.Uint16(b[4:]), nil
+}
+
+// Message types.
+const (
+	TypeHello    = "hello"    // server → client, after the preamble
+	TypeAuth     = "auth"     // client → server, answer to the challenge
+	TypeAuthOK   = "auth_ok"  // server → client
+	TypeRequest  = "request"  // client → server: the test wanted
+	TypeAccept   = "accept"   // server → client: session created
+	TypeStart    = "start"    // client → server: data connections are open, go
+	TypeStarted  = "started"  // server → client: measurement clock started
+	TypeInterval = "interval" // server → client: the server's per-interval samples
+	TypeStop     = "stop"     // client → server: end early (Ctrl-C, error)
+	TypeResult   = "result"   // server → client: the server's final figures
+	TypeError    = "error"    // either way: a refusal or failure, then close
+)
+
+// Msg is one control frame: a type and, for most types, a body.
+type Msg struct {
+	Type string          `json:"type"`
+	Body json.RawMessage `json:"body,omitempty"`
+}
+
+// ErrorCode classifies an Error message.
+type ErrorCode string
+
+// Error codes.
+const (
+	CodeVersion    ErrorCode = "version"
+	CodeAuth       ErrorCode = "auth"
+	CodeBadRequest ErrorCode = "bad_request"
+	CodeLimit      ErrorCode = "limit"
+	CodeBusy       ErrorCode = "busy"
+	CodeInternal   ErrorCode = "internal"
+	CodeProtocol   ErrorCode = "protocol"
+)
+
+// Error is the body of an error message; it is also a Go error on the client.
+type Error struct {
+	Code    ErrorCode `json:"code"`
+	Message string    `json:"message"`
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("responder refused (%s): %s", e.Code, e.Message) }
+
+// Hello is the server's greeting.
+type Hello struct {
+	Version   uint16 `json:"version"`
+	Server    string `json:"server"`              // software and version
+	Kernel    string `json:"kernel"`              // uname release of the responder
+	Challenge []byte `json:"challenge,omitempty"` // present when a secret is required
+}
+
+// Auth answers a challenge.
+type Auth struct {
+	MAC []byte `json:"mac"`
+}
+
+// AuthMAC computes the response to challenge for secret: HMAC-SHA256 over a
+// fixed label and the challenge. The secret itself never crosses the wire.
+func AuthMAC(secret, challenge []byte) []byte {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte("fullpipe-auth-v1\x00"))
+	m.Write(challenge)
+	return m.Sum(nil)
+}
+
+// CheckMAC reports whether mac answers challenge for secret (constant time).
+func CheckMAC(secret, challenge, mac []byte) bool {
+	return hmac.Equal(AuthMAC(secret, challenge), mac)
+}
+
+// NewChallenge returns 32 random bytes.
+func NewChallenge() []byte {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return b
+}
+
+// Encode writes one frame: a 4-byte big-endian body length, then the JSON of
+// a Msg whose body is v (nil for no body).
+func Encode(w io.Writer, typ string, v any) error {
+	m := Msg{Type: typ}
+	if v != nil {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("encode %s: %w", typ, err)
+		}
+		m.Body = b
+	}
+	body, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", typ, err)
+	}
+	if len(body) > MaxFrame {
+		return fmt.Errorf("encode %s: frame of %d bytes exceeds %d", typ, len(body), MaxFrame)
+	}
+	buf := make([]byte, 4+len(body))
+	binary.BigEndian.PutUint32(buf, uint32(len(body)))
+	copy(buf[4:], body)
+	_, err = w.Write(buf)
+	return err
+}
+
+// ProtocolError is a malformed frame.
+type ProtocolError struct{ Reason string }
+
+func (e *ProtocolError) Error() string { return "protocol error: " + e.Reason }
+
+// Decode reads one frame.
+func Decode(r *bufio.Reader) (Msg, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return Msg{}, err
+	}
+	n := binary.BigEndian.Uint32(hdr[:])
+	if n > MaxFrame {
+		return Msg{}, &ProtocolError{Reason: fmt.Sprintf("frame of %d bytes exceeds %d", n, MaxFrame)}
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(r, body); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return Msg{}, err
+	}
+	return Parse(body)
+}
+
+// Parse decodes a frame body (without the length prefix).
+func Parse(body []byte) (Msg, error) {
+	var m Msg
+	if err := json.Unmarshal(body, &m); err != nil {
+		return Msg{}, &ProtocolError{Reason: "frame is not JSON: " + err.Error()}
+	}
+	if m.Type == "" {
+		return Msg{}, &ProtocolError{Reason: "frame has no type"}
+	}
+	return m, nil
+}
+
+// Into decodes m's body into v, checking the type first.
+func (m Msg) Into(typ string, v any) error {
+	if m.Type == TypeError && typ != TypeError {
+		var e Error
+		if err := json.Unmarshal(m.Body, &e); err != nil {
+			return &ProtocolError{Reason: "bad error body: " + err.Error()}
+		}
+		return &e
+	}
+	if m.Type != typ {
+		return &ProtocolError{Reason: fmt.Sprintf("expected %q, got %q", typ, m.Type)}
+	}
+	if v == nil {
+		return nil
+	}
+	if len(m.Body) == 0 {
+		return &ProtocolError{Reason: fmt.Sprintf("%q has no body", typ)}
+	}
+	if err := json.Unmarshal(m.Body, v); err != nil {
+		return &ProtocolError{Reason: fmt.Sprintf("bad %s body: %v", typ, err)}
+	}
+	return nil
+}

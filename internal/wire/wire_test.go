@@ -1,0 +1,124 @@
+package wire
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestFrameRoundTrip(t *testing.T) {
+	req := Request{Kind: KindTCP, Streams: 4, Duration: 10 * time.Second, Window: 65536, CC: "cubic", Interval: time.Second}
+	var buf bytes.Buffer
+	if err := Encode(&buf, TypeRequest, req); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Decode(bufio.NewReader(&buf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got Request
+	if err := m.Into(TypeRequest, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got != req {
+		t.Fatalf("round trip: got %+v want %+v", got, req)
+	}
+}
+
+func TestIntoErrorBecomesGoError(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Encode(&buf, TypeError, Error{Code: CodeLimit, Message: "too many streams"}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Decode(bufio.NewReader(&buf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var acc Accept
+	err = m.Into(TypeAccept, &acc)
+	var we *Error
+	if !errors.As(err, &we) || we.Code != CodeLimit {
+		t.Fatalf("want *Error with code limit, got %v", err)
+	}
+}
+
+func TestDecodeRejects(t *testing.T) {
+	tests := []struct {
+		name  string
+		frame []byte
+	}{
+		{"oversized", binary.BigEndian.AppendUint32(nil, MaxFrame+1)},
+		{"not json", append(binary.BigEndian.AppendUint32(nil, 3), "abc"...)},
+		{"no type", append(binary.BigEndian.AppendUint32(nil, 2), "{}"...)},
+		{"truncated", append(binary.BigEndian.AppendUint32(nil, 10), "{}"...)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := Decode(bufio.NewReader(bytes.NewReader(tc.frame))); err == nil {
+				t.Fatal("decoded a bad frame")
+			}
+		})
+	}
+}
+
+func TestPreamble(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WritePreamble(&buf, MagicControl); err != nil {
+		t.Fatal(err)
+	}
+	m, v, err := ReadPreamble(&buf)
+	if err != nil || m != MagicControl || v != Version {
+		t.Fatalf("got %q %d %v", m, v, err)
+	}
+	_, _, err = ReadPreamble(bytes.NewReader([]byte("SSH-2.0-OpenSSH")))
+	var nf *NotFullpipeError
+	if !errors.As(err, &nf) {
+		t.Fatalf("want NotFullpipeError, got %v", err)
+	}
+}
+
+func TestAuthMAC(t *testing.T) {
+	ch := NewChallenge()
+	mac := AuthMAC([]byte("s3cret"), ch)
+	if !CheckMAC([]byte("s3cret"), ch, mac) {
+		t.Fatal("good MAC rejected")
+	}
+	if CheckMAC([]byte("other"), ch, mac) {
+		t.Fatal("MAC with wrong secret accepted")
+	}
+	if CheckMAC([]byte("s3cret"), NewChallenge(), mac) {
+		t.Fatal("MAC replayed on a new challenge accepted")
+	}
+}
+
+func TestUDPHeader(t *testing.T) {
+	b := make([]byte, 100)
+	h := UDPHeader{Type: UDPEcho, Cookie: NewCookie(), Seq: 1<<40 + 7, SentNs: 123456789}
+	PutUDP(b, h)
+	got, err := ParseUDP(b)
+	if err != nil || got != h {
+		t.Fatalf("got %+v %v want %+v", got, err, h)
+	}
+	if _, err := ParseUDP(b[:UDPHeaderLen-1]); err == nil {
+		t.Fatal("short packet accepted")
+	}
+	b[4] = 9
+	if _, err := ParseUDP(b); err == nil {
+		t.Fatal("unknown type accepted")
+	}
+}
+
+func TestCookieText(t *testing.T) {
+	c := NewCookie()
+	txt, _ := c.MarshalText()
+	var d Cookie
+	if err := d.UnmarshalText(txt); err != nil || d != c {
+		t.Fatalf("cookie round trip: %v", err)
+	}
+	if err := d.UnmarshalText([]byte("zz")); err == nil {
+		t.Fatal("bad cookie accepted")
+	}
+}
