@@ -5,7 +5,6 @@
 package wire
 
 import (
-	"bufio"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -68,6 +67,11 @@ func NewCookie() Cookie {
 // VersionError says the peer speaks another protocol version.
 type VersionError struct{ Ours, Theirs uint16 }
 
+// AsWire turns the mismatch into an error message body for the peer.
+func (e *VersionError) AsWire() Error {
+	return Error{Code: CodeVersion, Message: fmt.Sprintf("this responder speaks protocol version %d, the client %d; run the same fullpipe release on both ends", e.Ours, e.Theirs)}
+}
+
 func (e *VersionError) Error() string {
 	return fmt.Sprintf("protocol version mismatch: we speak %d, the peer speaks %d; run the same fullpipe release on both ends", e.Ours, e.Theirs)
 }
@@ -118,6 +122,7 @@ const (
 	TypeStop     = "stop"     // client → server: end early (Ctrl-C, error)
 	TypeResult   = "result"   // server → client: the server's final figures
 	TypeError    = "error"    // either way: a refusal or failure, then close
+	TypeData     = "data"     // client → server, first frame on a data connection
 )
 
 // Msg is one control frame: a type and, for most types, a body.
@@ -212,8 +217,9 @@ type ProtocolError struct{ Reason string }
 
 func (e *ProtocolError) Error() string { return "protocol error: " + e.Reason }
 
-// Decode reads one frame.
-func Decode(r *bufio.Reader) (Msg, error) {
+// Decode reads one frame. It reads exactly the frame's bytes, so a data
+// connection's payload after its hello is left unread.
+func Decode(r io.Reader) (Msg, error) {
 	var hdr [4]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return Msg{}, err
