@@ -1,0 +1,162 @@
+// Package stats holds the small statistics fullpipe reports: order
+// statistics of samples, RFC 3550 interarrival jitter, and sequence
+// accounting (loss, duplicates, reordering) for datagram streams.
+package stats
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// Summary is the order statistics of a sample set. All fields are zero
+// when Count is 0.
+type Summary struct {
+	Count  int
+	Min    float64
+	Max    float64
+	Mean   float64
+	Median float64
+	P99    float64
+	StdDev float64 // population standard deviation
+}
+
+// Summarize computes the Summary of v (which it does not modify).
+// Percentiles use the nearest-rank method, so each is an observed value.
+func Summarize(v []float64) Summary {
+	if len(v) == 0 {
+		return Summary{}
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	var sum float64
+	for _, x := range s {
+		sum += x
+	}
+	mean := sum / float64(len(s))
+	var sq float64
+	for _, x := range s {
+		sq += (x - mean) * (x - mean)
+	}
+	return Summary{
+		Count:  len(s),
+		Min:    s[0],
+		Max:    s[len(s)-1],
+		Mean:   mean,
+		Median: Percentile(s, 50),
+		P99:    Percentile(s, 99),
+		StdDev: math.Sqrt(sq / float64(len(s))),
+	}
+}
+
+// Percentile is the nearest-rank p-th percentile of sorted (ascending)
+// values: the smallest value with at least p % of values at or below it.
+func Percentile(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	rank := int(math.Ceil(p / 100 * float64(len(sorted))))
+	rank = min(max(rank, 1), len(sorted))
+	return sorted[rank-1]
+}
+
+// Jitter is the RFC 3550 (section 6.4.1) interarrival jitter estimator:
+// for consecutive packets i, j, D = (Rj − Ri) − (Sj − Si) and
+// J += (|D| − J) / 16. Send and receive times may be on different clocks;
+// only their differences matter. The zero value is ready to use.
+type Jitter struct {
+	n        int
+	lastSent time.Duration
+	lastRecv time.Duration
+	j        float64 // nanoseconds
+}
+
+// Add records a packet sent at sent (sender clock) and received at recv
+// (receiver clock), in arrival order.
+func (j *Jitter) Add(sent, recv time.Duration) {
+	if j.n > 0 {
+		d := float64((recv - j.lastRecv) - (sent - j.lastSent))
+		j.j += (math.Abs(d) - j.j) / 16
+	}
+	j.n++
+	j.lastSent, j.lastRecv = sent, recv
+}
+
+// Value is the current jitter estimate.
+func (j *Jitter) Value() time.Duration { return time.Duration(math.Round(j.j)) }
+
+// maxTracked bounds the duplicate-detection bitmap (2^28 sequence numbers,
+// 32 MiB). Sequence numbers beyond it are still counted, as unique.
+const maxTracked = 1 << 28
+
+// SeqTracker accounts for a datagram stream numbered from 0.
+type SeqTracker struct {
+	seen      []uint64 // bitmap of sequence numbers received
+	received  uint64
+	unique    uint64
+	dups      uint64
+	reordered uint64
+	maxSeq    uint64
+	any       bool
+}
+
+// SeqResult is what a SeqTracker saw.
+type SeqResult struct {
+	Received   uint64 // datagrams, duplicates included
+	Unique     uint64 // distinct sequence numbers
+	Duplicates uint64
+	Reordered  uint64 // arrived after a higher sequence number (RFC 4737 sense)
+	Lost       uint64 // expected minus unique
+	MaxSeq     uint64
+}
+
+// NewSeqTracker returns an empty tracker.
+func NewSeqTracker() *SeqTracker { return &SeqTracker{} }
+
+// Add records the arrival of seq.
+func (t *SeqTracker) Add(seq uint64) {
+	t.received++
+	if seq < maxTracked {
+		w := seq / 64
+		if w >= uint64(len(t.seen)) {
+			n := max(w+1, uint64(2*len(t.seen)))
+			n = min(n, maxTracked/64)
+			t.seen = append(t.seen, make([]uint64, n-uint64(len(t.seen)))...)
+		}
+		bit := uint64(1) << (seq % 64)
+		if t.seen[w]&bit != 0 {
+			t.dups++
+			return
+		}
+		t.seen[w] |= bit
+	}
+	t.unique++
+	if t.any && seq < t.maxSeq {
+		t.reordered++
+	}
+	if !t.any || seq > t.maxSeq {
+		t.maxSeq = seq
+	}
+	t.any = true
+}
+
+// Result counts as lost every sequence number up to the highest seen that
+// did not arrive (trailing losses are invisible; see ResultWithSent).
+func (t *SeqTracker) Result() SeqResult {
+	r := SeqResult{Received: t.received, Unique: t.unique, Duplicates: t.dups, Reordered: t.reordered, MaxSeq: t.maxSeq}
+	if t.any && t.maxSeq+1 > t.unique {
+		r.Lost = t.maxSeq + 1 - t.unique
+	}
+	return r
+}
+
+// ResultWithSent is Result when the sender's count is known, so losses at
+// the end of the stream count too.
+func (t *SeqTracker) ResultWithSent(sent uint64) SeqResult {
+	r := t.Result()
+	r.Lost = 0
+	if sent > t.unique {
+		r.Lost = sent - t.unique
+	}
+	return r
+}
