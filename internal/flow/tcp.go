@@ -1,0 +1,215 @@
+// Package flow moves bytes: TCP senders and receivers, paced UDP senders and
+// receivers. It knows nothing of the control protocol; callers own the
+// sockets' lifetimes and pass a Clock so that every timestamp of a test is on
+// one monotonic time base.
+package flow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fullpipe/fullpipe/internal/sockopt"
+)
+
+// BufSize is the size of one write or read on a TCP stream: large writes keep
+// the per-byte syscall cost low (iperf3 uses 128 KiB as well).
+const BufSize = 128 << 10
+
+// Clock is a monotonic time base: the offset since the test's start.
+type Clock struct{ start time.Time }
+
+// NewClock starts a clock now.
+func NewClock() Clock { return Clock{start: time.Now()} }
+
+// Since returns the monotonic time elapsed since the clock started.
+func (c Clock) Since() time.Duration { return time.Since(c.start) }
+
+// Start returns the wall-clock start (for labels only).
+func (c Clock) Start() time.Time { return c.start }
+
+// Counter holds one stream's live figures. Writers are the stream's single
+// goroutine; readers (interval samplers) use the atomic loads.
+type Counter struct {
+	Bytes       atomic.Int64 // payload bytes moved (written or read)
+	FirstNs     atomic.Int64 // first byte read, ns on the Clock; 0 = none yet
+	LastNs      atomic.Int64 // last byte read, ns on the Clock
+	InflightMax atomic.Int64 // sender with a window: most bytes in flight seen
+}
+
+// SendSpec says how much a TCP sender sends.
+type SendSpec struct {
+	// Bytes to send in total; 0 sends until ctx ends.
+	Bytes int64
+	// Window, when > 0, bounds the bytes in flight (unacknowledged plus
+	// queued in the kernel) to exactly this many: the sender writes only
+	// while SIOCOUTQ is below it. RFC 6349 defines the window as
+	// min(send buffer, receive window), so bounding the sender is the
+	// exact, kernel-independent way to set it (see docs/protocol.md).
+	Window int
+}
+
+// SendTCP writes to c until spec is met or ctx ends, counting into ctr, then
+// half-closes the connection (FIN) so the receiver sees the end. A ctx that
+// ends is not an error; a failing write is.
+func SendTCP(ctx context.Context, c *net.TCPConn, spec SendSpec, ctr *Counter) error {
+	stop := context.AfterFunc(ctx, func() { _ = c.SetWriteDeadline(time.Unix(1, 0)) })
+	defer stop()
+	var err error
+	if spec.Window > 0 {
+		err = sendWindowed(ctx, c, spec, ctr)
+	} else {
+		err = sendPlain(c, spec, ctr)
+	}
+	if ctx.Err() != nil && isDeadline(err) {
+		err = nil
+	}
+	if err == nil {
+		_ = c.SetWriteDeadline(time.Time{})
+		err = c.CloseWrite()
+	}
+	return err
+}
+
+func isDeadline(err error) bool {
+	return err != nil && errors.Is(err, os.ErrDeadlineExceeded)
+}
+
+func sendPlain(c *net.TCPConn, spec SendSpec, ctr *Counter) error {
+	buf := make([]byte, BufSize)
+	for spec.Bytes == 0 || ctr.Bytes.Load() < spec.Bytes {
+		n := len(buf)
+		if spec.Bytes > 0 {
+			n = int(min(int64(n), spec.Bytes-ctr.Bytes.Load()))
+		}
+		w, err := c.Write(buf[:n])
+		ctr.Bytes.Add(int64(w))
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// windowPoll is how often a window-limited sender looks at SIOCOUTQ while
+// the window is full. nanosleep on a locked thread overshoots by ~50-100 µs
+// here (kernel-notes), so this keeps the window's refill lag well below a
+// millisecond, small against the RTTs where a window matters.
+const windowPoll = 100 * time.Microsecond
+
+func sendWindowed(ctx context.Context, c *net.TCPConn, spec SendSpec, ctr *Counter) error {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return err
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	buf := make([]byte, BufSize)
+	ts := unix.NsecToTimespec(int64(windowPoll))
+	for spec.Bytes == 0 || ctr.Bytes.Load() < spec.Bytes {
+		if ctx.Err() != nil {
+			return nil
+		}
+		outq, err := sockopt.OutQ(rc)
+		if err != nil {
+			return err
+		}
+		if notsent, err := sockopt.NotSent(rc); err == nil {
+			if f := int64(outq - notsent); f > ctr.InflightMax.Load() {
+				ctr.InflightMax.Store(f)
+			}
+		}
+		room := spec.Window - outq
+		if room <= 0 {
+			_ = unix.Nanosleep(&ts, nil)
+			continue
+		}
+		n := min(room, len(buf))
+		if spec.Bytes > 0 {
+			n = int(min(int64(n), spec.Bytes-ctr.Bytes.Load()))
+		}
+		w, err := c.Write(buf[:n])
+		ctr.Bytes.Add(int64(w))
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RecvTCP reads c until EOF or ctx ends, counting into ctr with receive
+// timestamps on clk. EOF is the normal end; a ctx that ends returns nil too
+// (the caller knows it stopped early).
+func RecvTCP(ctx context.Context, c *net.TCPConn, clk Clock, ctr *Counter) error {
+	stop := context.AfterFunc(ctx, func() { _ = c.SetReadDeadline(time.Unix(1, 0)) })
+	defer stop()
+	buf := make([]byte, BufSize)
+	for {
+		n, err := c.Read(buf)
+		if n > 0 {
+			now := int64(clk.Since())
+			if ctr.FirstNs.Load() == 0 {
+				ctr.FirstNs.Store(max(now, 1))
+			}
+			ctr.LastNs.Store(now)
+			ctr.Bytes.Add(int64(n))
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) || (ctx.Err() != nil && isDeadline(err)) {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// SizeSendBuffer makes sure a sender's buffer can hold window bytes in
+// flight. Linux autotunes the send buffer up to tcp_wmem's maximum (4 MiB
+// here), so only a window above 1 MiB gets an explicit buffer: twice the
+// window, forced past wmem_max when root.
+func SizeSendBuffer(rc syscall.RawConn, window int) error {
+	const autotuneSafe = 1 << 20
+	if window <= autotuneSafe {
+		return nil
+	}
+	got, err := sockopt.SetSendBuffer(rc, 2*window)
+	if err != nil {
+		return fmt.Errorf("send buffer for a %d-byte window: %w", window, err)
+	}
+	if got < window {
+		return fmt.Errorf("send buffer is %d bytes, below the %d-byte window: run as root or raise net.core.wmem_max", got, window)
+	}
+	return nil
+}
+
+// DefaultCC is the kernel's default congestion control, "" if unknown.
+func DefaultCC() string {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/tcp_congestion_control")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// Share is stream i's part of total bytes over n streams (the remainder
+// goes to stream 0); 0 when total is 0.
+func Share(total int64, n, i int) int64 {
+	if total <= 0 || n <= 0 {
+		return 0
+	}
+	s := total / int64(n)
+	if i == 0 {
+		s += total % int64(n)
+	}
+	return s
+}

@@ -1,0 +1,115 @@
+package flow
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/stats"
+	"github.com/fullpipe/fullpipe/internal/wire"
+)
+
+// UDPSpec describes a paced UDP stream.
+type UDPSpec struct {
+	Cookie   wire.Cookie
+	RateBps  int64         // UDP payload bit/s
+	Size     int           // payload bytes per datagram (≥ wire.UDPHeaderLen)
+	Duration time.Duration // how long to send
+}
+
+// UDPSender counts what a UDP sender sent.
+type UDPSender struct {
+	Packets atomic.Uint64
+	Bytes   atomic.Uint64
+}
+
+// ConnWriter sends on a connected UDP socket.
+func ConnWriter(c *net.UDPConn) func([]byte) error {
+	return func(b []byte) error { _, err := c.Write(b); return err }
+}
+
+// AddrWriter sends from an unconnected socket to one peer address.
+func AddrWriter(c *net.UDPConn, to netip.AddrPort) func([]byte) error {
+	return func(b []byte) error { _, err := c.WriteToUDPAddrPort(b, to); return err }
+}
+
+// maxLead is how far ahead of its schedule a paced sender may run before it
+// sleeps; sending is scheduled from the stream's start (seq × gap), never
+// from "now", so timer overshoot is caught up rather than accumulated.
+const maxLead = 500 * time.Microsecond
+
+// SendUDP sends spec's stream with write until its duration ends or ctx
+// ends. Timestamps are on clk. Transient send errors (ENOBUFS, ECONNREFUSED
+// from an ICMP) are counted as not sent and do not stop the stream.
+func SendUDP(ctx context.Context, write func([]byte) error, clk Clock, spec UDPSpec, s *UDPSender) {
+	buf := make([]byte, spec.Size)
+	gap := time.Duration(float64(spec.Size*8) / float64(spec.RateBps) * float64(time.Second))
+	begin := clk.Since()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for seq := uint64(0); ; seq++ {
+		due := begin + time.Duration(seq)*gap
+		if due-begin >= spec.Duration || ctx.Err() != nil {
+			return
+		}
+		if lead := due - clk.Since(); lead > maxLead {
+			timer.Reset(lead)
+			select {
+			case <-ctx.Done():
+				return
+			case <-timer.C:
+			}
+		}
+		wire.PutUDP(buf, wire.UDPHeader{Type: wire.UDPData, Cookie: spec.Cookie, Seq: seq, SentNs: int64(clk.Since())})
+		if write(buf) == nil {
+			s.Packets.Add(1)
+			s.Bytes.Add(uint64(len(buf)))
+		}
+	}
+}
+
+// UDPReceiver accounts for one UDP stream's arrivals. Safe for one writer
+// (Add) and concurrent readers (Stats).
+type UDPReceiver struct {
+	mu      sync.Mutex // guards all below
+	seq     *stats.SeqTracker
+	jitter  stats.Jitter
+	bytes   uint64
+	firstNs int64
+	lastNs  int64
+}
+
+// NewUDPReceiver returns an empty receiver.
+func NewUDPReceiver() *UDPReceiver { return &UDPReceiver{seq: stats.NewSeqTracker()} }
+
+// Add records one data datagram of n payload bytes received at now.
+func (r *UDPReceiver) Add(h wire.UDPHeader, n int, now time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seq.Add(h.Seq)
+	r.jitter.Add(time.Duration(h.SentNs), now)
+	r.bytes += uint64(n)
+	if r.firstNs == 0 {
+		r.firstNs = max(int64(now), 1)
+	}
+	r.lastNs = int64(now)
+}
+
+// Stats returns the figures so far. sent, when known (> 0), lets trailing
+// losses count.
+func (r *UDPReceiver) Stats(sent uint64) wire.UDPStats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	res := r.seq.Result()
+	if sent > 0 {
+		res = r.seq.ResultWithSent(sent)
+	}
+	return wire.UDPStats{
+		Packets: res.Received, Bytes: r.bytes, Unique: res.Unique, Lost: res.Lost,
+		Duplicates: res.Duplicates, Reordered: res.Reordered,
+		JitterNanos: int64(r.jitter.Value()), FirstRxNs: r.firstNs, LastRxNs: r.lastNs,
+	}
+}

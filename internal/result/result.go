@@ -1,0 +1,206 @@
+// Package result is fullpipe's result model: what every test measured, in
+// named units, with enough context (command line, configuration, both
+// hosts) to trace each figure. Reports render it; JSON is its encoding and
+// docs/json.md its specification.
+package result
+
+import (
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/stats"
+)
+
+// Schema is the version of the JSON encoding. Bump it on any change that
+// renames or removes a key; adding keys keeps it.
+const Schema = 1
+
+// Meta describes a run.
+type Meta struct {
+	Schema  int       `json:"schema"`
+	Tool    string    `json:"tool"`
+	Version string    `json:"version"`
+	Command []string  `json:"command"`
+	Test    string    `json:"test"`
+	Started time.Time `json:"started"` // wall clock, label only
+	Target  string    `json:"target"`
+	Config  any       `json:"config"`
+	Client  Host      `json:"client"`
+	Server  Host      `json:"server"`
+}
+
+// Host is one end.
+type Host struct {
+	Software string `json:"software"`
+	Kernel   string `json:"kernel"`
+	CC       string `json:"cc"` // congestion control of its sending sockets
+}
+
+// Directions of a stream: up is client → server, down server → client.
+const (
+	Up   = "up"
+	Down = "down"
+)
+
+// TCPStream is one stream's figures over an interval or the whole test.
+// Bytes and throughput are measured at the receiver; the TCP_INFO fields
+// come from the sender's socket (Sender says which host that is).
+type TCPStream struct {
+	Stream           int     `json:"stream"`
+	Direction        string  `json:"direction"`
+	Sender           string  `json:"sender"`
+	Bytes            int64   `json:"bytes"`
+	ThroughputBps    float64 `json:"throughput_bps"`
+	RTTUs            int64   `json:"rtt_us"`
+	RTTVarUs         int64   `json:"rttvar_us"`
+	RTTMinUs         int64   `json:"rtt_min_us"`
+	CwndBytes        uint64  `json:"cwnd_bytes"`
+	BytesSent        uint64  `json:"bytes_sent"`
+	BytesRetrans     uint64  `json:"bytes_retrans"`
+	RetransSegs      uint32  `json:"retrans_segs"`
+	DeliveryRateBps  uint64  `json:"delivery_rate_bps"`
+	BusyUs           int64   `json:"busy_us"`
+	RwndLimitedPct   float64 `json:"rwnd_limited_pct"`
+	SndbufLimitedPct float64 `json:"sndbuf_limited_pct"`
+	LimitedBy        string  `json:"limited_by"`
+	PeerWindowBytes  uint32  `json:"peer_window_bytes"`
+	InflightMaxBytes int64   `json:"inflight_max_bytes,omitempty"`
+	HasTCPInfo       bool    `json:"has_tcp_info"`
+}
+
+// TCPInterval is one reporting interval.
+type TCPInterval struct {
+	StartS        float64     `json:"start_s"`
+	EndS          float64     `json:"end_s"`
+	Bytes         int64       `json:"bytes"`
+	ThroughputBps float64     `json:"throughput_bps"`
+	RetransSegs   uint32      `json:"retrans_segs"`
+	Streams       []TCPStream `json:"streams"`
+}
+
+// TCPDirection sums one direction's streams.
+type TCPDirection struct {
+	Bytes         int64   `json:"bytes"`
+	ThroughputBps float64 `json:"throughput_bps"`
+	IntervalS     float64 `json:"interval_s"`
+	BytesSent     uint64  `json:"bytes_sent"`
+	BytesRetrans  uint64  `json:"bytes_retrans"`
+	RetransSegs   uint32  `json:"retrans_segs"`
+	EfficiencyPct float64 `json:"efficiency_pct"`
+	RTTMinUs      int64   `json:"rtt_min_us"`
+	RTTMeanUs     int64   `json:"rtt_mean_us"`
+}
+
+// TCPSummary is the whole test. Throughput is goodput at the receiver:
+// payload bytes over the span from the first to the last byte received
+// (IntervalS), summed over streams and directions.
+type TCPSummary struct {
+	TCPDirection
+	MeasuredAt      string                   `json:"measured_at"`
+	WindowRequested int                      `json:"window_requested_bytes"`
+	WindowEffective int64                    `json:"window_effective_bytes"`
+	Directions      map[string]*TCPDirection `json:"directions"`
+	Streams         []TCPStream              `json:"streams"`
+	LatencyIdle     *RTTStats                `json:"latency_idle,omitempty"`
+	LatencyLoaded   *RTTStats                `json:"latency_loaded,omitempty"`
+	Partial         bool                     `json:"partial"`
+	PartialReason   string                   `json:"partial_reason,omitempty"`
+}
+
+// TCP is a TCP throughput test.
+type TCP struct {
+	Meta
+	Intervals []TCPInterval `json:"intervals"`
+	Summary   TCPSummary    `json:"summary"`
+}
+
+// RTTStats summarises round-trip samples, in microseconds.
+type RTTStats struct {
+	Sent     int     `json:"sent"`
+	Received int     `json:"received"`
+	LossPct  float64 `json:"loss_pct"`
+	MinUs    float64 `json:"min_us"`
+	MeanUs   float64 `json:"mean_us"`
+	MedianUs float64 `json:"median_us"`
+	P99Us    float64 `json:"p99_us"`
+	MaxUs    float64 `json:"max_us"`
+	StdDevUs float64 `json:"stddev_us"`
+}
+
+// NewRTTStats summarises samples from sent probes.
+func NewRTTStats(sent int, samples []time.Duration) *RTTStats {
+	us := make([]float64, len(samples))
+	for i, d := range samples {
+		us[i] = float64(d.Nanoseconds()) / 1e3
+	}
+	s := stats.Summarize(us)
+	r := &RTTStats{Sent: sent, Received: len(samples), MinUs: s.Min, MeanUs: s.Mean, MedianUs: s.Median, P99Us: s.P99, MaxUs: s.Max, StdDevUs: s.StdDev}
+	if sent > 0 {
+		r.LossPct = float64(sent-len(samples)) / float64(sent) * 100
+	}
+	return r
+}
+
+// RTT is an RTT test.
+type RTT struct {
+	Meta
+	Summary RTTSummary `json:"summary"`
+}
+
+// RTTSummary is an RTT test's result.
+type RTTSummary struct {
+	RTTStats
+	SizeBytes     int     `json:"size_bytes"`
+	IntervalMs    float64 `json:"interval_ms"`
+	Partial       bool    `json:"partial"`
+	PartialReason string  `json:"partial_reason,omitempty"`
+}
+
+// UDPInterval is one interval of a UDP test (receiver figures).
+type UDPInterval struct {
+	StartS        float64 `json:"start_s"`
+	EndS          float64 `json:"end_s"`
+	Packets       uint64  `json:"packets"`
+	Bytes         uint64  `json:"bytes"`
+	ThroughputBps float64 `json:"throughput_bps"`
+	Lost          uint64  `json:"lost"`
+	JitterUs      float64 `json:"jitter_us"`
+}
+
+// UDPSummary compares what the sender sent with what the receiver got.
+type UDPSummary struct {
+	Direction       string  `json:"direction"`
+	SizeBytes       int     `json:"size_bytes"`
+	TargetRateBps   int64   `json:"target_rate_bps"`
+	SentPackets     uint64  `json:"sent_packets"`
+	SentBytes       uint64  `json:"sent_bytes"`
+	SenderRateBps   float64 `json:"sender_rate_bps"`
+	RecvPackets     uint64  `json:"received_packets"`
+	RecvBytes       uint64  `json:"received_bytes"`
+	ReceiverRateBps float64 `json:"receiver_rate_bps"`
+	ReceiverIPBps   float64 `json:"receiver_ip_rate_bps"`
+	IntervalS       float64 `json:"interval_s"`
+	Lost            uint64  `json:"lost"`
+	LossPct         float64 `json:"loss_pct"`
+	Duplicates      uint64  `json:"duplicates"`
+	Reordered       uint64  `json:"reordered"`
+	JitterUs        float64 `json:"jitter_us"`
+	Partial         bool    `json:"partial"`
+	PartialReason   string  `json:"partial_reason,omitempty"`
+}
+
+// UDP is a UDP stream test.
+type UDP struct {
+	Meta
+	Intervals []UDPInterval `json:"intervals"`
+	Summary   UDPSummary    `json:"summary"`
+}
+
+// Efficiency is RFC 6349's TCP Efficiency in percent:
+// (bytes sent − bytes retransmitted) / bytes sent × 100; 0 when nothing
+// was sent.
+func Efficiency(sent, retrans uint64) float64 {
+	if sent == 0 {
+		return 0
+	}
+	return float64(sent-min(retrans, sent)) / float64(sent) * 100
+}

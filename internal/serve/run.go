@@ -1,0 +1,177 @@
+package serve
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/flow"
+	"github.com/fullpipe/fullpipe/internal/wire"
+)
+
+// run measures: it starts the session's workers, reports every interval,
+// and sends the result when the workers are done, the client stops, or the
+// hard deadline passes. It returns an error when the test ended early.
+func (ss *session) run(ctx context.Context, c *net.TCPConn, br *bufio.Reader) error {
+	req := ss.req
+	hard := req.Duration + endGrace
+	if req.Duration <= 0 {
+		hard = ss.srv.cfg.MaxDuration
+	}
+	tctx, cancel := context.WithTimeout(ctx, hard)
+	defer cancel()
+
+	stopped := make(chan string, 1) // the client's stop reason; closed never
+	go func() {                     // ends when c is closed by control's defer
+		m, err := wire.Decode(br)
+		reason := "control connection lost"
+		if err == nil {
+			var st wire.Stop
+			if m.Into(wire.TypeStop, &st) == nil {
+				reason = st.Reason
+			}
+		}
+		stopped <- reason
+		cancel()
+	}()
+
+	if err := wire.Encode(c, wire.TypeStarted, wire.Started{}); err != nil {
+		return err
+	}
+	workers := ss.startWorkers(tctx)
+	done := make(chan struct{})
+	go func() { workers.Wait(); close(done) }()
+	if !ss.hasWorkers() {
+		done = nil // UDP receive and RTT tests end when the client says so
+	}
+
+	interval := time.NewTimer(req.Interval)
+	defer interval.Stop()
+	reason := ""
+	for idx, next := 0, req.Interval; ; {
+		select {
+		case <-interval.C:
+			iv := ss.sample(idx, next-req.Interval)
+			iv.EndNs = int64(next)
+			if err := wire.Encode(c, wire.TypeInterval, iv); err != nil {
+				cancel()
+				<-doneOr(done, workers)
+				return err
+			}
+			idx++
+			next += req.Interval
+			interval.Reset(max(0, next-ss.clock.Since()))
+			continue
+		case <-done:
+		case reason = <-stopped:
+		case <-tctx.Done():
+			reason = "responder's deadline for this test passed"
+		}
+		break
+	}
+	cancel()
+	<-doneOr(done, workers)
+	res := ss.result()
+	if reason != "" && reason != "done" {
+		res.Partial, res.Reason = true, reason
+	}
+	_ = c.SetWriteDeadline(time.Now().Add(handshakeTimeout))
+	if err := wire.Encode(c, wire.TypeResult, res); err != nil {
+		return err
+	}
+	if res.Partial {
+		return errors.New(reason)
+	}
+	return nil
+}
+
+func doneOr(done chan struct{}, wg *sync.WaitGroup) <-chan struct{} {
+	if done != nil {
+		return done
+	}
+	ch := make(chan struct{})
+	go func() { wg.Wait(); close(ch) }()
+	return ch
+}
+
+func (ss *session) hasWorkers() bool {
+	return ss.req.Kind == wire.KindTCP || (ss.req.Kind == wire.KindUDP && ss.req.Reverse)
+}
+
+// startWorkers starts one goroutine per stream (and the UDP sender); each
+// ends when its stream ends or ctx does.
+func (ss *session) startWorkers(ctx context.Context) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	req := ss.req
+	sendCtx, sendCancel := ctx, context.CancelFunc(func() {})
+	if req.Bytes == 0 && req.Duration > 0 {
+		sendCtx, sendCancel = context.WithTimeout(ctx, req.Duration)
+	}
+	ss.mu.Lock()
+	streams, peer, clk := ss.streams, ss.udpPeer, ss.clock
+	ss.mu.Unlock()
+	for _, st := range streams {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var err error
+			if st.serverSends() {
+				spec := flow.SendSpec{Bytes: flow.Share(req.Bytes, req.Streams, st.hello.Stream), Window: req.Window}
+				err = flow.SendTCP(sendCtx, st.conn, spec, &st.ctr)
+			} else {
+				err = flow.RecvTCP(ctx, st.conn, clk, &st.ctr)
+			}
+			if err != nil && ctx.Err() == nil {
+				ss.log.Info("stream ended with an error", "stream", st.hello.Stream, "err", err)
+			}
+		}()
+	}
+	if req.Kind == wire.KindUDP && req.Reverse {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			spec := flow.UDPSpec{Cookie: ss.cookie, RateBps: req.RateBps, Size: req.Size, Duration: req.Duration}
+			flow.SendUDP(ctx, flow.AddrWriter(ss.srv.udp, peer), clk, spec, &ss.udpTx)
+		}()
+	}
+	go func() { wg.Wait(); sendCancel() }()
+	return &wg
+}
+
+// sample is the server's cumulative view at the end of interval idx.
+func (ss *session) sample(idx int, start time.Duration) wire.Interval {
+	iv := wire.Interval{Index: idx, StartNs: int64(start)}
+	iv.Streams, iv.UDP = ss.figures()
+	return iv
+}
+
+func (ss *session) result() wire.Result {
+	var r wire.Result
+	r.Streams, r.UDP = ss.figures()
+	return r
+}
+
+// figures returns every stream's cumulative counters and, for streams the
+// server sends, its TCP_INFO.
+func (ss *session) figures() ([]wire.StreamSample, *wire.UDPStats) {
+	ss.mu.Lock()
+	streams := ss.streams
+	ss.mu.Unlock()
+	out := make([]wire.StreamSample, 0, len(streams))
+	for _, st := range streams {
+		s := flow.StreamSample(st.conn, &st.ctr, st.hello.Stream, st.hello.ClientSends, st.serverSends())
+		out = append(out, s)
+	}
+	var u *wire.UDPStats
+	switch {
+	case ss.udpRx != nil:
+		st := ss.udpRx.Stats(0)
+		u = &st
+	case ss.req.Kind == wire.KindUDP:
+		u = &wire.UDPStats{SentPackets: ss.udpTx.Packets.Load(), SentBytes: ss.udpTx.Bytes.Load()}
+	}
+	return out, u
+}

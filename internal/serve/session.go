@@ -1,0 +1,315 @@
+package serve
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/flow"
+	"github.com/fullpipe/fullpipe/internal/sockopt"
+	"github.com/fullpipe/fullpipe/internal/wire"
+)
+
+// session is one test. Its control goroutine (control) owns it from the
+// request to the result; data connections and UDP packets reach it from
+// other goroutines through attach, setUDPPeer and udpData.
+type session struct {
+	srv     *Server
+	cookie  wire.Cookie
+	req     wire.Request
+	peerIP  netip.Addr
+	sendBps int64 // guarded by srv.mu
+	log     *slog.Logger
+
+	mu        sync.Mutex // guards the fields below
+	streams   []*stream
+	attachErr error
+	udpPeer   netip.AddrPort
+	clock     flow.Clock
+	started   bool
+
+	attached chan struct{} // a data connection or UDP peer arrived (cap 1)
+	udpRx    *flow.UDPReceiver
+	udpTx    flow.UDPSender
+}
+
+// stream is one data connection of a session.
+type stream struct {
+	conn  *net.TCPConn
+	hello wire.DataHello
+	ctr   flow.Counter
+}
+
+func (st *stream) serverSends() bool { return !st.hello.ClientSends }
+
+func (ss *session) notify() {
+	select {
+	case ss.attached <- struct{}{}:
+	default:
+	}
+}
+
+// attach adds a data connection, applying the sending side's socket options.
+func (ss *session) attach(c *net.TCPConn, dh wire.DataHello) error {
+	if addrIP(c.RemoteAddr()) != ss.peerIP {
+		return errors.New("data connection from another host than the control connection")
+	}
+	st := &stream{conn: c, hello: dh}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.started {
+		return errors.New("data connection after the test started")
+	}
+	if len(ss.streams) >= ss.expectedStreams() {
+		return errors.New("more data connections than the test asked for")
+	}
+	if st.serverSends() {
+		if err := applySendOpts(c, ss.req, ss.pacingBps()); err != nil && ss.attachErr == nil {
+			ss.attachErr = err
+		}
+	}
+	ss.streams = append(ss.streams, st)
+	ss.notify()
+	return nil
+}
+
+func (ss *session) expectedStreams() int {
+	if ss.req.Kind != wire.KindTCP {
+		return 0
+	}
+	if ss.req.Bidir {
+		return 2 * ss.req.Streams
+	}
+	return ss.req.Streams
+}
+
+// pacingBps is the per-stream pacing of streams the server sends.
+func (ss *session) pacingBps() int64 {
+	if ss.req.PacingBps > 0 {
+		return ss.req.PacingBps
+	}
+	if ss.srv.cfg.MaxRateBps > 0 && ss.req.Streams > 0 {
+		return ss.sendBps / int64(ss.req.Streams)
+	}
+	return 0
+}
+
+// applySendOpts sets what a sending socket needs: congestion control,
+// pacing, DSCP, and a send buffer able to hold the requested window.
+func applySendOpts(c *net.TCPConn, req wire.Request, pacingBps int64) error {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return err
+	}
+	v6 := addrIP(c.LocalAddr()).Is6()
+	if req.CC != "" {
+		if err := sockopt.SetCongestion(rc, req.CC); err != nil {
+			return fmt.Errorf("responder: %w", err)
+		}
+	}
+	if pacingBps > 0 {
+		if err := sockopt.SetMaxPacingRate(rc, pacingBps); err != nil {
+			return fmt.Errorf("responder: pacing: %w", err)
+		}
+	}
+	if req.DSCP > 0 {
+		if err := sockopt.SetDSCP(rc, req.DSCP, v6); err != nil {
+			return fmt.Errorf("responder: %w", err)
+		}
+	}
+	return flow.SizeSendBuffer(rc, req.Window)
+}
+
+func (ss *session) setUDPPeer(p netip.AddrPort) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if !ss.udpPeer.IsValid() {
+		ss.udpPeer = p
+		ss.notify()
+	}
+}
+
+func (ss *session) udpData(h wire.UDPHeader, n int) {
+	ss.mu.Lock()
+	started, clk := ss.started, ss.clock
+	ss.mu.Unlock()
+	if started && ss.udpRx != nil {
+		ss.udpRx.Add(h, n, clk.Since())
+	}
+}
+
+// control runs one control connection: greeting, auth, request, the test
+// and its result. It returns when the session has ended and released
+// everything it held.
+func (s *Server) control(ctx context.Context, c *net.TCPConn) {
+	defer c.Close()
+	log := s.cfg.Log.With("peer", c.RemoteAddr().String())
+	br := bufio.NewReader(c)
+	fail := func(e *wire.Error) {
+		log.Info("refused test", "code", e.Code, "reason", e.Message)
+		_ = c.SetWriteDeadline(time.Now().Add(handshakeTimeout))
+		_ = wire.Encode(c, wire.TypeError, e)
+	}
+	hello := wire.Hello{Version: wire.Version, Server: s.cfg.Software, Kernel: s.cfg.Kernel}
+	if len(s.cfg.Secret) > 0 {
+		hello.Challenge = wire.NewChallenge()
+	}
+	_ = c.SetDeadline(time.Now().Add(handshakeTimeout))
+	if wire.WritePreamble(c, wire.MagicControl) != nil || wire.Encode(c, wire.TypeHello, hello) != nil {
+		return
+	}
+	if hello.Challenge != nil {
+		var a wire.Auth
+		if err := readMsg(br, wire.TypeAuth, &a); err != nil || !wire.CheckMAC(s.cfg.Secret, hello.Challenge, a.MAC) {
+			fail(&wire.Error{Code: wire.CodeAuth, Message: "authentication failed: the client must pass --secret-file with the responder's secret"})
+			return
+		}
+		if wire.Encode(c, wire.TypeAuthOK, nil) != nil {
+			return
+		}
+	}
+	var req wire.Request
+	if err := readMsg(br, wire.TypeRequest, &req); err != nil {
+		fail(&wire.Error{Code: wire.CodeProtocol, Message: err.Error()})
+		return
+	}
+	if err := s.validate(req); err != nil {
+		fail(&wire.Error{Code: wire.CodeBadRequest, Message: err.Error()})
+		return
+	}
+	ss := &session{srv: s, cookie: wire.NewCookie(), req: req, peerIP: addrIP(c.RemoteAddr()), log: log, attached: make(chan struct{}, 1)}
+	if req.Kind == wire.KindUDP && !req.Reverse {
+		ss.udpRx = flow.NewUDPReceiver()
+	}
+	if err := s.register(ss, sendRate(req, s.cfg.MaxRateBps)); err != nil {
+		fail(err.(*wire.Error))
+		return
+	}
+	defer s.unregister(ss)
+	defer ss.closeStreams()
+	log = log.With("session", ss.cookie.String()[:8], "kind", req.Kind)
+	ss.log = log
+	if wire.Encode(c, wire.TypeAccept, wire.Accept{Cookie: ss.cookie, CC: flow.DefaultCC(), MaxTime: s.cfg.MaxDuration}) != nil {
+		return
+	}
+	if err := readMsg(br, wire.TypeStart, nil); err != nil {
+		log.Info("client left before start", "err", err)
+		return
+	}
+	if err := ss.waitReady(ctx); err != nil {
+		fail(err)
+		return
+	}
+	_ = c.SetDeadline(time.Time{})
+	log.Info("test started", "streams", req.Streams, "reverse", req.Reverse, "bidir", req.Bidir, "duration", req.Duration)
+	if err := ss.run(ctx, c, br); err != nil {
+		log.Info("test ended early", "reason", err)
+		return
+	}
+	log.Info("test finished")
+}
+
+func readMsg(br *bufio.Reader, typ string, v any) error {
+	m, err := wire.Decode(br)
+	if err != nil {
+		return err
+	}
+	return m.Into(typ, v)
+}
+
+// sendRate is what a request reserves of the server's rate budget.
+func sendRate(req wire.Request, maxBps int64) int64 {
+	switch {
+	case req.Kind == wire.KindUDP && req.Reverse:
+		return req.RateBps
+	case req.Kind == wire.KindTCP && (req.Reverse || req.Bidir):
+		if req.PacingBps > 0 {
+			return req.PacingBps * int64(req.Streams)
+		}
+		return maxBps / 4 // unpaced: a quarter of the budget, paced to it
+	}
+	return 0
+}
+
+func (s *Server) validate(req wire.Request) error {
+	switch req.Kind {
+	case wire.KindTCP:
+		if req.Streams < 1 || req.Streams > s.cfg.MaxStreams {
+			return fmt.Errorf("streams must be 1 to %d (responder limit --max-streams), got %d", s.cfg.MaxStreams, req.Streams)
+		}
+		if req.Duration <= 0 && req.Bytes <= 0 {
+			return errors.New("a TCP test needs a duration or a byte count")
+		}
+		if req.Window < 0 || req.Bytes < 0 || req.MSS < 0 || req.PacingBps < 0 {
+			return errors.New("window, bytes, mss and pacing must not be negative")
+		}
+	case wire.KindUDP:
+		if req.RateBps <= 0 || req.Size < wire.UDPHeaderLen || req.Size > 65507 {
+			return fmt.Errorf("UDP needs a rate > 0 and a size of %d to 65507 bytes", wire.UDPHeaderLen)
+		}
+		if req.Duration <= 0 {
+			return errors.New("a UDP test needs a duration")
+		}
+	case wire.KindRTT:
+		if req.Duration <= 0 {
+			return errors.New("an RTT test needs a duration")
+		}
+	default:
+		return fmt.Errorf("unknown test kind %q", req.Kind)
+	}
+	if req.Duration > s.cfg.MaxDuration {
+		return fmt.Errorf("duration %v exceeds the responder's limit of %v (--max-duration)", req.Duration, s.cfg.MaxDuration)
+	}
+	if req.Interval < 10*time.Millisecond {
+		return fmt.Errorf("interval %v is below the minimum of 10ms", req.Interval)
+	}
+	if req.DSCP < 0 || req.DSCP > 63 {
+		return fmt.Errorf("dscp must be 0 to 63, got %d", req.DSCP)
+	}
+	return nil
+}
+
+// waitReady waits until every data connection (and, for a reverse UDP
+// test, the client's UDP address) has arrived.
+func (ss *session) waitReady(ctx context.Context) *wire.Error {
+	t := time.NewTimer(handshakeTimeout)
+	defer t.Stop()
+	for {
+		ss.mu.Lock()
+		ready := len(ss.streams) == ss.expectedStreams() &&
+			(!(ss.req.Kind == wire.KindUDP && ss.req.Reverse) || ss.udpPeer.IsValid())
+		aerr := ss.attachErr
+		if ready && aerr == nil {
+			ss.clock = flow.NewClock()
+			ss.started = true
+		}
+		ss.mu.Unlock()
+		if aerr != nil {
+			return &wire.Error{Code: wire.CodeBadRequest, Message: aerr.Error()}
+		}
+		if ready {
+			return nil
+		}
+		select {
+		case <-ss.attached:
+		case <-ctx.Done():
+			return &wire.Error{Code: wire.CodeInternal, Message: "responder is shutting down"}
+		case <-t.C:
+			return &wire.Error{Code: wire.CodeProtocol, Message: fmt.Sprintf("only %d of %d data connections arrived within %v (a firewall between the ends?)", len(ss.streams), ss.expectedStreams(), handshakeTimeout)}
+		}
+	}
+}
+
+func (ss *session) closeStreams() {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	for _, st := range ss.streams {
+		st.conn.Close()
+	}
+}

@@ -1,0 +1,187 @@
+package tester
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/flow"
+	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/version"
+	"github.com/fullpipe/fullpipe/internal/wire"
+)
+
+// prober sends UDP echo probes to the responder and times the replies on
+// its own monotonic clock.
+type prober struct {
+	c       *net.UDPConn
+	cookie  wire.Cookie
+	clk     flow.Clock
+	size    int
+	onReply func(seq uint64, rtt time.Duration) // called from the reader; may be nil
+
+	mu   sync.Mutex // guards rtts and next
+	rtts map[uint64]time.Duration
+	next uint64
+
+	loaded     []time.Duration // set by loop before it returns
+	loadedSent int
+
+	done chan struct{} // closed when the reader ends (after close)
+}
+
+// probeSize is the default probe payload: the header alone.
+const probeSize = wire.UDPHeaderLen
+
+// newProber opens a UDP socket to the responder's port and starts the
+// reader goroutine, which ends on close.
+func newProber(s *session) (*prober, error) {
+	raddr := &net.UDPAddr{IP: s.remote.IP, Port: s.remote.Port}
+	var laddr *net.UDPAddr
+	if s.target.Bind != "" {
+		laddr = &net.UDPAddr{IP: net.ParseIP(s.target.Bind)}
+	}
+	c, err := net.DialUDP(s.target.network("udp"), laddr, raddr)
+	if err != nil {
+		return nil, dialError(raddr.String(), err)
+	}
+	p := &prober{c: c, cookie: s.accept.Cookie, clk: flow.NewClock(), size: probeSize, rtts: map[uint64]time.Duration{}, done: make(chan struct{})}
+	go p.routineRead()
+	return p, nil
+}
+
+func (p *prober) close() {
+	p.c.Close()
+	<-p.done
+}
+
+func (p *prober) routineRead() {
+	defer close(p.done)
+	buf := make([]byte, 65536)
+	for {
+		n, err := p.c.Read(buf)
+		if err != nil {
+			if errorIsClosed(err) {
+				return
+			}
+			continue // ICMP errors surface as read errors on connected UDP
+		}
+		now := p.clk.Since()
+		h, err := wire.ParseUDP(buf[:n])
+		if err != nil || h.Type != wire.UDPEchoReply || h.Cookie != p.cookie {
+			continue
+		}
+		rtt := now - time.Duration(h.SentNs)
+		p.mu.Lock()
+		_, dup := p.rtts[h.Seq]
+		if !dup && h.Seq < p.next {
+			p.rtts[h.Seq] = rtt
+		}
+		p.mu.Unlock()
+		if !dup && p.onReply != nil {
+			p.onReply(h.Seq, rtt)
+		}
+	}
+}
+
+func errorIsClosed(err error) bool {
+	return err != nil && (os.IsNotExist(err) || isClosed(err))
+}
+
+func isClosed(err error) bool { return err != nil && errors.Is(err, net.ErrClosed) }
+
+// send sends one probe and returns its sequence number.
+func (p *prober) send() uint64 {
+	p.mu.Lock()
+	seq := p.next
+	p.next++
+	p.mu.Unlock()
+	buf := make([]byte, p.size)
+	wire.PutUDP(buf, wire.UDPHeader{Type: wire.UDPEcho, Cookie: p.cookie, Seq: seq, SentNs: int64(p.clk.Since())})
+	_, _ = p.c.Write(buf)
+	return seq
+}
+
+// replyWait is how long after its last probe a series waits for replies.
+const replyWait = time.Second
+
+// collect waits until probes [from, to) have all been answered or wait
+// passes, and returns the RTTs of those answered, in sequence order.
+func (p *prober) collect(from, to uint64, wait time.Duration) []time.Duration {
+	deadline := time.Now().Add(wait)
+	for {
+		p.mu.Lock()
+		got := 0
+		for s := from; s < to; s++ {
+			if _, ok := p.rtts[s]; ok {
+				got++
+			}
+		}
+		p.mu.Unlock()
+		if uint64(got) == to-from || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond) // polling a local map, not the network
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []time.Duration
+	for s := from; s < to; s++ {
+		if r, ok := p.rtts[s]; ok {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// burst sends n probes gap apart and returns the RTTs answered.
+func (p *prober) burst(ctx context.Context, n int, gap time.Duration) []time.Duration {
+	p.mu.Lock()
+	from := p.next
+	p.mu.Unlock()
+	sent := p.series(ctx, n, gap)
+	return p.collect(from, from+uint64(sent), replyWait)
+}
+
+// series sends up to n probes (n ≤ 0: until ctx ends), gap apart on a
+// schedule from its start, and returns how many it sent.
+func (p *prober) series(ctx context.Context, n int, gap time.Duration) int {
+	start := time.Now()
+	t := time.NewTimer(0)
+	defer t.Stop()
+	sent := 0
+	for n <= 0 || sent < n {
+		select {
+		case <-ctx.Done():
+			return sent
+		case <-t.C:
+		}
+		p.send()
+		sent++
+		t.Reset(time.Until(start.Add(time.Duration(sent) * gap)))
+	}
+	return sent
+}
+
+// loop probes every gap until ctx ends, then records the loaded samples.
+func (p *prober) loop(ctx context.Context, gap time.Duration) {
+	p.mu.Lock()
+	from := p.next
+	p.mu.Unlock()
+	sent := p.series(ctx, 0, gap)
+	p.loadedSent = sent
+	p.loaded = p.collect(from, from+uint64(sent), 500*time.Millisecond)
+}
+
+// meta describes a run with this session.
+func meta(s *session, test string, cfg any) result.Meta {
+	return result.Meta{
+		Schema: result.Schema, Tool: "fullpipe", Version: version.Release, Command: os.Args, Test: test,
+		Started: time.Now(), Target: s.addr, Config: cfg,
+		Client: result.Host{Software: version.Software(), Kernel: version.Kernel()},
+		Server: result.Host{Software: s.hello.Server, Kernel: s.hello.Kernel},
+	}
+}

@@ -1,0 +1,57 @@
+package tester
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/wire"
+)
+
+// RTTConfig is a round-trip probe test.
+type RTTConfig struct {
+	Count    int           `json:"count"`
+	Interval time.Duration `json:"interval_ns"`
+	Size     int           `json:"size_bytes"` // UDP payload, ≥ 40
+}
+
+// RunRTT sends cfg.Count UDP echo probes cfg.Interval apart and
+// summarises their round-trip times, measured on the tester's monotonic
+// clock. onReply, if not nil, sees each reply as it arrives.
+func RunRTT(ctx context.Context, t Target, cfg RTTConfig, onReply func(seq uint64, rtt time.Duration)) (*result.RTT, error) {
+	span := time.Duration(cfg.Count)*cfg.Interval + replyWait + 5*time.Second
+	req := wire.Request{Kind: wire.KindRTT, Duration: span, Interval: max(cfg.Interval, time.Second)}
+	s, err := open(ctx, t, req)
+	if err != nil {
+		return nil, err
+	}
+	defer s.ctrl.Close()
+	p, err := newProber(s)
+	if err != nil {
+		return nil, err
+	}
+	defer p.close()
+	p.size, p.onReply = cfg.Size, onReply
+	if err := s.startTest(ctx); err != nil {
+		return nil, fmt.Errorf("start: %w", err)
+	}
+	started := time.Now()
+	sent := p.series(ctx, cfg.Count, cfg.Interval)
+	rtts := p.collect(0, uint64(sent), replyWait)
+	res := &result.RTT{Meta: meta(s, "rtt", cfg)}
+	res.Meta.Started = started
+	res.Summary = result.RTTSummary{RTTStats: *result.NewRTTStats(sent, rtts), SizeBytes: cfg.Size, IntervalMs: float64(cfg.Interval.Microseconds()) / 1e3}
+	msgs := make(chan serverMsg, 4)
+	go s.readLoop(msgs)
+	reason := "done"
+	if ctx.Err() != nil {
+		reason = "interrupted"
+	}
+	s.stopAndWait(reason, msgs)
+	if reason != "done" {
+		res.Summary.Partial, res.Summary.PartialReason = true, reason
+		return res, fmt.Errorf("%w: %s", ErrPartial, reason)
+	}
+	return res, nil
+}

@@ -1,0 +1,284 @@
+// Package tester is the client side of every test: it opens a session with
+// a responder, runs the data path locally (flow) and merges both ends'
+// figures into the result model.
+package tester
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/sockopt"
+	"github.com/fullpipe/fullpipe/internal/wire"
+)
+
+// Target says where the responder is and how to reach it.
+type Target struct {
+	Addr   string // HOST or HOST:PORT; default port 6349
+	Secret []byte // shared secret, when the responder requires one
+	Bind   string // local address to send from
+	Family string // "4", "6" or "" (any)
+}
+
+// ErrPartial marks a result that stopped before its end (Ctrl-C, a peer
+// that died); the result returned with it holds what was measured.
+var ErrPartial = errors.New("test stopped early; figures are partial")
+
+// handshakeTimeout bounds each step before the measurement starts.
+const handshakeTimeout = 10 * time.Second
+
+// HostPort adds the default port to addr when it has none.
+func HostPort(addr string) string {
+	if _, _, err := net.SplitHostPort(addr); err == nil {
+		return addr
+	}
+	return net.JoinHostPort(addr, strconv.Itoa(wire.DefaultPort))
+}
+
+// session is an open control connection with an accepted test.
+type session struct {
+	target Target
+	addr   string // host:port
+	ctrl   *net.TCPConn
+	br     *bufio.Reader
+	hello  wire.Hello
+	accept wire.Accept
+	remote *net.TCPAddr
+}
+
+func (t Target) network(base string) string { return base + t.Family }
+
+func (t Target) dialer(control func(network, address string, c syscall.RawConn) error) *net.Dialer {
+	d := &net.Dialer{Timeout: handshakeTimeout, Control: control}
+	if t.Bind != "" {
+		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(t.Bind)}
+	}
+	return d
+}
+
+// dialError turns a dial failure into one line that says what to check.
+func dialError(addr string, err error) error {
+	var dnsErr *net.DNSError
+	switch {
+	case errors.As(err, &dnsErr):
+		return fmt.Errorf("cannot resolve %q: %w", dnsErr.Name, err)
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Errorf("connection to %s refused: is `fullpipe serve` running there, on that port? (%w)", addr, err)
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, syscall.ETIMEDOUT):
+		return fmt.Errorf("no answer from %s within %v: a firewall, or no host at that address (%w)", addr, handshakeTimeout, err)
+	}
+	return fmt.Errorf("connect to %s: %w", addr, err)
+}
+
+// open dials the responder, checks it is fullpipe of our version,
+// authenticates, and asks for req.
+func open(ctx context.Context, t Target, req wire.Request) (*session, error) {
+	s := &session{target: t, addr: HostPort(t.Addr)}
+	c, err := t.dialer(nil).DialContext(ctx, t.network("tcp"), s.addr)
+	if err != nil {
+		return nil, dialError(s.addr, err)
+	}
+	s.ctrl = c.(*net.TCPConn)
+	s.remote = s.ctrl.RemoteAddr().(*net.TCPAddr)
+	s.br = bufio.NewReader(s.ctrl)
+	if err := s.handshake(ctx, req); err != nil {
+		s.ctrl.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *session) handshake(ctx context.Context, req wire.Request) error {
+	stop := context.AfterFunc(ctx, func() { _ = s.ctrl.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	_ = s.ctrl.SetDeadline(time.Now().Add(handshakeTimeout))
+	if err := wire.WritePreamble(s.ctrl, wire.MagicControl); err != nil {
+		return fmt.Errorf("%s: %w", s.addr, err)
+	}
+	magic, version, err := wire.ReadPreamble(s.br)
+	if err != nil {
+		var nf *wire.NotFullpipeError
+		if errors.As(err, &nf) || errors.Is(err, net.ErrClosed) {
+			return fmt.Errorf("%s: %w", s.addr, err)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("%s is not a fullpipe responder (no greeting: %v)", s.addr, err)
+	}
+	if magic != wire.MagicControl {
+		return fmt.Errorf("%s: %w", s.addr, &wire.NotFullpipeError{Got: []byte(magic)})
+	}
+	if version != wire.Version {
+		return fmt.Errorf("%s: %w", s.addr, &wire.VersionError{Ours: wire.Version, Theirs: version})
+	}
+	if err := s.read(wire.TypeHello, &s.hello); err != nil {
+		return err
+	}
+	if s.hello.Challenge != nil {
+		if len(s.target.Secret) == 0 {
+			return fmt.Errorf("%s requires a shared secret: pass --secret-file", s.addr)
+		}
+		if err := wire.Encode(s.ctrl, wire.TypeAuth, wire.Auth{MAC: wire.AuthMAC(s.target.Secret, s.hello.Challenge)}); err != nil {
+			return err
+		}
+		if err := s.read(wire.TypeAuthOK, nil); err != nil {
+			return err
+		}
+	}
+	if err := wire.Encode(s.ctrl, wire.TypeRequest, req); err != nil {
+		return err
+	}
+	if err := s.read(wire.TypeAccept, &s.accept); err != nil {
+		return err
+	}
+	_ = s.ctrl.SetDeadline(time.Time{})
+	return nil
+}
+
+// read reads one control message of type typ into v.
+func (s *session) read(typ string, v any) error {
+	m, err := wire.Decode(s.br)
+	if err != nil {
+		return fmt.Errorf("%s: control connection: %w", s.addr, err)
+	}
+	return m.Into(typ, v)
+}
+
+// startTest sends start and waits for started; the caller's clock starts
+// when this returns.
+func (s *session) startTest(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, func() { _ = s.ctrl.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	_ = s.ctrl.SetDeadline(time.Now().Add(2 * handshakeTimeout))
+	defer s.ctrl.SetDeadline(time.Time{})
+	if err := wire.Encode(s.ctrl, wire.TypeStart, nil); err != nil {
+		return err
+	}
+	return s.read(wire.TypeStarted, nil)
+}
+
+// dataConn opens one data connection for stream idx.
+func (s *session) dataConn(ctx context.Context, idx int, clientSends bool, opts sendOpts) (*net.TCPConn, error) {
+	control := func(network, address string, rc syscall.RawConn) error {
+		return opts.apply(rc, clientSends)
+	}
+	c, err := s.target.dialer(control).DialContext(ctx, s.target.network("tcp"), s.remote.String())
+	if err != nil {
+		return nil, dialError(s.remote.String(), err)
+	}
+	tc := c.(*net.TCPConn)
+	if err := wire.WritePreamble(tc, wire.MagicData); err == nil {
+		err = wire.Encode(tc, wire.TypeData, wire.DataHello{Cookie: s.accept.Cookie, Stream: idx, ClientSends: clientSends})
+		if err == nil {
+			return tc, nil
+		}
+	}
+	tc.Close()
+	return nil, fmt.Errorf("data connection %d: %w", idx, err)
+}
+
+// sendOpts are socket options for data connections, set before connect
+// (MSS must be: it is announced in the SYN).
+type sendOpts struct {
+	MSS       int
+	CC        string
+	PacingBps int64
+	DSCP      int
+	Window    int
+	IPv6      bool
+}
+
+func (o sendOpts) apply(rc syscall.RawConn, sends bool) error {
+	if o.MSS > 0 {
+		if err := sockopt.SetMaxSeg(rc, o.MSS); err != nil {
+			return fmt.Errorf("--mss %d: %w", o.MSS, err)
+		}
+	}
+	if o.DSCP > 0 {
+		if err := sockopt.SetDSCP(rc, o.DSCP, o.IPv6); err != nil {
+			return fmt.Errorf("--dscp: %w", err)
+		}
+	}
+	if !sends {
+		return nil
+	}
+	if o.CC != "" {
+		if err := sockopt.SetCongestion(rc, o.CC); err != nil {
+			return fmt.Errorf("--cc: %w", err)
+		}
+	}
+	if o.PacingBps > 0 {
+		if err := sockopt.SetMaxPacingRate(rc, o.PacingBps); err != nil {
+			return fmt.Errorf("--pacing-rate: %w", err)
+		}
+	}
+	return nil
+}
+
+// stopAndWait asks the responder to stop and reads its result; used when
+// the client ends a test early. It waits at most a second.
+func (s *session) stopAndWait(reason string, results <-chan serverMsg) *wire.Result {
+	_ = s.ctrl.SetWriteDeadline(time.Now().Add(time.Second))
+	_ = wire.Encode(s.ctrl, wire.TypeStop, wire.Stop{Reason: reason})
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case m, ok := <-results:
+			if !ok {
+				return nil
+			}
+			if m.result != nil {
+				return m.result
+			}
+		case <-t.C:
+			return nil
+		}
+	}
+}
+
+// serverMsg is an interval or the result from the responder.
+type serverMsg struct {
+	interval *wire.Interval
+	result   *wire.Result
+	err      error
+}
+
+// readLoop delivers the responder's intervals and result until the
+// connection ends; it closes out when it returns (after the result, or on
+// error, which it sends first).
+func (s *session) readLoop(out chan<- serverMsg) {
+	defer close(out)
+	for {
+		m, err := wire.Decode(s.br)
+		if err != nil {
+			out <- serverMsg{err: fmt.Errorf("responder %s: control connection lost: %w", s.addr, err)}
+			return
+		}
+		switch m.Type {
+		case wire.TypeInterval:
+			var iv wire.Interval
+			if err := m.Into(wire.TypeInterval, &iv); err != nil {
+				out <- serverMsg{err: err}
+				return
+			}
+			out <- serverMsg{interval: &iv}
+		default:
+			var r wire.Result
+			if err := m.Into(wire.TypeResult, &r); err != nil {
+				out <- serverMsg{err: err}
+				return
+			}
+			out <- serverMsg{result: &r}
+			return
+		}
+	}
+}
+
+func setRecvBuffer(rc syscall.RawConn, n int) (int, error) { return sockopt.SetRecvBuffer(rc, n) }

@@ -1,0 +1,253 @@
+package tester
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/flow"
+	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/wire"
+)
+
+// TCPConfig is a TCP throughput test. The zero value is invalid: Streams
+// and Duration or Bytes must be set (the CLI fills defaults).
+type TCPConfig struct {
+	Streams   int           `json:"streams"`
+	Duration  time.Duration `json:"duration_ns"`
+	Bytes     int64         `json:"bytes,omitempty"`
+	Reverse   bool          `json:"reverse"`
+	Bidir     bool          `json:"bidir"`
+	Window    int           `json:"window_bytes,omitempty"`
+	CC        string        `json:"cc,omitempty"`
+	MSS       int           `json:"mss_bytes,omitempty"`
+	PacingBps int64         `json:"pacing_bps,omitempty"`
+	DSCP      int           `json:"dscp,omitempty"`
+	Interval  time.Duration `json:"interval_ns"`
+	Latency   bool          `json:"latency"`
+}
+
+func (c TCPConfig) request() wire.Request {
+	return wire.Request{Kind: wire.KindTCP, Streams: c.Streams, Duration: c.Duration, Bytes: c.Bytes,
+		Reverse: c.Reverse, Bidir: c.Bidir, Window: c.Window, CC: c.CC, MSS: c.MSS, PacingBps: c.PacingBps,
+		DSCP: c.DSCP, Interval: c.Interval, Latency: c.Latency}
+}
+
+// localStream is one of the tester's data connections.
+type localStream struct {
+	conn        *net.TCPConn
+	stream      int
+	clientSends bool
+	ctr         flow.Counter
+}
+
+func (ls *localStream) sample() wire.StreamSample {
+	return flow.StreamSample(ls.conn, &ls.ctr, ls.stream, ls.clientSends, ls.clientSends)
+}
+
+// Latency probing: idle probes before the load, loaded probes during it.
+const (
+	idleProbes      = 10
+	idleProbeGap    = 20 * time.Millisecond
+	loadedProbeGap  = 100 * time.Millisecond
+	resultGrace     = 15 * time.Second // after the duration, for the ends to drain
+	bytesModeMaxRun = 10 * time.Minute
+)
+
+// RunTCP runs a TCP test. progress, if not nil, is called with each
+// interval as both ends' figures for it arrive. A test stopped early (ctx
+// cancelled, peer lost) returns its partial result with an error wrapping
+// ErrPartial.
+func RunTCP(ctx context.Context, t Target, cfg TCPConfig, progress func(result.TCPInterval)) (*result.TCP, error) {
+	s, err := open(ctx, t, cfg.request())
+	if err != nil {
+		return nil, err
+	}
+	defer s.ctrl.Close()
+	opts := sendOpts{MSS: cfg.MSS, CC: cfg.CC, PacingBps: cfg.PacingBps, DSCP: cfg.DSCP, Window: cfg.Window, IPv6: s.remote.IP.To4() == nil}
+	var streams []*localStream
+	defer func() {
+		for _, ls := range streams {
+			ls.conn.Close()
+		}
+	}()
+	for _, sends := range directions(cfg) {
+		for i := range cfg.Streams {
+			c, err := s.dataConn(ctx, i, sends, opts)
+			if err != nil {
+				return nil, err
+			}
+			streams = append(streams, &localStream{conn: c, stream: i, clientSends: sends})
+			if sends {
+				if rc, err := c.SyscallConn(); err == nil {
+					if err := flow.SizeSendBuffer(rc, cfg.Window); err != nil {
+						return nil, err
+					}
+				}
+			}
+		}
+	}
+	var prober *prober
+	var idle []time.Duration
+	if cfg.Latency {
+		if prober, err = newProber(s); err != nil {
+			return nil, err
+		}
+		defer prober.close()
+		idle = prober.burst(ctx, idleProbes, idleProbeGap)
+	}
+	if err := s.startTest(ctx); err != nil {
+		return nil, fmt.Errorf("start: %w", err)
+	}
+	r := &tcpRun{cfg: cfg, s: s, streams: streams, clk: flow.NewClock(), progress: progress}
+	res, err := r.measure(ctx, prober)
+	if prober != nil {
+		res.Summary.LatencyIdle = result.NewRTTStats(idleProbes, idle)
+		res.Summary.LatencyLoaded = result.NewRTTStats(prober.loadedSent, prober.loaded)
+	}
+	res.Meta = meta(s, "tcp", cfg)
+	res.Meta.Started = r.clk.Start()
+	res.Meta.Client.CC = firstNonEmpty(cfg.CC, flow.DefaultCC())
+	res.Meta.Server.CC = firstNonEmpty(cfg.CC, s.accept.CC)
+	return res, err
+}
+
+func firstNonEmpty(a ...string) string {
+	for _, s := range a {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// directions lists, for each direction the test runs, whether the client
+// sends on it.
+func directions(cfg TCPConfig) []bool {
+	switch {
+	case cfg.Bidir:
+		return []bool{true, false}
+	case cfg.Reverse:
+		return []bool{false}
+	}
+	return []bool{true}
+}
+
+// tcpRun is one measurement in progress; its fields belong to measure's
+// goroutine.
+type tcpRun struct {
+	cfg      TCPConfig
+	s        *session
+	streams  []*localStream
+	clk      flow.Clock
+	progress func(result.TCPInterval)
+
+	local, remote [][]wire.StreamSample // cumulative samples per interval index
+	emitted       int
+	prev          map[streamKey]merged
+	intervals     []result.TCPInterval
+	rttSamples    map[bool][]int64 // srtt samples (µs) per direction (clientSends)
+}
+
+// measure runs the workers and the interval loop, and builds the result.
+func (r *tcpRun) measure(ctx context.Context, p *prober) (*result.TCP, error) {
+	wctx, wcancel := context.WithCancel(ctx)
+	defer wcancel()
+	sendCtx, sendCancel := wctx, context.CancelFunc(func() {})
+	if r.cfg.Bytes == 0 {
+		sendCtx, sendCancel = context.WithTimeout(wctx, r.cfg.Duration)
+	}
+	defer sendCancel()
+	var wg sync.WaitGroup
+	errs := make(chan error, len(r.streams))
+	for _, ls := range r.streams {
+		wg.Add(1)
+		go func() { // ends when its stream ends or wctx does
+			defer wg.Done()
+			var err error
+			if ls.clientSends {
+				err = flow.SendTCP(sendCtx, ls.conn, flow.SendSpec{Bytes: flow.Share(r.cfg.Bytes, r.cfg.Streams, ls.stream), Window: r.cfg.Window}, &ls.ctr)
+			} else {
+				err = flow.RecvTCP(wctx, ls.conn, r.clk, &ls.ctr)
+			}
+			if err != nil && wctx.Err() == nil {
+				errs <- fmt.Errorf("stream %d: %w", ls.stream, err)
+			}
+		}()
+	}
+	localDone := make(chan struct{})
+	go func() { wg.Wait(); close(localDone) }()
+	if p != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); p.loop(wctx, loadedProbeGap) }()
+	}
+	msgs := make(chan serverMsg, 16)
+	go r.s.readLoop(msgs)
+
+	limit := r.cfg.Duration + resultGrace
+	if r.cfg.Bytes > 0 {
+		limit = bytesModeMaxRun
+	}
+	hard := time.NewTimer(limit)
+	defer hard.Stop()
+	tick := time.NewTimer(r.cfg.Interval)
+	defer tick.Stop()
+	next := r.cfg.Interval
+
+	var final *wire.Result
+	partial := ""
+	for done := localDone; partial == "" && (done != nil || final == nil); {
+		select {
+		case <-tick.C:
+			r.local = append(r.local, r.sampleLocal())
+			r.emit()
+			next += r.cfg.Interval
+			tick.Reset(max(0, next-r.clk.Since()))
+		case m, ok := <-msgs:
+			switch {
+			case !ok:
+				msgs = nil
+			case m.err != nil:
+				partial = m.err.Error()
+			case m.interval != nil:
+				r.remote = append(r.remote, m.interval.Streams)
+				r.emit()
+			case m.result != nil:
+				final = m.result
+				if final.Partial {
+					partial = "responder: " + final.Reason
+				}
+			}
+		case <-done:
+			done = nil
+		case err := <-errs:
+			partial = err.Error()
+		case <-ctx.Done():
+			partial = "interrupted"
+		case <-hard.C:
+			partial = fmt.Sprintf("no result from the responder %v after the test's end", resultGrace)
+		}
+	}
+	if partial != "" && final == nil {
+		final = r.s.stopAndWait(partial, msgs)
+	}
+	wcancel()
+	wg.Wait()
+	res := &result.TCP{Intervals: r.intervals}
+	res.Summary = r.summary(final)
+	if partial != "" {
+		res.Summary.Partial, res.Summary.PartialReason = true, partial
+		return res, fmt.Errorf("%w: %s", ErrPartial, partial)
+	}
+	return res, nil
+}
+
+func (r *tcpRun) sampleLocal() []wire.StreamSample {
+	out := make([]wire.StreamSample, len(r.streams))
+	for i, ls := range r.streams {
+		out[i] = ls.sample()
+	}
+	return out
+}

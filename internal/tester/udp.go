@@ -1,0 +1,257 @@
+package tester
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/flow"
+	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/wire"
+)
+
+// UDPConfig is a paced UDP stream test.
+type UDPConfig struct {
+	RateBps  int64         `json:"rate_bps"` // UDP payload bit/s
+	Size     int           `json:"size_bytes"`
+	Duration time.Duration `json:"duration_ns"`
+	Reverse  bool          `json:"reverse"`
+	Interval time.Duration `json:"interval_ns"`
+	// Drain is how long the receiver keeps counting after the sender
+	// stopped, for packets still queued or in flight.
+	Drain time.Duration `json:"drain_ns"`
+}
+
+// ipUDPOverhead is the IP and UDP header bytes per datagram.
+func ipUDPOverhead(v6 bool) int {
+	if v6 {
+		return 48
+	}
+	return 28
+}
+
+// RunUDP sends a paced UDP stream one way and compares what the sender
+// sent with what the receiver counted.
+func RunUDP(ctx context.Context, t Target, cfg UDPConfig, progress func(result.UDPInterval)) (*result.UDP, error) {
+	req := wire.Request{Kind: wire.KindUDP, RateBps: cfg.RateBps, Size: cfg.Size, Duration: cfg.Duration, Reverse: cfg.Reverse, Interval: cfg.Interval}
+	s, err := open(ctx, t, req)
+	if err != nil {
+		return nil, err
+	}
+	defer s.ctrl.Close()
+	raddr := &net.UDPAddr{IP: s.remote.IP, Port: s.remote.Port}
+	var laddr *net.UDPAddr
+	if t.Bind != "" {
+		laddr = &net.UDPAddr{IP: net.ParseIP(t.Bind)}
+	}
+	uc, err := net.DialUDP(t.network("udp"), laddr, raddr)
+	if err != nil {
+		return nil, dialError(raddr.String(), err)
+	}
+	defer uc.Close()
+	if rc, err := uc.SyscallConn(); err == nil {
+		_, _ = setRecvBuffer(rc, 8<<20) // absorb bursts; best effort
+	}
+	u := &udpRun{cfg: cfg, s: s, uc: uc, rx: flow.NewUDPReceiver(), progress: progress}
+	if cfg.Reverse {
+		stopHello := u.helloUntilStarted(ctx)
+		err = s.startTest(ctx)
+		stopHello()
+	} else {
+		err = s.startTest(ctx)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("start: %w", err)
+	}
+	u.clk = flow.NewClock()
+	res, err := u.measure(ctx)
+	res.Meta = meta(s, "udp", cfg)
+	res.Meta.Started = u.clk.Start()
+	return res, err
+}
+
+type udpRun struct {
+	cfg      UDPConfig
+	s        *session
+	uc       *net.UDPConn
+	clk      flow.Clock
+	rx       *flow.UDPReceiver // reverse: what this end receives
+	tx       flow.UDPSender    // forward: what this end sends
+	progress func(result.UDPInterval)
+
+	intervals []result.UDPInterval
+	prev      wire.UDPStats
+}
+
+// helloUntilStarted tells the responder our UDP address (NAT-safe: it
+// answers the address it sees) every 50 ms until the returned stop is
+// called.
+func (u *udpRun) helloUntilStarted(ctx context.Context) (stop func()) {
+	hctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, wire.UDPHeaderLen)
+		wire.PutUDP(buf, wire.UDPHeader{Type: wire.UDPHello, Cookie: u.s.accept.Cookie})
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			_, _ = u.uc.Write(buf)
+			select {
+			case <-hctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+func (u *udpRun) receive(ctx context.Context) {
+	stop := context.AfterFunc(ctx, func() { _ = u.uc.SetReadDeadline(time.Unix(1, 0)) })
+	defer stop()
+	buf := make([]byte, 65536)
+	for {
+		n, err := u.uc.Read(buf)
+		if err != nil {
+			if ctx.Err() != nil || isClosed(err) {
+				return
+			}
+			continue
+		}
+		h, err := wire.ParseUDP(buf[:n])
+		if err == nil && h.Type == wire.UDPData && h.Cookie == u.s.accept.Cookie {
+			u.rx.Add(h, n, u.clk.Since())
+		}
+	}
+}
+
+func (u *udpRun) measure(ctx context.Context) (*result.UDP, error) {
+	wctx, wcancel := context.WithCancel(ctx)
+	defer wcancel()
+	workDone := make(chan struct{})
+	if u.cfg.Reverse {
+		go func() { defer close(workDone); u.receive(wctx) }()
+	} else {
+		go func() {
+			defer close(workDone)
+			spec := flow.UDPSpec{Cookie: u.s.accept.Cookie, RateBps: u.cfg.RateBps, Size: u.cfg.Size, Duration: u.cfg.Duration}
+			flow.SendUDP(wctx, flow.ConnWriter(u.uc), u.clk, spec, &u.tx)
+		}()
+	}
+	msgs := make(chan serverMsg, 16)
+	go u.s.readLoop(msgs)
+	tick := time.NewTimer(u.cfg.Interval)
+	defer tick.Stop()
+	next := u.cfg.Interval
+	endAt := time.NewTimer(u.cfg.Duration + u.cfg.Drain)
+	defer endAt.Stop()
+	hard := time.NewTimer(u.cfg.Duration + u.cfg.Drain + resultGrace)
+	defer hard.Stop()
+
+	var final *wire.Result
+	partial := ""
+	for final == nil && partial == "" {
+		select {
+		case <-tick.C:
+			if u.cfg.Reverse {
+				st := u.rx.Stats(0)
+				u.addInterval(st)
+			}
+			next += u.cfg.Interval
+			tick.Reset(max(0, next-u.clk.Since()))
+		case m, ok := <-msgs:
+			switch {
+			case !ok:
+				partial = "control connection closed"
+			case m.err != nil:
+				partial = m.err.Error()
+			case m.interval != nil && !u.cfg.Reverse && m.interval.UDP != nil:
+				u.addInterval(*m.interval.UDP)
+			case m.result != nil && u.cfg.Reverse:
+				// the responder finished sending; keep counting for Drain
+				final = m.result
+				select {
+				case <-time.After(u.cfg.Drain):
+				case <-ctx.Done():
+					partial = "interrupted"
+				}
+			case m.result != nil:
+				final = m.result
+			}
+		case <-endAt.C:
+			if !u.cfg.Reverse { // sent and drained: ask for the receiver's count
+				_ = wire.Encode(u.s.ctrl, wire.TypeStop, wire.Stop{Reason: "done"})
+			}
+		case <-ctx.Done():
+			partial = "interrupted"
+		case <-hard.C:
+			partial = "no result from the responder in time"
+		}
+	}
+	if partial != "" && final == nil {
+		final = u.s.stopAndWait(partial, msgs)
+	}
+	wcancel()
+	<-workDone
+	res := &result.UDP{Intervals: u.intervals, Summary: u.summary(final)}
+	if partial != "" {
+		res.Summary.Partial, res.Summary.PartialReason = true, partial
+		return res, fmt.Errorf("%w: %s", ErrPartial, partial)
+	}
+	return res, nil
+}
+
+// addInterval appends the difference between cumulative receiver figures
+// and the previous interval's.
+func (u *udpRun) addInterval(cur wire.UDPStats) {
+	secs := u.cfg.Interval.Seconds()
+	k := len(u.intervals)
+	iv := result.UDPInterval{StartS: float64(k) * secs, EndS: float64(k+1) * secs,
+		Packets: cur.Packets - u.prev.Packets, Bytes: cur.Bytes - u.prev.Bytes,
+		Lost: cur.Lost - min(u.prev.Lost, cur.Lost), JitterUs: float64(cur.JitterNanos) / 1e3}
+	iv.ThroughputBps = float64(iv.Bytes) * 8 / secs
+	u.prev = cur
+	u.intervals = append(u.intervals, iv)
+	if u.progress != nil {
+		u.progress(iv)
+	}
+}
+
+func (u *udpRun) summary(final *wire.Result) result.UDPSummary {
+	sum := result.UDPSummary{SizeBytes: u.cfg.Size, TargetRateBps: u.cfg.RateBps, Direction: result.Up}
+	var rx wire.UDPStats
+	if u.cfg.Reverse {
+		sum.Direction = result.Down
+		if final != nil && final.UDP != nil {
+			sum.SentPackets, sum.SentBytes = final.UDP.SentPackets, final.UDP.SentBytes
+		}
+		rx = u.rx.Stats(sum.SentPackets)
+	} else {
+		sum.SentPackets, sum.SentBytes = u.tx.Packets.Load(), u.tx.Bytes.Load()
+		if final != nil && final.UDP != nil {
+			rx = *final.UDP
+		}
+		// trailing losses: what was sent but never reached the receiver
+		if rx.Unique <= sum.SentPackets {
+			rx.Lost = sum.SentPackets - rx.Unique
+		}
+	}
+	sum.SenderRateBps = float64(sum.SentBytes) * 8 / u.cfg.Duration.Seconds()
+	sum.RecvPackets, sum.RecvBytes = rx.Packets, rx.Bytes
+	sum.Lost, sum.Duplicates, sum.Reordered = rx.Lost, rx.Duplicates, rx.Reordered
+	sum.JitterUs = float64(rx.JitterNanos) / 1e3
+	if sum.SentPackets > 0 {
+		sum.LossPct = float64(sum.Lost) / float64(sum.SentPackets) * 100
+	}
+	sum.IntervalS = float64(rx.LastRxNs-rx.FirstRxNs) / 1e9
+	if sum.IntervalS > 0 && rx.Unique > 1 {
+		// n packets arriving over a span carry n−1 packets' worth of
+		// spacing: rate = (n−1) × size × 8 / span.
+		per := float64(rx.Bytes) / float64(rx.Packets)
+		sum.ReceiverRateBps = (float64(rx.Packets) - 1) * per * 8 / sum.IntervalS
+		sum.ReceiverIPBps = (float64(rx.Packets) - 1) * (per + float64(ipUDPOverhead(u.s.remote.IP.To4() == nil))) * 8 / sum.IntervalS
+	}
+	return sum
+}
