@@ -42,8 +42,9 @@ func (ss *session) run(ctx context.Context, c *net.TCPConn, br *bufio.Reader) er
 		return err
 	}
 	workers := ss.startWorkers(tctx)
-	done := make(chan struct{})
-	go func() { workers.Wait(); close(done) }()
+	workersDone := make(chan struct{})
+	go func() { workers.Wait(); close(workersDone) }()
+	done := workersDone
 	if !ss.hasWorkers() {
 		done = nil // UDP receive and RTT tests end when the client says so
 	}
@@ -58,7 +59,7 @@ func (ss *session) run(ctx context.Context, c *net.TCPConn, br *bufio.Reader) er
 			iv.EndNs = int64(next)
 			if err := wire.Encode(c, wire.TypeInterval, iv); err != nil {
 				cancel()
-				<-doneOr(done, workers)
+				<-workersDone
 				return err
 			}
 			idx++
@@ -73,7 +74,7 @@ func (ss *session) run(ctx context.Context, c *net.TCPConn, br *bufio.Reader) er
 		break
 	}
 	cancel()
-	<-doneOr(done, workers)
+	<-workersDone
 	res := ss.result()
 	if reason != "" && reason != "done" {
 		res.Partial, res.Reason = true, reason
@@ -86,15 +87,6 @@ func (ss *session) run(ctx context.Context, c *net.TCPConn, br *bufio.Reader) er
 		return errors.New(reason)
 	}
 	return nil
-}
-
-func doneOr(done chan struct{}, wg *sync.WaitGroup) <-chan struct{} {
-	if done != nil {
-		return done
-	}
-	ch := make(chan struct{})
-	go func() { wg.Wait(); close(ch) }()
-	return ch
 }
 
 func (ss *session) hasWorkers() bool {

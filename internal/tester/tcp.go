@@ -179,9 +179,10 @@ func (r *tcpRun) measure(ctx context.Context, p *prober) (*result.TCP, error) {
 	}
 	localDone := make(chan struct{})
 	go func() { wg.Wait(); close(localDone) }()
+	var probes sync.WaitGroup // apart from wg: probing runs until wctx ends
 	if p != nil {
-		wg.Add(1)
-		go func() { defer wg.Done(); p.loop(wctx, loadedProbeGap) }()
+		probes.Add(1)
+		go func() { defer probes.Done(); p.loop(wctx, loadedProbeGap) }()
 	}
 	msgs := make(chan serverMsg, 16)
 	go r.s.readLoop(msgs)
@@ -235,6 +236,7 @@ func (r *tcpRun) measure(ctx context.Context, p *prober) (*result.TCP, error) {
 	}
 	wcancel()
 	wg.Wait()
+	probes.Wait()
 	res := &result.TCP{Intervals: r.intervals}
 	res.Summary = r.summary(final)
 	if partial != "" {
