@@ -75,4 +75,3 @@ func printRTTSummary(w io.Writer, r *result.RTT) {
 			usF(s.MinUs), usF(s.MeanUs), usF(s.MedianUs), usF(s.P99Us), usF(s.MaxUs), usF(s.StdDevUs))
 	}
 }
-
