@@ -136,6 +136,38 @@ func (r *tcpRun) emit() {
 	}
 }
 
+// emitFinal adds the stretch after the last full interval, if bytes moved
+// in it: from the interval boundary to the last byte any receiver counted
+// (each receiver's clock starts when it starts the test, so the end is
+// good to about the control connection's RTT).
+func (r *tcpRun) emitFinal(cur map[streamKey]merged) {
+	var bytes, lastNs int64
+	for k, m := range cur {
+		bytes += m.bytes - r.prev[k].bytes
+		lastNs = max(lastNs, m.lastNs)
+	}
+	secs := r.cfg.Interval.Seconds()
+	start := float64(r.emitted) * secs
+	end := float64(lastNs) / 1e9
+	if bytes <= 0 || end <= start {
+		return
+	}
+	iv := result.TCPInterval{StartS: start, EndS: end}
+	for _, key := range sortedKeys(cur) {
+		st := streamFigures(key, cur[key], r.prev[key], end-start)
+		iv.Streams = append(iv.Streams, st)
+		iv.Bytes += st.Bytes
+		iv.RetransSegs += st.RetransSegs
+	}
+	iv.ThroughputBps = float64(iv.Bytes) * 8 / (end - start)
+	r.prev = cur
+	r.intervals = append(r.intervals, iv)
+	r.emitted++
+	if r.progress != nil {
+		r.progress(iv)
+	}
+}
+
 // summary builds the whole-test figures from the final samples: the local
 // streams now and the responder's result (nil if it never came).
 func (r *tcpRun) summary(final *wire.Result) result.TCPSummary {
@@ -144,6 +176,7 @@ func (r *tcpRun) summary(final *wire.Result) result.TCPSummary {
 		remote = final.Streams
 	}
 	cur := merge(r.sampleLocal(), remote)
+	r.emitFinal(cur)
 	sum := result.TCPSummary{MeasuredAt: "receiver", WindowRequested: r.cfg.Window, Directions: map[string]*result.TCPDirection{}}
 	type span struct{ first, last int64 }
 	spans := map[string]*span{}

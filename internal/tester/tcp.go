@@ -237,8 +237,9 @@ func (r *tcpRun) measure(ctx context.Context, p *prober) (*result.TCP, error) {
 	wcancel()
 	wg.Wait()
 	probes.Wait()
-	res := &result.TCP{Intervals: r.intervals}
+	res := &result.TCP{}
 	res.Summary = r.summary(final)
+	res.Intervals = append([]result.TCPInterval{}, r.intervals...)
 	if partial != "" {
 		res.Summary.Partial, res.Summary.PartialReason = true, partial
 		return res, fmt.Errorf("%w: %s", ErrPartial, partial)

@@ -195,7 +195,7 @@ func (u *udpRun) measure(ctx context.Context) (*result.UDP, error) {
 	}
 	wcancel()
 	<-workDone
-	res := &result.UDP{Intervals: u.intervals, Summary: u.summary(final)}
+	res := &result.UDP{Intervals: append([]result.UDPInterval{}, u.intervals...), Summary: u.summary(final)}
 	if partial != "" {
 		res.Summary.Partial, res.Summary.PartialReason = true, partial
 		return res, fmt.Errorf("%w: %s", ErrPartial, partial)

@@ -1,0 +1,192 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/serve"
+)
+
+func run(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Run(ctx, args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func server(t *testing.T, cfg serve.Config) string {
+	t.Helper()
+	cfg.Listen = "127.0.0.1:0"
+	srv, err := serve.Listen(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = srv.Serve(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return srv.Addr().String()
+}
+
+// Bad input: one line on stderr naming the problem, exit 2, nothing sent.
+func TestBadFlags(t *testing.T) {
+	cases := map[string][]string{
+		"negative":        {"tcp", "127.0.0.1", "-t", "-1s"},
+		"window of 0":     {"tcp", "127.0.0.1", "--window", "0"},
+		"no unit":         {"udp", "127.0.0.1", "--rate", "50"},
+		"ambiguous":       {"tcp", "127.0.0.1", "--window", "64K"},
+		"missing HOST":    {"tcp"},
+		"--streams 0":     {"tcp", "127.0.0.1", "-P", "0"},
+		"not both":        {"tcp", "127.0.0.1", "--bytes", "1MB", "-t", "5s"},
+		"exclude":         {"tcp", "127.0.0.1", "--reverse", "--bidir"},
+		"--dscp 64":       {"tcp", "127.0.0.1", "--dscp", "64"},
+		"unknown command": {"tpc", "127.0.0.1"},
+		"no unit\" (dur":  {"rtt", "127.0.0.1", "-i", "10"},
+	}
+	for want, args := range cases {
+		code, out, errs := run(t, context.Background(), args...)
+		if code != ExitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, ExitUsage)
+		}
+		if out != "" || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%v: want one stderr line and no stdout, got stdout %q stderr %q", args, out, errs)
+		}
+		frag := strings.Split(want, "\"")[0]
+		if !strings.Contains(errs, frag) {
+			t.Errorf("%v: stderr %q does not mention %q", args, errs, frag)
+		}
+	}
+}
+
+func TestHelpTeaches(t *testing.T) {
+	for _, c := range []string{"serve", "tcp", "udp", "rtt", "demo"} {
+		code, out, _ := run(t, context.Background(), c, "--help")
+		if code != 0 || !strings.Contains(out, "Units:") || !strings.Contains(out, "Usage: fullpipe "+c) {
+			t.Errorf("%s --help: exit %d, output %q", c, code, out)
+		}
+	}
+	_, out, _ := run(t, context.Background(), "serve", "--help")
+	if !strings.Contains(out, "many clients at once") {
+		t.Error("serve --help does not say it serves many clients at once")
+	}
+}
+
+func TestRefusedPort(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	code, _, errs := run(t, context.Background(), "tcp", addr, "-t", "1s")
+	if code != ExitRefused || !strings.Contains(errs, "refused") {
+		t.Fatalf("exit %d stderr %q", code, errs)
+	}
+}
+
+// A peer that is not a fullpipe responder: one clear line, exit 3.
+func TestNotFullpipe(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = c.Write([]byte("SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n"))
+			time.Sleep(100 * time.Millisecond)
+			c.Close()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	code, _, errs := run(t, ctx, "tcp", ln.Addr().String(), "-t", "1s")
+	if code != ExitRefused || !strings.Contains(errs, "not a fullpipe") {
+		t.Fatalf("exit %d stderr %q", code, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(errs), "\n")
+	if len(lines) != 2 { // "connecting to ..." progress, then the error
+		t.Fatalf("want progress + one error line, got %q", errs)
+	}
+}
+
+// --json carries the keys scripts rely on, and the bytes it reports were
+// moved: a fixed transfer must report exactly the bytes asked for.
+func TestTCPJSON(t *testing.T) {
+	addr := server(t, serve.Config{})
+	code, out, errs := run(t, context.Background(), "tcp", addr, "--bytes", "20MB", "-P", "2", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	sum := doc["summary"].(map[string]any)
+	for _, k := range []string{"throughput_bps", "bytes_sent", "bytes_retrans", "efficiency_pct", "rtt_min_us", "rtt_mean_us"} {
+		if _, ok := sum[k]; !ok {
+			t.Errorf("summary.%s missing", k)
+		}
+	}
+	if b := sum["bytes"].(float64); b != 20_000_000 {
+		t.Errorf("summary.bytes = %v, want exactly 20,000,000", b)
+	}
+	if doc["schema"].(float64) != 1 {
+		t.Errorf("schema = %v", doc["schema"])
+	}
+	cmd := doc["command"].([]any)
+	if len(cmd) < 2 || cmd[1] != "tcp" {
+		t.Errorf("command = %v", cmd)
+	}
+	if _, ok := doc["intervals"].([]any); !ok {
+		t.Error("intervals missing")
+	}
+}
+
+func TestSecretFile(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "key")
+	bad := filepath.Join(dir, "wrong")
+	os.WriteFile(good, []byte("s3cret\n"), 0o600)
+	os.WriteFile(bad, []byte("guess\n"), 0o600)
+	addr := server(t, serve.Config{Secret: []byte("s3cret")})
+	if code, _, errs := run(t, context.Background(), "rtt", addr, "-c", "2", "-i", "10ms", "--secret-file", bad); code != ExitRefused || !strings.Contains(errs, "secret") {
+		t.Fatalf("wrong secret: exit %d stderr %q", code, errs)
+	}
+	if code, _, errs := run(t, context.Background(), "rtt", addr, "-c", "2", "-i", "10ms"); code != ExitRefused || !strings.Contains(errs, "secret") {
+		t.Fatalf("no secret: exit %d stderr %q", code, errs)
+	}
+	if code, _, errs := run(t, context.Background(), "rtt", addr, "-c", "2", "-i", "10ms", "--secret-file", good); code != 0 {
+		t.Fatalf("right secret: exit %d stderr %q", code, errs)
+	}
+}
+
+// Ctrl-C (a cancelled context) prints the partial figures and exits 1
+// within a second or two.
+func TestInterruptPrintsPartial(t *testing.T) {
+	addr := server(t, serve.Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(1500*time.Millisecond, cancel)
+	start := time.Now()
+	code, out, errs := run(t, ctx, "tcp", addr, "-t", "20s")
+	if took := time.Since(start); took > 4*time.Second {
+		t.Errorf("took %v to stop after the interrupt at 1.5 s", took)
+	}
+	if code != ExitFailed || !strings.Contains(out, "PARTIAL") || !strings.Contains(errs, "partial") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+	if !strings.Contains(out, "Gbit/s") && !strings.Contains(out, "Mbit/s") {
+		t.Errorf("no throughput with units in %q", out)
+	}
+}
