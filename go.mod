@@ -2,6 +2,16 @@ module github.com/fullpipe/fullpipe
 
 go 1.26.8
 
-require golang.org/x/sys v0.49.0
+// Each dependency, and why (see also README, Dependencies):
+require (
+	github.com/spf13/pflag v1.1.0 // GNU-style flags (-P 4 / --streams 4) that the standard flag package lacks
+	github.com/vishvananda/netlink v1.3.1 // lab: addresses, links and routes inside namespaces over rtnetlink
+	github.com/vishvananda/netns v0.0.5 // lab: named network namespaces, compatible with `ip netns`
+	golang.org/x/sys v0.49.0 // TCP_INFO, SIOCOUTQ, socket options and TUN ioctls not in syscall
+	golang.zx2c4.com/wireguard v0.0.0-20260522210424-ecfc5a8d5446 // lab: TUN with virtio-net offloads (GSO split, GRO coalesce) for a fast forwarder
+)
 
-require github.com/spf13/pflag v1.1.0 // indirect
+require (
+	golang.org/x/net v0.39.0 // indirect
+	golang.zx2c4.com/wintun v0.0.0-20230126152724-0fa3db229ce2 // indirect
+)

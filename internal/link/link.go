@@ -23,6 +23,7 @@ type Packet struct {
 	Time  time.Duration // when it entered the current stage (virtual)
 	Class int           // priority class: 0 high, 1 normal (only with a Priority stage)
 	Born  time.Duration // when it entered the chain
+	Buf   []byte        // the owner's storage behind Data; stages never touch it
 }
 
 // Len is the packet's size in bytes at the IP layer.

@@ -1,0 +1,111 @@
+package lab
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/link"
+)
+
+var nilSignal = syscall.Signal(0)
+
+// Stats is a snapshot of both directions.
+type Stats struct {
+	Name    string         `json:"name"`
+	UptimeS float64        `json:"uptime_s"`
+	Up      DirectionStats `json:"up"`
+	Down    DirectionStats `json:"down"`
+}
+
+// DirectionStats is one direction's counters and queue.
+type DirectionStats struct {
+	RxPackets     uint64            `json:"rx_packets"`
+	RxBytes       uint64            `json:"rx_bytes"`
+	TxPackets     uint64            `json:"forwarded_packets"`
+	TxBytes       uint64            `json:"forwarded_bytes"`
+	Drops         map[string]uint64 `json:"drops"` // by cause: queue, policer, loss, ber, mtu, cell
+	ICMPSent      uint64            `json:"icmp_frag_needed_sent"`
+	QueueBytes    int               `json:"queue_bytes"`     // waiting now, all bottleneck queues
+	QueueMaxBytes int               `json:"queue_max_bytes"` // most ever waiting in one queue
+}
+
+// Snapshot reads the counters.
+func (l *Lab) Snapshot() Stats {
+	s := Stats{Name: l.Name, UptimeS: time.Since(l.Started).Seconds()}
+	for i, dst := range []*DirectionStats{&s.Up, &s.Down} {
+		st, p := l.stats[i], l.pipes[i]
+		dst.RxPackets, dst.RxBytes = st.RxPackets.Load(), st.RxBytes.Load()
+		dst.TxPackets, dst.TxBytes = st.TxPackets.Load(), st.TxBytes.Load()
+		dst.ICMPSent = st.ICMPSent.Load()
+		dst.Drops = map[string]uint64{}
+		for _, c := range link.Causes() {
+			dst.Drops[c.String()] = st.Drops[c].Load()
+		}
+		p.mu.Lock()
+		dst.QueueBytes = p.path.Chain.QueuedBytes()
+		for _, b := range p.path.Bottlenecks {
+			dst.QueueMaxBytes = max(dst.QueueMaxBytes, b.MaxQueuedBytes())
+		}
+		p.mu.Unlock()
+	}
+	return s
+}
+
+// routineStats answers each connection to the stats socket with one JSON
+// snapshot. It ends when the listener is closed (Close) or ctx ends.
+func (l *Lab) routineStats(ctx context.Context) {
+	stop := context.AfterFunc(ctx, func() { l.ln.Close() })
+	defer stop()
+	for {
+		c, err := l.ln.Accept()
+		if err != nil {
+			return
+		}
+		_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+		_ = json.NewEncoder(c).Encode(l.Snapshot())
+		c.Close()
+	}
+}
+
+// ReadStats asks a running lab for its statistics.
+func ReadStats(name string) (*Stats, error) {
+	if _, err := ReadState(name); err != nil {
+		return nil, err
+	}
+	c, err := net.DialTimeout("unix", socketPath(name), 2*time.Second)
+	if err != nil {
+		return nil, fmt.Errorf("lab %q does not answer (%w); `fullpipe lab down --name %s` cleans up", name, err, name)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	b, err := io.ReadAll(c)
+	if err != nil {
+		return nil, err
+	}
+	var s Stats
+	return &s, json.Unmarshal(b, &s)
+}
+
+// stopProcess sends SIGTERM, waits up to grace for the process to exit,
+// then SIGKILL.
+func stopProcess(pid int, grace time.Duration) {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return
+	}
+	_ = p.Signal(syscall.SIGTERM)
+	deadline := time.Now().Add(grace)
+	for time.Now().Before(deadline) {
+		if !alive(pid) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	_ = p.Signal(syscall.SIGKILL)
+}
