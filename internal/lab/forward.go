@@ -27,6 +27,11 @@ const bufSize = headroom + 65535
 // at most this much.
 const maxSleep = 500 * time.Microsecond
 
+// spinWindow is how close to a delivery the writer stops sleeping and
+// spins: nanosleep overshoots by about 50-100 µs on this kernel, which
+// would add that much to every emulated delay.
+const spinWindow = 100 * time.Microsecond
+
 // DirStats counts one direction. Drops are by cause (link.Cause order).
 type DirStats struct {
 	RxPackets, RxBytes atomic.Uint64
@@ -145,9 +150,12 @@ func (p *pipe) routineWrite(ctx context.Context) error {
 			}
 			continue
 		}
-		if d := next - p.now(); d > 0 {
-			ts := unix.NsecToTimespec(int64(min(d, maxSleep)))
+		if d := next - p.now(); d > spinWindow {
+			ts := unix.NsecToTimespec(int64(min(d-spinWindow, maxSleep)))
 			_ = unix.Nanosleep(&ts, nil)
+		} else {
+			for p.now() < next { // the last stretch: nanosleep would overshoot it
+			}
 		}
 	}
 	return nil

@@ -268,10 +268,16 @@ func (l *Lab) Close() error {
 // the packet's destination back to its source, quoting its header and
 // first 8 payload bytes. nil for anything else.
 func fragNeeded(ip []byte, mtu int) []byte {
-	if len(ip) < 20 || ip[0]>>4 != 4 || ip[6]&0x40 == 0 || ip[9] == 1 {
-		return nil // not IPv4, DF clear, or ICMP itself
+	if len(ip) < 20 || ip[0]>>4 != 4 || ip[6]&0x40 == 0 {
+		return nil // not IPv4, or DF clear
 	}
 	ihl := int(ip[0]&0x0f) * 4
+	if ip[9] == 1 && len(ip) > ihl {
+		switch ip[ihl] { // never answer an ICMP error with one (RFC 1122)
+		case 3, 4, 5, 11, 12:
+			return nil
+		}
+	}
 	quote := ip[:min(len(ip), ihl+8)]
 	out := make([]byte, 20+8+len(quote))
 	out[0], out[8], out[9] = 0x45, 64, 1 // v4, TTL 64, ICMP

@@ -1,0 +1,286 @@
+package lab
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// These tests build real labs and judge them with tools we did not write
+// (ping, iperf3). They need root and skip without it; CI runs them as root.
+
+func needRoot(t *testing.T, tools ...string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("lab tests need root (network namespaces, TUN); CI runs them as root")
+	}
+	for _, tool := range append([]string{"ip"}, tools...) {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed (apt-get install -y iperf3 iputils-ping iproute2)", tool)
+		}
+	}
+}
+
+// startLab runs a lab for the test and removes it afterwards.
+func startLab(t *testing.T, name string, d Direction) *Lab {
+	t.Helper()
+	l, err := Up(Config{Name: name, Seed: 1, Framing: FramingEthernet, Up: d, Down: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- l.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("forwarder: %v", err)
+		}
+		if err := l.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+		if nsExists(l.Client.NetNS) || nsExists(l.Server.NetNS) {
+			t.Error("namespaces left behind")
+		}
+	})
+	// Wait for the state file: Run has published.
+	for i := 0; i < 100; i++ {
+		if _, err := ReadState(name); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return l
+}
+
+// inNSCmd runs argv in a namespace with a deadline.
+func inNSCmd(ctx context.Context, ns string, argv ...string) *exec.Cmd {
+	return exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", ns}, argv...)...)
+}
+
+var pingTime = regexp.MustCompile(`time=([0-9.]+) ms`)
+
+// ping prints each RTT to 3 significant digits (0.1 ms at 20 ms) but the
+// summary's min/avg/max to 1 µs; the accuracy checks use the summary.
+var pingSummary = regexp.MustCompile(`= ([0-9.]+)/([0-9.]+)/([0-9.]+)/([0-9.]+) ms`)
+
+// pingRTTs pings from the client and returns each RTT in ms.
+func pingRTTs(t *testing.T, l *Lab, count int, size int) []float64 {
+	rtts, _, _ := pingStats(t, l, count, size)
+	return rtts
+}
+
+// pingStats also returns the summary's min and mean (µs resolution).
+func pingStats(t *testing.T, l *Lab, count int, size int) (rtts []float64, minMs, meanMs float64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := inNSCmd(ctx, l.Client.NetNS, "ping", "-n", "-c", strconv.Itoa(count), "-i", "0.05", "-s", strconv.Itoa(size), l.Server.Addr.String()).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ping: %v\n%s", err, out)
+	}
+	for _, m := range pingTime.FindAllStringSubmatch(string(out), -1) {
+		v, _ := strconv.ParseFloat(m[1], 64)
+		rtts = append(rtts, v)
+	}
+	if m := pingSummary.FindStringSubmatch(string(out)); m != nil {
+		minMs, _ = strconv.ParseFloat(m[1], 64)
+		meanMs, _ = strconv.ParseFloat(m[2], 64)
+	}
+	return rtts, minMs, meanMs
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// TestAddedRTT: ping's RTT is the set RTT plus the serialisation of the
+// ping packet in each direction, within 0.2 ms. The issue asks for the
+// median; ping prints single RTTs only to 0.1 ms at 20 ms, so the check
+// uses the mean of 40 (printed to 1 µs), which on an idle path is the
+// median plus any outliers (a stricter test, not a looser one).
+func TestAddedRTT(t *testing.T) {
+	needRoot(t, "ping")
+	for i, rate := range []int64{10e6, 100e6, 1e9} {
+		t.Run(fmt.Sprintf("%d Mbit/s", rate/1e6), func(t *testing.T) {
+			l := startLab(t, fmt.Sprintf("trtt%d", i), Direction{RateBps: rate, Delay: 10 * time.Millisecond})
+			rtts, _, mean := pingStats(t, l, 40, 56)
+			// 56 B of payload + 8 ICMP + 20 IP = 84 B, + 38 B Ethernet
+			// framing, serialised once each way.
+			ser := 2 * float64(84+38) * 8 / float64(rate) * 1e3
+			want := 20 + ser
+			got := mean
+			t.Logf("mean %.3f ms (median %.1f ms), want %.3f ms (20 ms + %.3f ms serialisation)", got, median(rtts), want, ser)
+			if math.Abs(got-want) > 0.2 {
+				t.Fatalf("ping mean %.3f ms, want %.3f ± 0.2 ms", got, want)
+			}
+		})
+	}
+}
+
+// iperf3 runs an iperf3 TCP test from client to server and returns the
+// receiver's goodput in bit/s, omitting the first omit seconds (slow
+// start) from the figure.
+func iperf3(t *testing.T, l *Lab, secs, omit int, extra ...string) float64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(secs+omit+20)*time.Second)
+	defer cancel()
+	srv := inNSCmd(ctx, l.Server.NetNS, "iperf3", "-s", "-1", "-B", l.Server.Addr.String(), "-p", "15201")
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = srv.Process.Kill(); _ = srv.Wait() }()
+	time.Sleep(300 * time.Millisecond) // iperf3 has no readiness signal; retried below
+	var out []byte
+	var err error
+	for try := 0; try < 5; try++ {
+		args := append([]string{"iperf3", "-c", l.Server.Addr.String(), "-p", "15201", "-t", strconv.Itoa(secs), "-O", strconv.Itoa(omit), "-J"}, extra...)
+		out, err = inNSCmd(ctx, l.Client.NetNS, args...).Output()
+		if err == nil {
+			break
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("iperf3: %v\n%s", err, out)
+	}
+	var r struct {
+		End struct {
+			SumReceived struct {
+				BitsPerSecond float64 `json:"bits_per_second"`
+			} `json:"sum_received"`
+		} `json:"end"`
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("iperf3 JSON: %v", err)
+	}
+	return r.End.SumReceived.BitsPerSecond
+}
+
+// TestRateCeiling: a long TCP transfer with a large window reaches the
+// TCP-level ceiling of the set rate within 2 %. Each 1500-byte packet
+// carries 1448 bytes of payload (1500 − 20 IP − 20 TCP − 12 timestamps)
+// and costs 1538 bytes at the bottleneck (Ethernet framing).
+func TestRateCeiling(t *testing.T) {
+	needRoot(t, "iperf3")
+	const rate = 100e6
+	l := startLab(t, "trate", Direction{RateBps: rate, Delay: 5 * time.Millisecond, QueueBytes: 500_000})
+	got := iperf3(t, l, 6, 2)
+	ceiling := rate * 1448 / 1538
+	t.Logf("iperf3 %.2f Mbit/s, ceiling %.2f Mbit/s", got/1e6, ceiling/1e6)
+	if math.Abs(got-ceiling)/ceiling > 0.02 {
+		t.Fatalf("goodput %.2f Mbit/s, want %.2f ± 2 %%", got/1e6, ceiling/1e6)
+	}
+}
+
+// TestQueueDelay: under a saturating flow the largest RTT is the base RTT
+// plus a full queue's drain time, queue × 8 / rate, within 5 %; and the
+// queue's drops are counted as queue drops.
+func TestQueueDelay(t *testing.T) {
+	needRoot(t, "iperf3", "ping")
+	const rate, queue = 20e6, 100_000 // drains in 40 ms
+	l := startLab(t, "tqueue", Direction{RateBps: rate, Delay: 5 * time.Millisecond, QueueBytes: queue})
+	done := make(chan float64, 1)
+	go func() { done <- iperf3(t, l, 5, 0, "-C", "cubic") }()
+	time.Sleep(1500 * time.Millisecond)
+	rtts := pingRTTs(t, l, 50, 56)
+	<-done
+	maxRTT := slices.Max(rtts)
+	// The ping waits behind at most a full queue plus the packet in
+	// service (1538 B), plus its own serialisation.
+	want := 10 + (float64(queue)+1538)*8/rate*1e3
+	t.Logf("max RTT %.2f ms, want %.2f ms", maxRTT, want)
+	if math.Abs(maxRTT-want)/want > 0.05 {
+		t.Fatalf("max RTT under load %.2f ms, want %.2f ± 5 %%", maxRTT, want)
+	}
+	st := l.Snapshot()
+	if st.Up.Drops["queue"] == 0 {
+		t.Fatal("a saturating cubic flow overflowed no queue")
+	}
+	if st.Up.QueueMaxBytes > queue || st.Up.QueueMaxBytes < queue-1500 {
+		t.Fatalf("max queue %d B, want the %d-B limit (within one packet)", st.Up.QueueMaxBytes, queue)
+	}
+}
+
+// TestPolicerVsShaper: at the same rate, a policer drops and adds almost
+// no delay; a shaper (queue) delays and drops little.
+func TestPolicerVsShaper(t *testing.T) {
+	needRoot(t, "iperf3", "ping")
+	const rate = 20e6
+	run := func(name string, d Direction) (rttRise float64, st Stats) {
+		l := startLab(t, name, d)
+		base := median(pingRTTs(t, l, 10, 56))
+		done := make(chan float64, 1)
+		go func() { done <- iperf3(t, l, 4, 0, "-C", "cubic") }()
+		time.Sleep(time.Second)
+		loaded := median(pingRTTs(t, l, 40, 56))
+		<-done
+		return loaded - base, l.Snapshot()
+	}
+	pRise, pst := run("tpol", Direction{PoliceBps: rate, PoliceBurst: 30_000, Delay: 5 * time.Millisecond})
+	sRise, sst := run("tshape", Direction{RateBps: rate, QueueBytes: 200_000, Delay: 5 * time.Millisecond})
+	t.Logf("policer: +%.2f ms, %d policer drops; shaper: +%.2f ms, %d queue drops", pRise, pst.Up.Drops["policer"], sRise, sst.Up.Drops["queue"])
+	// A policer has no queue: the loaded RTT rises by at most the TUN and
+	// host queues (well under 2 ms here). A 200 kB queue at 20 Mbit/s is
+	// 80 ms when full; a cubic flow keeps it at least a quarter full.
+	if pst.Up.Drops["policer"] == 0 || pRise > 2 {
+		t.Errorf("policer: %d drops, RTT rise %.2f ms; want drops and < 2 ms", pst.Up.Drops["policer"], pRise)
+	}
+	if sRise < 20 {
+		t.Errorf("shaper: RTT rise %.2f ms; want > 20 ms", sRise)
+	}
+	tot := sst.Up.RxPackets
+	if float64(sst.Up.Drops["queue"]) > 0.02*float64(tot) {
+		t.Errorf("shaper dropped %d of %d packets; want under 2 %%", sst.Up.Drops["queue"], tot)
+	}
+}
+
+// TestMTU: with a 1400-byte path MTU and no ICMP a 1472-byte DF UDP
+// payload (1500-byte packet) vanishes and a 1372-byte one (1400) passes;
+// with ICMP the sender's kernel learns 1400.
+func TestMTU(t *testing.T) {
+	needRoot(t, "ping")
+	ping := func(l *Lab, size int) (string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		out, err := inNSCmd(ctx, l.Client.NetNS, "ping", "-n", "-c", "2", "-i", "0.2", "-W", "1", "-M", "do", "-s", strconv.Itoa(size), l.Server.Addr.String()).CombinedOutput()
+		return string(out), err
+	}
+	// ping's ICMP payload: 1500 − 20 − 8 = 1472; 1400 − 28 = 1372.
+	l := startLab(t, "tmtu", Direction{MTU: 1400})
+	if out, err := ping(l, 1372); err != nil {
+		t.Fatalf("1400-byte packet should pass: %v\n%s", err, out)
+	}
+	if out, err := ping(l, 1472); err == nil {
+		t.Fatalf("1500-byte packet passed a 1400 MTU:\n%s", out)
+	}
+	if d := l.Snapshot().Up.Drops["mtu"]; d < 2 {
+		t.Fatalf("mtu drops %d, want 2", d)
+	}
+	li := startLab(t, "tmtui", Direction{MTU: 1400, ICMP: true})
+	out, _ := ping(li, 1472)
+	if !strings.Contains(out, "mtu = 1400") && !strings.Contains(out, "mtu=1400") {
+		// The first probe triggers ICMP; the kernel then reports the
+		// learned MTU for the next one.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		rt, _ := inNSCmd(ctx, li.Client.NetNS, "ip", "route", "get", li.Server.Addr.String()).CombinedOutput()
+		if !strings.Contains(string(rt), "mtu 1400") {
+			t.Fatalf("kernel did not learn MTU 1400; ping said:\n%s\nroute: %s", out, rt)
+		}
+	}
+	if li.Snapshot().Up.ICMPSent == 0 {
+		t.Fatal("no ICMP frag-needed sent")
+	}
+}
