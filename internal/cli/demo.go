@@ -1,92 +1,201 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"os/exec"
+	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/lab"
 	"github.com/fullpipe/fullpipe/internal/serve"
-	"github.com/fullpipe/fullpipe/internal/tester"
 	"github.com/fullpipe/fullpipe/internal/version"
 )
+
+const demoProfile = "window"
 
 func init() {
 	register(&command{
 		name:    "demo",
-		summary: "run a responder and a test on loopback, on this machine alone",
+		summary: "a lab path with a responder inside, and tests across it, on this machine alone",
 		usage:   "[flags]",
-		long: `Starts a responder on 127.0.0.1 inside this process, then measures the
-path to it: UDP round-trip time, then TCP goodput with latency under
-load. Nothing leaves the machine. It shows what the tests report and
-checks that this host can run them; loopback has no real bottleneck, so
-the figures say what this host's CPU and kernel can move, not what a
-network can.`,
+		long: `Builds the lab path of the design's scenario 1 (100 Mbit/s, 20 ms RTT, a
+375 kB queue; ` + "`fullpipe lab profiles`" + `), starts a responder inside it, and
+measures across it: UDP round-trip time, TCP goodput with an unbounded
+window, and TCP goodput with a 64 KiB window, the limit of a host without
+window scaling (RFC 6349's first example: about 26 Mbit/s instead of 94).
+Everything stays inside two network namespaces on this machine and is
+removed at the end. Needs root; without root, or with --loopback, it runs
+the responder and the tests on 127.0.0.1 instead.`,
 		flags: func(fs *pflag.FlagSet) func(env, []string) error {
-			var asJSON bool
-			var streams int
+			var asJSON, loopback bool
 			var dur time.Duration
-			fs.IntVarP(&streams, "streams", "P", 1, "TCP streams")
-			durVar(fs, &dur, "duration", "t", 5*time.Second, "TCP test duration")
+			durVar(fs, &dur, "duration", "t", 5*time.Second, "duration of each TCP test")
+			fs.BoolVar(&loopback, "loopback", false, "skip the lab: responder and tests on 127.0.0.1")
 			fs.BoolVar(&asJSON, "json", false, "print the results as one JSON document")
 			return func(e env, args []string) error {
 				if len(args) > 0 {
 					return usagef("unexpected argument %q", args[0])
 				}
-				if streams < 1 || streams > maxStreams || dur <= 0 {
-					return usagef("want 1..%d streams and a positive duration", maxStreams)
+				if dur <= 0 {
+					return usagef("--duration must be positive")
 				}
-				srv, err := serve.Listen(serve.Config{Listen: "127.0.0.1:0", Software: version.Software(), Kernel: version.Kernel(),
-					Log: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
-				if err != nil {
-					return err
+				d := demo{e: e, dur: dur, asJSON: asJSON}
+				if !loopback && os.Geteuid() != 0 {
+					fmt.Fprintln(e.stderr, "demo: not root, so no lab (network namespaces need root); running on loopback instead")
+					loopback = true
 				}
-				sctx, stop := context.WithCancel(context.Background())
-				served := make(chan error, 1)
-				go func() { served <- srv.Serve(sctx) }()
-				defer func() { stop(); <-served }()
-				t := tester.Target{Addr: srv.Addr().String()}
-				if !asJSON {
-					fmt.Fprintf(e.stdout, "fullpipe demo: responder on %s (in this process)\n\n1. UDP round-trip time, 20 probes 10ms apart\n", t.Addr)
+				if loopback {
+					return d.onLoopback()
 				}
-				rtt, err := tester.RunRTT(e.ctx, t, tester.RTTConfig{Count: 20, Interval: 10 * time.Millisecond, Size: 64}, nil)
-				if rtt != nil {
-					rtt.Meta.Command = e.args
-					if !asJSON {
-						printRTTSummary(e.stdout, rtt)
-					}
-				}
-				if err != nil {
-					return finish(e, asJSON, rtt, rtt != nil, err, func(io.Writer) {})
-				}
-				cfg := tester.TCPConfig{Streams: streams, Duration: dur, Interval: time.Second, Latency: true}
-				var progress func(result.TCPInterval)
-				if !asJSON {
-					fmt.Fprintf(e.stdout, "\n2. TCP goodput, %d stream(s) for %v, RTT probes during the load\n", streams, dur)
-					progress = (&tcpPrinter{w: e.stdout, cfg: cfg}).interval
-				}
-				tcp, err := tester.RunTCP(e.ctx, t, cfg, progress)
-				if tcp != nil {
-					tcp.Meta.Command = e.args
-				}
-				if asJSON {
-					enc := json.NewEncoder(e.stdout)
-					enc.SetIndent("", "  ")
-					if jerr := enc.Encode(struct {
-						RTT *result.RTT `json:"rtt"`
-						TCP *result.TCP `json:"tcp"`
-					}{rtt, tcp}); jerr != nil {
-						return jerr
-					}
-					return finish(e, false, nil, false, err, nil)
-				}
-				return finish(e, false, tcp, tcp != nil, err, func(w io.Writer) { printTCPSummary(w, tcp) })
+				return d.inLab()
 			}
 		},
 	})
+}
+
+type demo struct {
+	e      env
+	dur    time.Duration
+	asJSON bool
+	prefix []string // how to run a client command (inside the lab)
+	target string
+	docs   map[string]json.RawMessage
+	failed error
+}
+
+func (d *demo) inLab() error {
+	p := lab.Profiles[demoProfile]
+	cfg := lab.Config{Name: "fpdemo", Seed: 1, Framing: lab.FramingEthernet, Up: p.Up, Down: p.Down, Profile: demoProfile}
+	l, err := lab.Up(cfg)
+	if err != nil {
+		return exitError{ExitRefused, err}
+	}
+	defer l.Close()
+	lctx, stopLab := context.WithCancel(context.Background())
+	labDone := make(chan error, 1)
+	go func() { labDone <- l.Run(lctx) }()
+	defer func() { stopLab(); <-labDone }()
+
+	var srv *serve.Server
+	listen := l.Server.Addr.String() + ":6349"
+	err = l.InServer(func() error {
+		var err error
+		srv, err = serve.Listen(serve.Config{Listen: listen, Software: version.Software(), Kernel: version.Kernel(),
+			Log: slog.New(slog.NewTextHandler(d.e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	sctx, stopSrv := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(sctx) }()
+	defer func() { stopSrv(); <-served }()
+
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	d.prefix = []string{self, "lab", "exec", "client", "--name", cfg.Name, "--", self}
+	d.target = l.Server.Addr.String()
+	if !d.asJSON {
+		fmt.Fprintf(d.e.stdout, "fullpipe demo: lab %q (%s)\n  path: %s\n  client %s in netns %s; responder %s in netns %s\n",
+			cfg.Name, p.Teaches, describe(p.Up), l.Client.Addr, l.Client.NetNS, listen, l.Server.NetNS)
+	}
+	d.docs = map[string]json.RawMessage{}
+	st, _ := json.Marshal(l.State)
+	d.docs["lab"] = st
+	d.steps()
+	return d.finish()
+}
+
+func (d *demo) onLoopback() error {
+	srv, err := serve.Listen(serve.Config{Listen: "127.0.0.1:0", Software: version.Software(), Kernel: version.Kernel(),
+		Log: slog.New(slog.NewTextHandler(d.e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if err != nil {
+		return err
+	}
+	sctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(sctx) }()
+	defer func() { stop(); <-served }()
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	d.prefix = []string{self}
+	d.target = srv.Addr().String()
+	d.docs = map[string]json.RawMessage{}
+	if !d.asJSON {
+		fmt.Fprintf(d.e.stdout, "fullpipe demo on loopback: responder on %s (in this process). Loopback has no bottleneck: the figures show what this host can move.\n", d.target)
+	}
+	d.steps()
+	return d.finish()
+}
+
+// steps runs the tests one after another, each a child process (inside
+// the client namespace when in the lab), stopping at the first failure.
+func (d *demo) steps() {
+	secs := d.dur.String()
+	for _, s := range []struct {
+		key, title string
+		args       []string
+	}{
+		{"rtt", "1. UDP round-trip time: 20 probes, 20 ms apart", []string{"rtt", d.target, "-c", "20", "-i", "20ms"}},
+		{"tcp", "2. TCP goodput, one stream, window unbounded, " + secs, []string{"tcp", d.target, "-t", secs}},
+		{"tcp_window_64KiB", "3. TCP goodput, one stream, window 64 KiB (65,536 B), " + secs, []string{"tcp", d.target, "-t", secs, "--window", "64KiB"}},
+	} {
+		if d.failed != nil || d.e.ctx.Err() != nil {
+			return
+		}
+		if !d.asJSON {
+			fmt.Fprintf(d.e.stdout, "\n%s\n", s.title)
+		}
+		d.run(s.key, s.args)
+	}
+}
+
+func (d *demo) run(key string, args []string) {
+	argv := append(append([]string{}, d.prefix...), args...)
+	if d.asJSON {
+		argv = append(argv, "--json")
+	}
+	cmd := exec.CommandContext(d.e.ctx, argv[0], argv[1:]...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) } // it prints its partial result
+	cmd.WaitDelay = 5 * time.Second
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = d.e.stdout, d.e.stderr
+	if d.asJSON {
+		cmd.Stdout = &buf
+		cmd.Stderr = io.Discard
+	}
+	if err := cmd.Run(); err != nil {
+		d.failed = fmt.Errorf("%s: %w", key, err)
+	}
+	if d.asJSON && buf.Len() > 0 {
+		d.docs[key] = json.RawMessage(bytes.TrimSpace(buf.Bytes()))
+	}
+}
+
+func (d *demo) finish() error {
+	if d.asJSON {
+		if err := writeJSON(d.e.stdout, d.docs); err != nil {
+			return err
+		}
+	}
+	if d.failed == nil && d.e.ctx.Err() != nil {
+		d.failed = d.e.ctx.Err()
+	}
+	if d.failed != nil {
+		return exitError{ExitFailed, d.failed}
+	}
+	return nil
 }

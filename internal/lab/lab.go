@@ -306,3 +306,7 @@ func checksum(b []byte) uint16 {
 	}
 	return ^uint16(s)
 }
+
+// InServer runs f on a thread inside the server namespace: sockets it
+// opens (a responder's listeners) live there.
+func (l *Lab) InServer(f func() error) error { return inNS(l.ends[1], f) }

@@ -107,6 +107,16 @@ func limitedBy(rwndPct, sndbufPct float64) string {
 	return "cwnd"
 }
 
+// windowLimit names "window" as the limit of a stream whose sender held
+// the requested window in flight (within one segment): TCP_INFO cannot
+// see our application-level bound, so it would say cwnd.
+func (r *tcpRun) windowLimit(st result.TCPStream) result.TCPStream {
+	if r.cfg.Window > 0 && st.HasTCPInfo && st.InflightMaxBytes >= int64(r.cfg.Window)-1500 && st.LimitedBy == "cwnd" {
+		st.LimitedBy = "window"
+	}
+	return st
+}
+
 // emit turns every interval both ends have sampled into a result interval.
 func (r *tcpRun) emit() {
 	for r.emitted < len(r.local) && r.emitted < len(r.remote) {
@@ -115,7 +125,7 @@ func (r *tcpRun) emit() {
 		secs := r.cfg.Interval.Seconds()
 		iv := result.TCPInterval{StartS: float64(k) * secs, EndS: float64(k+1) * secs}
 		for _, key := range sortedKeys(cur) {
-			st := streamFigures(key, cur[key], r.prev[key], secs)
+			st := r.windowLimit(streamFigures(key, cur[key], r.prev[key], secs))
 			iv.Streams = append(iv.Streams, st)
 			iv.Bytes += st.Bytes
 			iv.RetransSegs += st.RetransSegs
@@ -154,7 +164,7 @@ func (r *tcpRun) emitFinal(cur map[streamKey]merged) {
 	}
 	iv := result.TCPInterval{StartS: start, EndS: end}
 	for _, key := range sortedKeys(cur) {
-		st := streamFigures(key, cur[key], r.prev[key], end-start)
+		st := r.windowLimit(streamFigures(key, cur[key], r.prev[key], end-start))
 		iv.Streams = append(iv.Streams, st)
 		iv.Bytes += st.Bytes
 		iv.RetransSegs += st.RetransSegs
@@ -182,7 +192,7 @@ func (r *tcpRun) summary(final *wire.Result) result.TCPSummary {
 	spans := map[string]*span{}
 	for _, key := range sortedKeys(cur) {
 		m := cur[key]
-		st := streamFigures(key, m, merged{}, 0)
+		st := r.windowLimit(streamFigures(key, m, merged{}, 0))
 		dir := st.Direction
 		d := sum.Directions[dir]
 		if d == nil {
