@@ -190,3 +190,25 @@ func TestInterruptPrintsPartial(t *testing.T) {
 		t.Errorf("no throughput with units in %q", out)
 	}
 }
+
+// A responder of another protocol version: one line naming both versions.
+func TestVersionMismatch(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		_, _ = c.Write([]byte("FPCT\x00\x02")) // fullpipe control, version 2
+		time.Sleep(500 * time.Millisecond)
+	}()
+	code, _, errs := run(t, context.Background(), "rtt", ln.Addr().String(), "-c", "1")
+	if code != ExitRefused || !strings.Contains(errs, "we speak 1, the peer speaks 2") {
+		t.Fatalf("exit %d stderr %q", code, errs)
+	}
+}

@@ -80,7 +80,7 @@ func (e *VersionError) Error() string {
 type NotFullpipeError struct{ Got []byte }
 
 func (e *NotFullpipeError) Error() string {
-	return fmt.Sprintf("the peer is not a fullpipe responder (it answered %q instead of the fullpipe preamble)", e.Got)
+	return fmt.Sprintf("the peer does not speak fullpipe (it sent %q instead of the fullpipe preamble): not a fullpipe responder or client", e.Got)
 }
 
 // WritePreamble writes magic and Version.
