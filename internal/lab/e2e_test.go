@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -116,3 +118,85 @@ func TestWindowLaw(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestLabLifecycle drives `fullpipe lab` as a user would: a foreground up
+// that Ctrl-C removes, a detached up whose process dies hard and a second
+// up that still works, and down.
+func TestLabLifecycle(t *testing.T) {
+	needRoot(t)
+	bin := buildFullpipe(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	waitState := func(name string) *State {
+		t.Helper()
+		for i := 0; i < 100; i++ {
+			if s, err := ReadState(name); err == nil && alive(s.PID) {
+				return s
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		t.Fatalf("lab %s did not come up", name)
+		return nil
+	}
+	gone := func(name string) {
+		t.Helper()
+		for i := 0; i < 60; i++ {
+			if !nsExists(name+"-client") && !nsExists(name+"-server") {
+				if _, err := ReadState(name); err != nil {
+					return
+				}
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		t.Fatalf("lab %s left namespaces or state behind", name)
+	}
+
+	// Foreground, then Ctrl-C.
+	fg := exec.CommandContext(ctx, bin, "lab", "up", "--name", "tfg", "--rtt", "2ms")
+	if err := fg.Start(); err != nil {
+		t.Fatal(err)
+	}
+	st := waitState("tfg")
+	out, err := exec.CommandContext(ctx, bin, "lab", "exec", "client", "--name", "tfg", "--", "ip", "-br", "addr", "show", TUNName).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), st.Client.Addr.String()) {
+		t.Fatalf("lab exec: %v %s", err, out)
+	}
+	out, err = exec.CommandContext(ctx, bin, "lab", "stats", "--name", "tfg", "--json").Output()
+	var stats Stats
+	if err != nil || json.Unmarshal(out, &stats) != nil || stats.Name != "tfg" {
+		t.Fatalf("lab stats: %v %s", err, out)
+	}
+	_ = fg.Process.Signal(syscall.SIGINT)
+	if err := fg.Wait(); err != nil {
+		t.Fatalf("foreground lab after Ctrl-C: %v", err)
+	}
+	gone("tfg")
+
+	// Detached, killed hard, up again, down.
+	out, err = exec.CommandContext(ctx, bin, "lab", "up", "--name", "tdt", "--detach", "--json").Output()
+	if err != nil {
+		t.Fatalf("detach: %v %s", err, out)
+	}
+	var up map[string]any
+	if err := json.Unmarshal(out, &up); err != nil {
+		t.Fatalf("lab up --json: %v\n%s", err, out)
+	}
+	for _, k := range []string{"pid", "client", "server"} {
+		if _, ok := up[k]; !ok {
+			t.Errorf("lab up --json lacks %q", k)
+		}
+	}
+	if c, _ := up["client"].(map[string]any); c["netns"] != "tdt-client" || c["addr"] == nil {
+		t.Errorf("client = %v", up["client"])
+	}
+	st = waitState("tdt")
+	_ = syscall.Kill(st.PID, syscall.SIGKILL)
+	time.Sleep(200 * time.Millisecond)
+	if out, err := exec.CommandContext(ctx, bin, "lab", "up", "--name", "tdt", "--detach").CombinedOutput(); err != nil {
+		t.Fatalf("up after a crash: %v %s", err, out)
+	}
+	if out, err := exec.CommandContext(ctx, bin, "lab", "down", "--name", "tdt").CombinedOutput(); err != nil {
+		t.Fatalf("down: %v %s", err, out)
+	}
+	gone("tdt")
+}
