@@ -53,6 +53,9 @@ var Profiles = map[string]Profile{
 	"framerelay": profile("framerelay",
 		"scenario 7: 1.5 Mbit/s access, 256 kbit/s CIR, 38 kB switch transmit queue; window vs queue regions",
 		Direction{FRAccessBps: 1_500_000, FRCIRBps: 256_000, FRQueueBytes: 38_000, QueuePackets: 30, Delay: 20 * time.Millisecond}),
+	"framerelay8k": profile("framerelay8k",
+		"scenario 7 with an 8 kB switch queue: overflow starts near 7 MSS of window",
+		Direction{FRAccessBps: 1_500_000, FRCIRBps: 256_000, FRQueueBytes: 8_000, QueuePackets: 30, Delay: 20 * time.Millisecond}),
 }
 
 // ProfileNames lists the profiles in order.
