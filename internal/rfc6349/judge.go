@@ -1,0 +1,185 @@
+package rfc6349
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Thresholds decide pass or fail. Defaults: actual ≥ 95 % of ideal and
+// TCP Efficiency ≥ 99 %. Why: a clean path gives a single Linux flow 97-99
+// % of the ideal in our lab (slow start and delayed ACKs cost the rest),
+// so 95 % leaves room for measurement noise but not for a real problem;
+// 1 % of bytes retransmitted already costs a loss-based sender a large
+// share of its rate on a long path (Mathis: rate ∝ 1/√loss).
+type Thresholds struct {
+	MinActualPct     float64 `json:"min_actual_pct"`
+	MinEfficiencyPct float64 `json:"min_efficiency_pct"`
+}
+
+// DefaultThresholds are RFC 6349 pass/fail defaults fullpipe uses.
+var DefaultThresholds = Thresholds{MinActualPct: 95, MinEfficiencyPct: 99}
+
+// Region names where a window sits against the path (notes §7): linear
+// (window < BDP: throughput ∝ window), saturation (BDP ≤ window ≤ BDP +
+// queue: full rate, RTT grows), overflow (window > BDP + queue: loss).
+type Region string
+
+// Regions.
+const (
+	Linear     Region = "linear"
+	Saturation Region = "saturation"
+	Overflow   Region = "overflow"
+)
+
+// Model predicts throughput, RTT and Buffer Delay % of a window of w bytes
+// on a path of bb bit/s, base RTT rtt and a bottleneck queue of q bytes.
+// It is the reference the lab checks the method against.
+func Model(bbBps float64, rtt time.Duration, w, q float64) (tputBps float64, loadedRTT time.Duration, bufferDelayPct float64, region Region) {
+	bdp := BDPBytes(bbBps, rtt)
+	switch {
+	case w < bdp:
+		return WindowThroughput(w, rtt), rtt, 0, Linear
+	case w <= bdp+q:
+		r := time.Duration(w * 8 / bbBps * 1e9)
+		return bbBps, r, BufferDelayPct(r, rtt), Saturation
+	}
+	r := time.Duration((bdp + q) * 8 / bbBps * 1e9)
+	return bbBps, r, BufferDelayPct(r, rtt), Overflow
+}
+
+// Shaping is the verdict of the shaping-vs-policing step.
+type Shaping string
+
+// Shaping verdicts.
+const (
+	Policed Shaping = "policed"
+	Shaped  Shaping = "shaped"
+	None    Shaping = "none"
+)
+
+// ShapingEvidence is what the step measured with several connections at
+// and above the CIR.
+type ShapingEvidence struct {
+	LossPct        float64   // retransmitted / sent over all connections
+	BufferDelayPct float64   // loaded vs baseline RTT
+	PerConnBps     []float64 // each connection's goodput
+	TotalBps       float64
+	CIRBps         float64
+}
+
+// Fairness is Jain's index of the per-connection rates: 1 when equal,
+// 1/n when one connection takes everything.
+func Fairness(rates []float64) float64 {
+	var s, s2 float64
+	for _, r := range rates {
+		s += r
+		s2 += r * r
+	}
+	if s2 == 0 {
+		return 1
+	}
+	return s * s / (float64(len(rates)) * s2)
+}
+
+// ClassifyShaping tells a policer (loss at the rate, little added delay,
+// unfair shares) from a shaper (added delay, little loss, fair shares)
+// from a path that does neither at this load. It returns the verdict and
+// the evidence in words.
+func ClassifyShaping(e ShapingEvidence) (Shaping, string) {
+	fair := Fairness(e.PerConnBps)
+	ev := fmt.Sprintf("loss %.2f %%, buffer delay %.0f %%, fairness %.2f (Jain; 1 = equal shares), total %.1f Mbit/s against a CIR of %.1f Mbit/s",
+		e.LossPct, e.BufferDelayPct, fair, e.TotalBps/1e6, e.CIRBps/1e6)
+	switch {
+	case e.LossPct >= 0.5 && e.BufferDelayPct < 25:
+		return Policed, "policed: packets above the rate are dropped rather than queued (" + ev + ")"
+	case e.BufferDelayPct >= 25 && e.LossPct < 0.5:
+		return Shaped, "shaped: packets above the rate wait in a queue (" + ev + ")"
+	case e.BufferDelayPct >= 25:
+		return Shaped, "shaped with a queue that also overflows (" + ev + ")"
+	}
+	return None, "neither policing nor shaping seen at this load (" + ev + ")"
+}
+
+// Finding is one diagnosed cause, in plain words with the numbers.
+type Finding struct {
+	Cause  string `json:"cause"`  // window, buffer, policer, loss, mtu, host
+	Detail string `json:"detail"` // the sentence a user reads
+}
+
+// Evidence is what the method measured, for the diagnosis.
+type Evidence struct {
+	BBBps          float64       // bottleneck bandwidth
+	RTT            time.Duration // baseline
+	MaxWindowBytes float64       // the user's hosts' largest window (0 = none)
+	IdealBps       float64
+	ActualBps      float64
+	EfficiencyPct  float64
+	BufferDelayPct float64
+	// WalkLossBelowBDP: retransmissions at windows below the BDP, where
+	// no queue can overflow: random loss on the line.
+	WalkLossBelowBDP float64
+	Shaping          Shaping
+	ShapingDetail    string
+	MTUUp, MTUDown   int  // path MTU found (0 = not measured)
+	LocalMTU         int  // the interface MTU
+	ICMPSeen         bool // an ICMP frag-needed came back
+	SenderBusyPct    float64
+	SndbufLimitedPct float64
+}
+
+// Diagnose names the likely causes of a shortfall, most specific first.
+func Diagnose(e Evidence, th Thresholds) []Finding {
+	var f []Finding
+	bdp := BDPBytes(e.BBBps, e.RTT)
+	if e.MaxWindowBytes > 0 && e.MaxWindowBytes < bdp {
+		f = append(f, Finding{"window", fmt.Sprintf(
+			"window too small: the hosts' largest window of %.0f B allows %.1f Mbit/s at %.1f ms RTT, but the path needs %.0f B (the BDP) for %.1f Mbit/s: enable window scaling / raise the buffers, or use %d connections",
+			e.MaxWindowBytes, WindowThroughput(e.MaxWindowBytes, e.RTT)/1e6, float64(e.RTT)/1e6, bdp, e.BBBps/1e6, Connections(bdp, e.MaxWindowBytes))})
+	}
+	if e.SndbufLimitedPct >= 20 {
+		f = append(f, Finding{"host", fmt.Sprintf(
+			"host limit: the sender was held back by its send buffer %.0f %% of the time; raise net.core.wmem_max / tcp_wmem (the network is not to blame)", e.SndbufLimitedPct)})
+	}
+	if e.ActualBps < e.IdealBps*th.MinActualPct/100 && e.SenderBusyPct >= 95 && e.EfficiencyPct >= th.MinEfficiencyPct && e.BufferDelayPct < 10 {
+		f = append(f, Finding{"host", "host limit: the tester could not keep up (its CPU was busy throughout) although the path showed no loss and no queueing; the shortfall is the tester's, not the network's"})
+	}
+	if e.Shaping == Policed {
+		f = append(f, Finding{"policer", e.ShapingDetail})
+	}
+	if e.WalkLossBelowBDP > 0.1 {
+		f = append(f, Finding{"loss", fmt.Sprintf(
+			"lossy line: %.2f %% of bytes were retransmitted even at windows below the BDP, where no queue overflows: random loss or bit errors on the path", e.WalkLossBelowBDP)})
+	}
+	if e.EfficiencyPct < th.MinEfficiencyPct && e.Shaping != Policed && e.BufferDelayPct < 25 && e.WalkLossBelowBDP <= 0.1 {
+		f = append(f, Finding{"buffer", fmt.Sprintf(
+			"buffer too small for the BDP: at the full window %.2f %% of bytes were retransmitted while the RTT rose only %.0f %%; a queue that holds a BDP (%.0f B) would absorb the bursts", 100-e.EfficiencyPct, e.BufferDelayPct, bdp)})
+	}
+	for _, d := range []struct {
+		dir string
+		mtu int
+	}{{"up", e.MTUUp}, {"down", e.MTUDown}} {
+		if d.mtu > 0 && e.LocalMTU > 0 && d.mtu < e.LocalMTU {
+			how := "and ICMP fragmentation-needed came back, so TCP adapts"
+			if !e.ICMPSeen {
+				how = "and no ICMP came back: a PMTUD black hole; large segments vanish until TCP probes down (set the MSS or fix ICMP filtering)"
+			}
+			f = append(f, Finding{"mtu", fmt.Sprintf("path MTU %s is %d B, below the interface's %d B, %s", d.dir, d.mtu, e.LocalMTU, how)})
+		}
+	}
+	return f
+}
+
+// Pass applies the thresholds to one direction.
+func Pass(idealBps, actualBps, efficiencyPct float64, th Thresholds) (bool, string) {
+	pct := actualBps / idealBps * 100
+	switch {
+	case math.IsNaN(pct) || idealBps <= 0:
+		return false, "no ideal throughput to compare with"
+	case pct < th.MinActualPct:
+		return false, fmt.Sprintf("actual %.1f Mbit/s is %.1f %% of the ideal %.1f Mbit/s (threshold %.0f %%)", actualBps/1e6, pct, idealBps/1e6, th.MinActualPct)
+	case efficiencyPct < th.MinEfficiencyPct:
+		return false, fmt.Sprintf("TCP Efficiency %.2f %% is below %.0f %%", efficiencyPct, th.MinEfficiencyPct)
+	}
+	return true, fmt.Sprintf("actual %.1f Mbit/s is %.1f %% of the ideal %.1f Mbit/s, TCP Efficiency %.2f %%", actualBps/1e6, pct, idealBps/1e6, efficiencyPct)
+}

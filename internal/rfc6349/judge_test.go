@@ -1,0 +1,85 @@
+package rfc6349
+
+import (
+	"strings"
+	"testing"
+)
+
+// Vector 37 and the notes' §7 table: BB 100 Mbit/s, base RTT 10 ms (BDP
+// 125,000 B), queue 62,500 B.
+func TestModelRegions(t *testing.T) {
+	const bb, q = 100e6, 62_500
+	rtt := ms(10)
+	cases := []struct {
+		w      float64
+		tput   float64
+		bdPct  float64
+		region Region
+	}{
+		{31_250, 25e6, 0, Linear},
+		{62_500, 50e6, 0, Linear},
+		{125_000, 100e6, 0, Saturation},
+		{187_500, 100e6, 50, Saturation}, // RTT 15 ms
+		{250_000, 100e6, 50, Overflow},   // capped at BDP + queue
+	}
+	for _, c := range cases {
+		tput, _, bd, r := Model(bb, rtt, c.w, q)
+		near(t, "tput", tput, c.tput, 1)
+		near(t, "buffer delay", bd, c.bdPct, 1e-6)
+		if r != c.region {
+			t.Errorf("W %v: region %s, want %s", c.w, r, c.region)
+		}
+	}
+}
+
+func TestClassifyShaping(t *testing.T) {
+	cases := []struct {
+		e    ShapingEvidence
+		want Shaping
+	}{
+		{ShapingEvidence{LossPct: 3, BufferDelayPct: 2, PerConnBps: []float64{60e6, 20e6, 10e6, 10e6}}, Policed},
+		{ShapingEvidence{LossPct: 0.01, BufferDelayPct: 180, PerConnBps: []float64{25e6, 25e6, 24e6, 26e6}}, Shaped},
+		{ShapingEvidence{LossPct: 0, BufferDelayPct: 3, PerConnBps: []float64{25e6, 25e6}}, None},
+	}
+	for _, c := range cases {
+		if got, why := ClassifyShaping(c.e); got != c.want || why == "" {
+			t.Errorf("%+v: %s (%s), want %s", c.e, got, why, c.want)
+		}
+	}
+	near(t, "fair", Fairness([]float64{1, 1, 1, 1}), 1, 1e-12)
+	near(t, "one takes all", Fairness([]float64{4, 0, 0, 0}), 0.25, 1e-12)
+}
+
+func TestDiagnose(t *testing.T) {
+	// Scenario 1: a 64 KiB host window on 100 Mbit/s, 20 ms.
+	f := Diagnose(Evidence{BBBps: 100e6, RTT: ms(20), MaxWindowBytes: 65536, IdealBps: 94e6, ActualBps: 25e6, EfficiencyPct: 100}, DefaultThresholds)
+	if len(f) == 0 || f[0].Cause != "window" || !strings.Contains(f[0].Detail, "250000 B") || !strings.Contains(f[0].Detail, "4 connections") {
+		t.Fatalf("window case: %+v", f)
+	}
+	// Scenario 2: loss at full window with little queueing, no policer.
+	f = Diagnose(Evidence{BBBps: 300e6, RTT: ms(50), IdealBps: 282e6, ActualBps: 95e6, EfficiencyPct: 97, BufferDelayPct: 4, Shaping: None}, DefaultThresholds)
+	if len(f) != 1 || f[0].Cause != "buffer" {
+		t.Fatalf("buffer case: %+v", f)
+	}
+	// A black hole.
+	f = Diagnose(Evidence{BBBps: 100e6, RTT: ms(20), IdealBps: 94e6, ActualBps: 94e6, EfficiencyPct: 100, MTUUp: 1400, LocalMTU: 1500}, DefaultThresholds)
+	if len(f) != 1 || f[0].Cause != "mtu" || !strings.Contains(f[0].Detail, "black hole") {
+		t.Fatalf("mtu case: %+v", f)
+	}
+	// A clean path: nothing to say.
+	if f := Diagnose(Evidence{BBBps: 100e6, RTT: ms(20), IdealBps: 94e6, ActualBps: 93e6, EfficiencyPct: 100, BufferDelayPct: 3}, DefaultThresholds); len(f) != 0 {
+		t.Fatalf("clean path diagnosed: %+v", f)
+	}
+}
+
+func TestPass(t *testing.T) {
+	if ok, _ := Pass(94e6, 90e6, 99.5, DefaultThresholds); !ok {
+		t.Error("95.7 % and 99.5 % should pass")
+	}
+	if ok, why := Pass(94e6, 80e6, 100, DefaultThresholds); ok || !strings.Contains(why, "85.1 %") {
+		t.Errorf("85 %% passed: %s", why)
+	}
+	if ok, _ := Pass(94e6, 94e6, 98, DefaultThresholds); ok {
+		t.Error("98 % efficiency passed")
+	}
+}
