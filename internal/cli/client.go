@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fullpipe/fullpipe/internal/flow"
+	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/tester"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
@@ -57,6 +58,9 @@ func (c *clientFlags) target(args []string) (tester.Target, error) {
 	t.Secret = s
 	return t, nil
 }
+
+// withCommand records the command line in a result's meta.
+func withCommand(m *result.Meta, e env) { m.Command = e.args }
 
 // finish prints res as JSON when asked, and maps the test's error to an
 // exit: a partial result is printed, then reported as a failure.

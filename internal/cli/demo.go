@@ -84,21 +84,12 @@ func (d *demo) inLab() error {
 	go func() { labDone <- l.Run(lctx) }()
 	defer func() { stopLab(); <-labDone }()
 
-	var srv *serve.Server
 	listen := l.Server.Addr.String() + ":6349"
-	err = l.InServer(func() error {
-		var err error
-		srv, err = serve.Listen(serve.Config{Listen: listen, Software: version.Software(), Kernel: version.Kernel(),
-			Log: slog.New(slog.NewTextHandler(d.e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
-		return err
-	})
+	_, stopSrv, err := d.responder(listen, l.InServer)
 	if err != nil {
 		return err
 	}
-	sctx, stopSrv := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(sctx) }()
-	defer func() { stopSrv(); <-served }()
+	defer stopSrv()
 
 	self, err := os.Executable()
 	if err != nil {
@@ -117,16 +108,35 @@ func (d *demo) inLab() error {
 	return d.finish()
 }
 
+// responder starts an in-process responder on listen; in, when not nil,
+// opens its sockets inside a namespace. stop ends it and waits.
+func (d *demo) responder(listen string, in func(func() error) error) (srv *serve.Server, stop func(), err error) {
+	open := func() error {
+		var err error
+		srv, err = serve.Listen(serve.Config{Listen: listen, Software: version.Software(), Kernel: version.Kernel(),
+			Log: slog.New(slog.NewTextHandler(d.e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+		return err
+	}
+	if in != nil {
+		err = in(open)
+	} else {
+		err = open()
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx) }() // ends when ctx is cancelled
+	return srv, func() { cancel(); <-served }, nil
+}
+
 func (d *demo) onLoopback() error {
-	srv, err := serve.Listen(serve.Config{Listen: "127.0.0.1:0", Software: version.Software(), Kernel: version.Kernel(),
-		Log: slog.New(slog.NewTextHandler(d.e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	srv, stop, err := d.responder("127.0.0.1:0", nil)
 	if err != nil {
 		return err
 	}
-	sctx, stop := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(sctx) }()
-	defer func() { stop(); <-served }()
+	defer stop()
 	self, err := os.Executable()
 	if err != nil {
 		return err

@@ -55,7 +55,7 @@ Example:
 				}
 				res, err := tester.RunRTT(e.ctx, t, cfg, onReply)
 				if res != nil {
-					res.Meta.Command = e.args
+					withCommand(&res.Meta, e)
 				}
 				return finish(e, cf.json, res, res != nil, err, func(w io.Writer) { printRTTSummary(w, res) })
 			}

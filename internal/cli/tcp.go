@@ -111,7 +111,7 @@ Examples:
 				}
 				res, err := tester.RunTCP(e.ctx, t, cfg, progress)
 				if res != nil {
-					res.Meta.Command = e.args
+					withCommand(&res.Meta, e)
 				}
 				return finish(e, cf.json, res, res != nil, err, func(w io.Writer) { printTCPSummary(w, res) })
 			}

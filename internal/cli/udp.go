@@ -77,7 +77,7 @@ Example:
 				}
 				res, err := tester.RunUDP(e.ctx, t, cfg, progress)
 				if res != nil {
-					res.Meta.Command = e.args
+					withCommand(&res.Meta, e)
 				}
 				return finish(e, cf.json, res, res != nil, err, func(w io.Writer) { printUDPSummary(w, res) })
 			}
