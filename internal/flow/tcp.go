@@ -57,6 +57,10 @@ type SendSpec struct {
 	// min(send buffer, receive window), so bounding the sender is the
 	// exact, kernel-independent way to set it (see docs/protocol.md).
 	Window int
+	// Test, when set, is the whole test's context: after the sender stops
+	// (ctx ends or Bytes are written) it waits for the last bytes to be
+	// acknowledged until Test ends, so its final TCP_INFO is complete.
+	Test context.Context
 }
 
 // SendTCP writes to c until spec is met or ctx ends, counting into ctr, then
@@ -78,7 +82,32 @@ func SendTCP(ctx context.Context, c *net.TCPConn, spec SendSpec, ctr *Counter) e
 		_ = c.SetWriteDeadline(time.Time{})
 		err = c.CloseWrite()
 	}
+	if err == nil && spec.Test != nil {
+		drain(spec.Test, c)
+	}
 	return err
+}
+
+// drainMax bounds how long a sender waits for its last bytes to be
+// acknowledged.
+const drainMax = 5 * time.Second
+
+// drain waits until everything written has been acknowledged (SIOCOUTQ
+// is 0), so that the TCP_INFO sampled after the sender returns counts
+// every byte sent and retransmitted. It gives up after drainMax, when ctx
+// ends, or when the socket fails.
+func drain(ctx context.Context, c *net.TCPConn) {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return
+	}
+	deadline := time.Now().Add(drainMax)
+	for ctx.Err() == nil && time.Now().Before(deadline) {
+		if q, err := sockopt.OutQ(rc); err != nil || q == 0 {
+			return
+		}
+		time.Sleep(time.Millisecond) // not a hot path: once per stream at its end
+	}
 }
 
 func isDeadline(err error) bool {

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/sockopt"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
@@ -88,6 +89,13 @@ func Listen(cfg Config) (*Server, error) {
 	if err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("listen udp %s port %d: %w", host, port, err)
+	}
+	// Replies carry DF and ignore the PMTU cache, so a sized echo probes
+	// the path MTU towards the client (best effort: the option may not
+	// apply to a socket's family).
+	if rc, err := uc.(*net.UDPConn).SyscallConn(); err == nil {
+		_ = sockopt.SetDontFragment(rc, false)
+		_ = sockopt.SetDontFragment(rc, true)
 	}
 	return &Server{cfg: cfg, tcp: ln.(*net.TCPListener), udp: uc.(*net.UDPConn), sessions: map[wire.Cookie]*session{}}, nil
 }
@@ -174,7 +182,15 @@ func (s *Server) routineUDP(ctx context.Context) {
 		switch h.Type {
 		case wire.UDPEcho:
 			buf[4] = wire.UDPEchoReply
-			_, _ = s.udp.WriteToUDPAddrPort(buf[:n], from)
+			reply := n
+			switch h.EchoMode {
+			case wire.EchoSmall:
+				reply = wire.UDPHeaderLen
+			case wire.EchoSized:
+				reply = max(wire.UDPHeaderLen, int(h.EchoSize))
+				clear(buf[n:reply]) // padding, not a previous datagram's bytes
+			}
+			_, _ = s.udp.WriteToUDPAddrPort(buf[:reply], from)
 		case wire.UDPHello:
 			ss.setUDPPeer(from)
 		case wire.UDPData:

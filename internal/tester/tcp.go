@@ -168,7 +168,7 @@ func (r *tcpRun) measure(ctx context.Context, p *prober) (*result.TCP, error) {
 			defer wg.Done()
 			var err error
 			if ls.clientSends {
-				err = flow.SendTCP(sendCtx, ls.conn, flow.SendSpec{Bytes: flow.Share(r.cfg.Bytes, r.cfg.Streams, ls.stream), Window: r.cfg.Window}, &ls.ctr)
+				err = flow.SendTCP(sendCtx, ls.conn, flow.SendSpec{Bytes: flow.Share(r.cfg.Bytes, r.cfg.Streams, ls.stream), Window: r.cfg.Window, Test: wctx}, &ls.ctr)
 			} else {
 				err = flow.RecvTCP(wctx, ls.conn, r.clk, &ls.ctr)
 			}

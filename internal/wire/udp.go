@@ -12,7 +12,9 @@ import (
 //	5  16  session cookie
 //	21  8  sequence number, from 0
 //	29  8  sender timestamp, ns on the sender's monotonic clock
-//	37  3  reserved, zero
+//	37  1  echo mode (echo only): 0 mirror, 1 reply with the header only,
+//	       2 reply padded to the size in bytes 38-39, with DF set
+//	38  2  reply size in bytes for echo mode 2 (UDP payload), big endian
 //	40  …  padding to the requested size
 const (
 	UDPMagic     = "FPUD"
@@ -27,12 +29,24 @@ const (
 	UDPHello     byte = 4 // tells the responder the client's UDP address
 )
 
+// Echo modes: how the responder answers a UDPEcho. Path MTU probing uses
+// EchoSmall to test the client → responder direction alone (a small reply
+// always gets back) and EchoSized to test the other direction alone (a
+// small probe asks for a large reply).
+const (
+	EchoMirror byte = 0 // the datagram comes back as it was
+	EchoSmall  byte = 1 // only the header comes back
+	EchoSized  byte = 2 // the reply is EchoSize bytes of UDP payload
+)
+
 // UDPHeader is the decoded header.
 type UDPHeader struct {
-	Type   byte
-	Cookie Cookie
-	Seq    uint64
-	SentNs int64
+	Type     byte
+	Cookie   Cookie
+	Seq      uint64
+	SentNs   int64
+	EchoMode byte
+	EchoSize uint16
 }
 
 // ErrNotUDP says a datagram is not a fullpipe packet.
@@ -45,7 +59,8 @@ func PutUDP(b []byte, h UDPHeader) {
 	copy(b[5:21], h.Cookie[:])
 	binary.BigEndian.PutUint64(b[21:29], h.Seq)
 	binary.BigEndian.PutUint64(b[29:37], uint64(h.SentNs))
-	b[37], b[38], b[39] = 0, 0, 0
+	b[37] = h.EchoMode
+	binary.BigEndian.PutUint16(b[38:40], h.EchoSize)
 }
 
 // ParseUDP decodes a header from a datagram.
@@ -61,5 +76,7 @@ func ParseUDP(b []byte) (UDPHeader, error) {
 	copy(h.Cookie[:], b[5:21])
 	h.Seq = binary.BigEndian.Uint64(b[21:29])
 	h.SentNs = int64(binary.BigEndian.Uint64(b[29:37]))
+	h.EchoMode = b[37]
+	h.EchoSize = binary.BigEndian.Uint16(b[38:40])
 	return h, nil
 }
