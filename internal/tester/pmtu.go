@@ -1,0 +1,155 @@
+package tester
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/sockopt"
+	"github.com/fullpipe/fullpipe/internal/wire"
+)
+
+// PMTUConfig is a packetization-layer path MTU search (RFC 4821 / RFC
+// 8899 style) with DF-set UDP probes echoed by the responder, one
+// direction at a time, working with or without ICMP.
+type PMTUConfig struct {
+	MinBytes int `json:"min_bytes"` // smallest IP packet searched; default 1200 (RFC 8899 BASE_PLPMTU) or 1280 on IPv6
+	MaxBytes int `json:"max_bytes"` // largest; default the local interface's MTU
+	Tries    int `json:"tries"`     // probes per size before it counts as lost; default 3 (RFC 8899 MAX_PROBES)
+}
+
+// PMTUResult is what the search found.
+type PMTUResult struct {
+	UpBytes    int           `json:"up_bytes"`   // largest IP packet client → responder
+	DownBytes  int           `json:"down_bytes"` // largest IP packet responder → client
+	LocalBytes int           `json:"local_bytes"`
+	ICMPSeen   bool          `json:"icmp_seen"` // the client's kernel learned a smaller MTU from ICMP
+	Probes     int           `json:"probes"`
+	Timeout    time.Duration `json:"probe_timeout_ns"`
+}
+
+// RunPMTU finds the path MTU in each direction. Up: probes of S bytes with
+// echo mode "small", so only the client → responder leg carries S. Down:
+// small probes asking for a reply of S bytes, sent with DF by the
+// responder. A size passes when any of Tries probes is answered within
+// the timeout (4 × the largest of 5 idle RTTs, at least 100 ms).
+func RunPMTU(ctx context.Context, t Target, cfg PMTUConfig) (*PMTUResult, error) {
+	if cfg.Tries <= 0 {
+		cfg.Tries = 3
+	}
+	s, err := open(ctx, t, wire.Request{Kind: wire.KindRTT, Duration: 2 * time.Minute, Interval: time.Second})
+	if err != nil {
+		return nil, err
+	}
+	defer s.ctrl.Close()
+	p, err := newProber(s)
+	if err != nil {
+		return nil, err
+	}
+	defer p.close()
+	v6 := s.remote.IP.To4() == nil
+	rc, err := p.c.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	if err := sockopt.SetDontFragment(rc, v6); err != nil {
+		return nil, fmt.Errorf("set DF on the probe socket: %w", err)
+	}
+	local, err := sockopt.PathMTU(rc, v6)
+	if err != nil {
+		return nil, fmt.Errorf("local MTU: %w", err)
+	}
+	if err := s.startTest(ctx); err != nil {
+		return nil, fmt.Errorf("start: %w", err)
+	}
+	res := &PMTUResult{LocalBytes: local}
+	idle := p.burst(ctx, 5, 20*time.Millisecond)
+	res.Probes += 5
+	if len(idle) == 0 {
+		return nil, fmt.Errorf("no reply to 5 small UDP probes from %s: UDP to the responder's port is blocked", s.addr)
+	}
+	res.Timeout = 100 * time.Millisecond
+	for _, r := range idle {
+		res.Timeout = max(res.Timeout, 4*r)
+	}
+	lo := cfg.MinBytes
+	if lo == 0 {
+		lo = 1200
+		if v6 {
+			lo = 1280
+		}
+	}
+	hi := cfg.MaxBytes
+	if hi == 0 {
+		hi = local
+	}
+	overhead := 28
+	if v6 {
+		overhead = 48
+	}
+	probe := func(size int, up bool) bool {
+		for range cfg.Tries {
+			if ctx.Err() != nil {
+				return false
+			}
+			res.Probes++
+			var seq uint64
+			if up {
+				seq = p.sendEcho(size-overhead, wire.EchoSmall, 0)
+			} else {
+				seq = p.sendEcho(wire.UDPHeaderLen, wire.EchoSized, size-overhead)
+			}
+			if len(p.collect(seq, seq+1, res.Timeout)) == 1 {
+				return true
+			}
+		}
+		return false
+	}
+	search := func(up bool) int {
+		if probe(hi, up) {
+			return hi
+		}
+		if !probe(lo, up) {
+			return 0 // below the search floor: report none found
+		}
+		a, b := lo, hi // a passes, b fails
+		for b-a > 1 && ctx.Err() == nil {
+			m := (a + b) / 2
+			if probe(m, up) {
+				a = m
+			} else {
+				b = m
+			}
+		}
+		return a
+	}
+	res.UpBytes = search(true)
+	if m, err := sockopt.PathMTU(rc, v6); err == nil && m < local {
+		res.ICMPSeen = true
+	}
+	res.DownBytes = search(false)
+	msgs := make(chan serverMsg, 4)
+	go s.readLoop(msgs)
+	reason := "done"
+	if ctx.Err() != nil {
+		reason = "interrupted"
+	}
+	s.stopAndWait(reason, msgs)
+	if reason != "done" {
+		return res, fmt.Errorf("%w: %s", ErrPartial, reason)
+	}
+	return res, nil
+}
+
+// sendEcho sends one echo probe of payload bytes asking for the given
+// reply mode, and returns its sequence number.
+func (p *prober) sendEcho(payload int, mode byte, replySize int) uint64 {
+	p.mu.Lock()
+	seq := p.next
+	p.next++
+	p.mu.Unlock()
+	buf := make([]byte, max(payload, wire.UDPHeaderLen))
+	wire.PutUDP(buf, wire.UDPHeader{Type: wire.UDPEcho, Cookie: p.cookie, Seq: seq, SentNs: int64(p.clk.Since()), EchoMode: mode, EchoSize: uint16(replySize)})
+	_, _ = p.c.Write(buf)
+	return seq
+}
