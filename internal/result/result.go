@@ -54,6 +54,7 @@ type TCPStream struct {
 	RTTVarUs         int64   `json:"rttvar_us"`
 	RTTMinUs         int64   `json:"rtt_min_us"`
 	CwndBytes        uint64  `json:"cwnd_bytes"`
+	MSSBytes         uint32  `json:"mss_bytes"`
 	BytesSent        uint64  `json:"bytes_sent"`
 	BytesRetrans     uint64  `json:"bytes_retrans"`
 	RetransSegs      uint32  `json:"retrans_segs"`

@@ -91,6 +91,8 @@ func ClassifyShaping(e ShapingEvidence) (Shaping, string) {
 	ev := fmt.Sprintf("loss %.2f %%, buffer delay %.0f %%, fairness %.2f (Jain; 1 = equal shares), total %.1f Mbit/s against a CIR of %.1f Mbit/s",
 		e.LossPct, e.BufferDelayPct, fair, e.TotalBps/1e6, e.CIRBps/1e6)
 	switch {
+	case e.CIRBps > 0 && e.TotalBps > 1.05*e.CIRBps:
+		return None, "nothing holds the traffic to the CIR: the connections together carried more than it (" + ev + ")"
 	case e.LossPct >= 0.5 && e.BufferDelayPct < 25:
 		return Policed, "policed: packets above the rate are dropped rather than queued (" + ev + ")"
 	case e.BufferDelayPct >= 25 && e.LossPct < 0.5:

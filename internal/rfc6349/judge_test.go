@@ -40,6 +40,7 @@ func TestClassifyShaping(t *testing.T) {
 		{ShapingEvidence{LossPct: 3, BufferDelayPct: 2, PerConnBps: []float64{60e6, 20e6, 10e6, 10e6}}, Policed},
 		{ShapingEvidence{LossPct: 0.01, BufferDelayPct: 180, PerConnBps: []float64{25e6, 25e6, 24e6, 26e6}}, Shaped},
 		{ShapingEvidence{LossPct: 0, BufferDelayPct: 3, PerConnBps: []float64{25e6, 25e6}}, None},
+		{ShapingEvidence{LossPct: 0.01, BufferDelayPct: 300, TotalBps: 940e6, CIRBps: 100e6, PerConnBps: []float64{235e6, 235e6, 235e6, 235e6}}, None},
 	}
 	for _, c := range cases {
 		if got, why := ClassifyShaping(c.e); got != c.want || why == "" {

@@ -76,6 +76,7 @@ func streamFigures(k streamKey, cur, prev merged, seconds float64) result.TCPStr
 		st.HasTCPInfo = true
 		st.RTTUs, st.RTTVarUs, st.RTTMinUs = t.RTTMicros, t.RTTVarMicros, t.MinRTTMicros
 		st.CwndBytes, st.DeliveryRateBps, st.PeerWindowBytes = t.CwndBytes, t.DeliveryRateBps, t.SndWnd
+		st.MSSBytes = t.MSS
 		st.InflightMaxBytes = t.InflightMaxBytes
 		st.BytesSent, st.BytesRetrans, st.RetransSegs, st.BusyUs = t.BytesSent, t.BytesRetrans, t.RetransSegs, t.BusyMicros
 		if p := prev.tcp; p != nil {

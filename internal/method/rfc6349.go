@@ -1,0 +1,408 @@
+// Package method runs the test methods built from the engine's tests. Its
+// RFC 6349 runner takes the steps in the RFC's order, each from the
+// engine (package tester), and leaves every formula and judgement to the
+// socket-free package rfc6349.
+package method
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/rfc6349"
+	"github.com/fullpipe/fullpipe/internal/tester"
+	"github.com/fullpipe/fullpipe/internal/version"
+)
+
+// Config is one RFC 6349 run.
+type Config struct {
+	CIRBps       int64              `json:"cir_bps"`
+	Directions   []string           `json:"directions"` // "up", "down"
+	Duration     time.Duration      `json:"throughput_duration_ns"`
+	StepDuration time.Duration      `json:"step_duration_ns"` // each window-walk and shaping test
+	MaxWindow    int                `json:"max_window_bytes,omitempty"`
+	Link         string             `json:"link"`
+	Thresholds   rfc6349.Thresholds `json:"thresholds"`
+	ShapingConns int                `json:"shaping_connections"`
+	CC           string             `json:"cc,omitempty"` // walk and throughput steps; "" = the sender's default
+	link         rfc6349.Link
+}
+
+// Result is the whole run; its JSON keys are documented in docs/json.md.
+type Result struct {
+	result.Meta
+	MTU        MTU                       `json:"mtu"`
+	RTT        RTT                       `json:"rtt"`
+	BB         BB                        `json:"bb"`
+	BDP        BDP                       `json:"bdp"`
+	Walk       []WalkRow                 `json:"walk"`
+	Throughput map[string]*ThroughputRow `json:"throughput"`
+	Shaping    map[string]*ShapingRow    `json:"shaping_by_direction"`
+	ShapingSum ShapingRow                `json:"shaping"`
+	Verdict    Verdict                   `json:"verdict"`
+	Diagnosis  []rfc6349.Finding         `json:"diagnosis"`
+	Warnings   []string                  `json:"warnings"`
+	Partial    bool                      `json:"partial"`
+	Reason     string                    `json:"partial_reason,omitempty"`
+}
+
+// MTU is step 1.
+type MTU struct {
+	UpBytes    int  `json:"up_bytes"`
+	DownBytes  int  `json:"down_bytes"`
+	LocalBytes int  `json:"local_bytes"`
+	ICMPSeen   bool `json:"icmp_seen"`
+	Probes     int  `json:"probes"`
+}
+
+// RTT is step 2's baseline.
+type RTT struct {
+	BaselineMs float64 `json:"baseline_ms"` // minimum of UDP probes before any load
+	Probes     int     `json:"probes"`
+	TCPMinMs   float64 `json:"tcp_min_ms"` // TCP's own minimum RTT in the throughput test (cross-check)
+}
+
+// BB is step 2's bottleneck bandwidth, at layer 2 (comparable to the CIR).
+type BB struct {
+	UpBps       float64 `json:"up_bps"`
+	DownBps     float64 `json:"down_bps"`
+	CIRBps      int64   `json:"cir_bps"`
+	UpLossPct   float64 `json:"up_loss_pct"`
+	DownLossPct float64 `json:"down_loss_pct"`
+	Method      string  `json:"method"`
+}
+
+// BDP is BB × RTT / 8 per direction.
+type BDP struct {
+	UpBytes   float64 `json:"up_bytes"`
+	DownBytes float64 `json:"down_bytes"`
+}
+
+// WalkRow is one window of step 3.
+type WalkRow struct {
+	Direction      string  `json:"direction"`
+	Percent        int     `json:"percent_of_bdp"`
+	WindowBytes    int     `json:"window_bytes"`
+	Connections    int     `json:"connections"`
+	IdealBps       float64 `json:"ideal_bps"`
+	ActualBps      float64 `json:"actual_bps"`
+	EfficiencyPct  float64 `json:"efficiency_pct"`
+	BufferDelayPct float64 `json:"buffer_delay_pct"`
+	RetransPct     float64 `json:"retrans_pct"`
+}
+
+// ThroughputRow is step 4 in one direction.
+type ThroughputRow struct {
+	WindowBytes    int       `json:"window_bytes"`
+	Connections    int       `json:"connections"`
+	IdealBps       float64   `json:"ideal_bps"`
+	ActualBps      float64   `json:"actual_bps"`
+	TTR            float64   `json:"ttr"`
+	EfficiencyPct  float64   `json:"efficiency_pct"`
+	BufferDelayPct float64   `json:"buffer_delay_pct"`
+	Bytes          int64     `json:"bytes"`
+	Seconds        float64   `json:"seconds"`
+	MSSBytes       int       `json:"mss_bytes"`
+	PerConnBps     []float64 `json:"per_connection_bps"`
+	PerConnEffPct  []float64 `json:"per_connection_efficiency_pct"`
+	SndbufLimPct   float64   `json:"sndbuf_limited_pct"`
+	Pass           bool      `json:"pass"`
+	Why            string    `json:"why"`
+}
+
+// ShapingRow is step 5.
+type ShapingRow struct {
+	Verdict        rfc6349.Shaping `json:"verdict"`
+	Detail         string          `json:"detail"`
+	Connections    int             `json:"connections"`
+	LossPct        float64         `json:"loss_pct"`
+	BufferDelayPct float64         `json:"buffer_delay_pct"`
+	Fairness       float64         `json:"fairness"`
+	TotalBps       float64         `json:"total_bps"`
+	PerConnBps     []float64       `json:"per_connection_bps"`
+}
+
+// Verdict is step 6.
+type Verdict struct {
+	Pass    bool     `json:"pass"`
+	Reasons []string `json:"reasons"`
+}
+
+// Progress is told of each step as it starts ("" line) and as it ends.
+type Progress func(step, line string)
+
+// Run runs the method against t. A run stopped early returns what it has,
+// marked partial, with an error wrapping tester.ErrPartial.
+func Run(ctx context.Context, t tester.Target, cfg Config, progress Progress) (*Result, error) {
+	if progress == nil {
+		progress = func(string, string) {}
+	}
+	l, err := rfc6349.LinkByName(cfg.Link)
+	if err != nil {
+		return nil, err
+	}
+	cfg.link = l
+	r := &runner{ctx: ctx, t: t, cfg: cfg, p: progress,
+		res: &Result{Throughput: map[string]*ThroughputRow{}, Shaping: map[string]*ShapingRow{}, Walk: []WalkRow{}, Diagnosis: []rfc6349.Finding{}, Warnings: []string{}}}
+	r.res.Meta = result.Meta{Schema: result.Schema, Tool: "fullpipe", Version: version.Release, Test: "rfc6349",
+		Started: time.Now(), Target: tester.HostPort(t.Addr), Config: cfg,
+		Client: result.Host{Software: version.Software(), Kernel: version.Kernel()}}
+	err = r.run()
+	if err != nil && (errors.Is(err, tester.ErrPartial) || ctx.Err() != nil) {
+		r.res.Partial, r.res.Reason = true, err.Error()
+		if !errors.Is(err, tester.ErrPartial) {
+			err = fmt.Errorf("%w: %v", tester.ErrPartial, err)
+		}
+	}
+	return r.res, err
+}
+
+type runner struct {
+	ctx      context.Context
+	t        tester.Target
+	cfg      Config
+	p        Progress
+	res      *Result
+	baseline time.Duration
+	bb       map[string]float64
+	mtu      map[string]int
+	maxLoss  float64 // retransmitted % at walk windows below the BDP
+}
+
+func (r *runner) run() error {
+	steps := []struct {
+		name string
+		f    func() error
+	}{
+		{"1. path MTU", r.stepMTU},
+		{"2. baseline RTT and bottleneck bandwidth", r.stepBaseline},
+		{"3. walk the window", r.stepWalk},
+		{"4. TCP throughput", r.stepThroughput},
+		{"5. shaping vs policing", r.stepShaping},
+	}
+	for _, s := range steps {
+		if err := r.ctx.Err(); err != nil {
+			return err
+		}
+		r.p(s.name, "")
+		if err := s.f(); err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+	}
+	r.judge()
+	return nil
+}
+
+func (r *runner) stepMTU() error {
+	m, err := tester.RunPMTU(r.ctx, r.t, tester.PMTUConfig{})
+	if err != nil {
+		return err
+	}
+	r.res.MTU = MTU{UpBytes: m.UpBytes, DownBytes: m.DownBytes, LocalBytes: m.LocalBytes, ICMPSeen: m.ICMPSeen, Probes: m.Probes}
+	r.mtu = map[string]int{"up": m.UpBytes, "down": m.DownBytes}
+	r.p("1. path MTU", fmt.Sprintf("up %d B, down %d B (local %d B, ICMP seen %v, %d probes)", m.UpBytes, m.DownBytes, m.LocalBytes, m.ICMPSeen, m.Probes))
+	for d, v := range r.mtu {
+		if v == 0 {
+			return fmt.Errorf("no probe of 1200 B or more crossed the path %s", d)
+		}
+	}
+	return nil
+}
+
+func (r *runner) stepBaseline() error {
+	rt, err := tester.RunRTT(r.ctx, r.t, tester.RTTConfig{Count: 20, Interval: 20 * time.Millisecond, Size: 64}, nil)
+	if err != nil {
+		return err
+	}
+	if rt.Summary.Received == 0 {
+		return errors.New("no RTT probe came back")
+	}
+	r.res.Server = rt.Server
+	r.baseline = time.Duration(rt.Summary.MinUs * 1e3)
+	r.res.RTT = RTT{BaselineMs: rt.Summary.MinUs / 1e3, Probes: rt.Summary.Sent}
+	r.p("2. baseline RTT and bottleneck bandwidth", fmt.Sprintf("baseline RTT %.3f ms (minimum of %d UDP probes)", r.res.RTT.BaselineMs, rt.Summary.Sent))
+	r.bb = map[string]float64{}
+	r.res.BB = BB{CIRBps: r.cfg.CIRBps, Method: "UDP stream at the CIR (layer-2 rate counted with the link's framing), 2 s"}
+	for _, dir := range r.cfg.Directions {
+		bb, loss, err := r.measureBB(dir)
+		if err != nil {
+			return err
+		}
+		r.bb[dir] = bb
+		bdp := rfc6349.BDPBytes(bb, r.baseline)
+		if dir == "up" {
+			r.res.BB.UpBps, r.res.BB.UpLossPct, r.res.BDP.UpBytes = bb, loss, bdp
+		} else {
+			r.res.BB.DownBps, r.res.BB.DownLossPct, r.res.BDP.DownBytes = bb, loss, bdp
+		}
+		r.p("2. baseline RTT and bottleneck bandwidth", fmt.Sprintf("%s: bottleneck %.2f Mbit/s (CIR %.2f), loss %.2f %%, BDP %.0f B", dir, bb/1e6, float64(r.cfg.CIRBps)/1e6, loss, bdp))
+		if bb < 0.98*float64(r.cfg.CIRBps) {
+			r.warn(fmt.Sprintf("%s: the path carried %.2f Mbit/s, less than the CIR of %.2f Mbit/s", dir, bb/1e6, float64(r.cfg.CIRBps)/1e6))
+		}
+	}
+	return nil
+}
+
+// measureBB sends a UDP stream whose layer-2 rate is the CIR, with the
+// largest packets the path MTU allows, and returns the layer-2 rate the
+// receiver saw (the CIR itself when it got ≥ 98 % of it: the path
+// carries the CIR) and the loss.
+func (r *runner) measureBB(dir string) (float64, float64, error) {
+	ip := r.mtu[dir]
+	payload := ip - 28
+	wire := float64(ip + r.cfg.link.Overhead)
+	rate := int64(float64(r.cfg.CIRBps) * float64(payload) / wire)
+	u, err := tester.RunUDP(r.ctx, r.t, tester.UDPConfig{RateBps: rate, Size: payload, Duration: 2 * time.Second,
+		Reverse: dir == "down", Interval: time.Second, Drain: 300 * time.Millisecond}, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	got := u.Summary.ReceiverIPBps * wire / float64(ip)
+	if got >= 0.98*float64(r.cfg.CIRBps) {
+		got = float64(r.cfg.CIRBps)
+	}
+	return got, u.Summary.LossPct, nil
+}
+
+func (r *runner) warn(s string) { r.res.Warnings = append(r.res.Warnings, s) }
+
+// ceiling is the maximum achievable TCP throughput of a direction.
+func (r *runner) ceiling(dir string, mss int) float64 {
+	if mss == 0 {
+		mss = r.mtu[dir] - 52 // IPv4 with timestamps, Linux's default
+	}
+	return rfc6349.MaxTCPThroughput(r.bb[dir], r.mtu[dir], mss, r.cfg.link)
+}
+
+func (r *runner) tcp(dir string, conns, window int, d time.Duration, cc string) (*result.TCP, *result.TCPDirection, error) {
+	res, err := tester.RunTCP(r.ctx, r.t, tester.TCPConfig{Streams: conns, Duration: d, Window: window, CC: cc,
+		Reverse: dir == "down", Interval: time.Second}, nil)
+	if err != nil {
+		return res, nil, err
+	}
+	dd := res.Summary.Directions[dir]
+	if dd == nil {
+		return res, nil, fmt.Errorf("no %s figures in the result", dir)
+	}
+	return res, dd, nil
+}
+
+func (r *runner) bufferDelay(meanUs int64) float64 {
+	return rfc6349.BufferDelayPct(time.Duration(meanUs)*time.Microsecond, r.baseline)
+}
+
+func (r *runner) stepWalk() error {
+	for _, dir := range r.cfg.Directions {
+		bdp := rfc6349.BDPBytes(r.bb[dir], r.baseline)
+		for _, st := range rfc6349.Walk(bdp, r.baseline, r.cfg.MaxWindow, r.ceiling(dir, 0)) {
+			_, d, err := r.tcp(dir, st.Connections, st.PerConn, r.cfg.StepDuration, r.cfg.CC)
+			if err != nil {
+				return err
+			}
+			row := WalkRow{Direction: dir, Percent: st.Percent, WindowBytes: st.PerConn * st.Connections, Connections: st.Connections,
+				IdealBps: st.IdealBps, ActualBps: d.ThroughputBps, EfficiencyPct: d.EfficiencyPct, BufferDelayPct: r.bufferDelay(d.RTTMeanUs),
+				RetransPct: 100 - d.EfficiencyPct}
+			if st.Percent < 100 {
+				r.maxLoss = math.Max(r.maxLoss, row.RetransPct)
+			}
+			r.res.Walk = append(r.res.Walk, row)
+			r.p("3. walk the window", fmt.Sprintf("%s %3d %% of BDP: window %d B over %d conn: ideal %.2f, actual %.2f Mbit/s, efficiency %.2f %%, buffer delay %.1f %%",
+				dir, st.Percent, row.WindowBytes, row.Connections, row.IdealBps/1e6, row.ActualBps/1e6, row.EfficiencyPct, row.BufferDelayPct))
+		}
+	}
+	return nil
+}
+
+func (r *runner) stepThroughput() error {
+	for _, dir := range r.cfg.Directions {
+		bdp := rfc6349.BDPBytes(r.bb[dir], r.baseline)
+		n := rfc6349.Connections(bdp, float64(r.cfg.MaxWindow))
+		per := int(math.Ceil(bdp / float64(n)))
+		res, d, err := r.tcp(dir, n, per, r.cfg.Duration, r.cfg.CC)
+		if err != nil {
+			return err
+		}
+		row := &ThroughputRow{WindowBytes: per * n, Connections: n, ActualBps: d.ThroughputBps, EfficiencyPct: d.EfficiencyPct,
+			BufferDelayPct: r.bufferDelay(d.RTTMeanUs), Bytes: d.Bytes, Seconds: d.IntervalS}
+		for _, s := range res.Summary.Streams {
+			if s.Direction != dir {
+				continue
+			}
+			row.PerConnBps = append(row.PerConnBps, s.ThroughputBps)
+			row.PerConnEffPct = append(row.PerConnEffPct, rfc6349.Efficiency(float64(s.BytesSent), float64(s.BytesRetrans)))
+			row.MSSBytes = int(s.MSSBytes)
+			row.SndbufLimPct = math.Max(row.SndbufLimPct, s.SndbufLimitedPct)
+		}
+		row.IdealBps = r.ceiling(dir, row.MSSBytes)
+		ideal := rfc6349.IdealTransferTime(float64(row.Bytes), row.IdealBps)
+		row.TTR = rfc6349.TTR(time.Duration(row.Seconds*1e9), ideal)
+		row.Pass, row.Why = rfc6349.Pass(row.IdealBps, row.ActualBps, row.EfficiencyPct, r.cfg.Thresholds)
+		if d.RTTMinUs > 0 {
+			r.res.RTT.TCPMinMs = float64(d.RTTMinUs) / 1e3
+		}
+		r.res.Throughput[dir] = row
+		r.p("4. TCP throughput", fmt.Sprintf("%s: window %d B over %d conn, %.1f s: ideal %.2f, actual %.2f Mbit/s, TTR %.3f, efficiency %.3f %%, buffer delay %.1f %%",
+			dir, row.WindowBytes, n, row.Seconds, row.IdealBps/1e6, row.ActualBps/1e6, row.TTR, row.EfficiencyPct, row.BufferDelayPct))
+	}
+	return nil
+}
+
+func (r *runner) stepShaping() error {
+	for _, dir := range r.cfg.Directions {
+		// Unbounded windows and a loss-based congestion control push past
+		// the CIR: a policer answers with loss, a shaper with queueing
+		// (BBR would keep a shaper's queue short and hide it).
+		n := r.cfg.ShapingConns
+		res, d, err := r.tcp(dir, n, 0, r.cfg.StepDuration, "cubic")
+		if err != nil {
+			return err
+		}
+		ev := rfc6349.ShapingEvidence{LossPct: 100 - d.EfficiencyPct, BufferDelayPct: r.bufferDelay(d.RTTMeanUs), TotalBps: d.ThroughputBps, CIRBps: float64(r.cfg.CIRBps)}
+		for _, s := range res.Summary.Streams {
+			if s.Direction == dir {
+				ev.PerConnBps = append(ev.PerConnBps, s.ThroughputBps)
+			}
+		}
+		v, why := rfc6349.ClassifyShaping(ev)
+		row := &ShapingRow{Verdict: v, Detail: why, Connections: n, LossPct: ev.LossPct, BufferDelayPct: ev.BufferDelayPct,
+			Fairness: rfc6349.Fairness(ev.PerConnBps), TotalBps: ev.TotalBps, PerConnBps: ev.PerConnBps}
+		r.res.Shaping[dir] = row
+		if r.res.ShapingSum.Verdict == "" || v != rfc6349.None {
+			r.res.ShapingSum = *row
+		}
+		r.p("5. shaping vs policing", dir+": "+why)
+	}
+	return nil
+}
+
+func (r *runner) judge() {
+	v := Verdict{Pass: true}
+	for _, dir := range r.cfg.Directions {
+		row := r.res.Throughput[dir]
+		if row == nil {
+			v.Pass = false
+			continue
+		}
+		v.Pass = v.Pass && row.Pass
+		v.Reasons = append(v.Reasons, dir+": "+row.Why)
+		e := rfc6349.Evidence{BBBps: r.bb[dir], RTT: r.baseline, MaxWindowBytes: float64(r.cfg.MaxWindow), IdealBps: row.IdealBps,
+			ActualBps: row.ActualBps, EfficiencyPct: row.EfficiencyPct, BufferDelayPct: row.BufferDelayPct, WalkLossBelowBDP: r.maxLoss,
+			LocalMTU: r.res.MTU.LocalBytes, ICMPSeen: r.res.MTU.ICMPSeen, SndbufLimitedPct: row.SndbufLimPct}
+		if s := r.res.Shaping[dir]; s != nil {
+			e.Shaping, e.ShapingDetail = s.Verdict, s.Detail
+		}
+		if dir == "up" {
+			e.MTUUp = r.res.MTU.UpBytes
+		} else {
+			e.MTUDown = r.res.MTU.DownBytes
+		}
+		for _, f := range rfc6349.Diagnose(e, r.cfg.Thresholds) {
+			f.Detail = dir + ": " + f.Detail
+			r.res.Diagnosis = append(r.res.Diagnosis, f)
+		}
+	}
+	r.res.Verdict = v
+}

@@ -1,0 +1,112 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"math"
+
+	"github.com/fullpipe/fullpipe/internal/method"
+)
+
+// HTML renders one self-contained page: verdict first, then the steps,
+// the window walk as an inline SVG chart (ideal vs actual), the
+// diagnosis and the full configuration.
+func HTML(r *method.Result) []byte {
+	var b bytes.Buffer
+	if err := page.Execute(&b, view{R: r, Chart: walkChart(r)}); err != nil {
+		return []byte("report: " + template.HTMLEscapeString(err.Error()))
+	}
+	return b.Bytes()
+}
+
+type view struct {
+	R     *method.Result
+	Chart template.HTML
+}
+
+// walkChart draws grouped bars per walk step: ideal (outline) and actual
+// (filled), in Mbit/s, with a labelled axis.
+func walkChart(r *method.Result) template.HTML {
+	if len(r.Walk) == 0 {
+		return ""
+	}
+	top := 0.0
+	for _, s := range r.Walk {
+		top = math.Max(top, math.Max(s.IdealBps, s.ActualBps))
+	}
+	const w, h, left, bottom = 640, 260, 60, 40
+	barW := float64(w-left-20) / float64(len(r.Walk)) / 2.5
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" role="img" aria-label="window walk: ideal vs actual throughput">`, w, h)
+	fmt.Fprintf(&b, `<line x1="%d" y1="10" x2="%d" y2="%d" stroke="#333"/><line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#333"/>`, left, left, h-bottom, left, h-bottom, w-10, h-bottom)
+	for i := 0; i <= 4; i++ {
+		v := top * float64(i) / 4
+		y := float64(h-bottom) - float64(h-bottom-10)*float64(i)/4
+		fmt.Fprintf(&b, `<text x="%d" y="%.0f" font-size="11" text-anchor="end">%.0f</text>`, left-5, y+4, v/1e6)
+	}
+	fmt.Fprintf(&b, `<text x="12" y="%d" font-size="11" transform="rotate(-90 12 %d)">Mbit/s</text>`, h/2, h/2)
+	for i, s := range r.Walk {
+		x := float64(left) + 10 + float64(i)*barW*2.5
+		for j, v := range []float64{s.IdealBps, s.ActualBps} {
+			bh := float64(h-bottom-10) * v / top
+			style := `fill="none" stroke="#1f5fa8" stroke-width="2"`
+			if j == 1 {
+				style = `fill="#1f5fa8"`
+			}
+			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" %s><title>%s %d%%: %s %.2f Mbit/s</title></rect>`,
+				x+float64(j)*barW, float64(h-bottom)-bh, barW-2, bh, style, s.Direction, s.Percent, []string{"ideal", "actual"}[j], v/1e6)
+		}
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" font-size="11" text-anchor="middle">%s %d%%</text>`, x+barW, h-bottom+15, s.Direction, s.Percent)
+	}
+	fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="11">outline: ideal, filled: actual; x: share of the BDP</text></svg>`, left, h-5)
+	return template.HTML(b.String()) // built from numbers and fixed strings only
+}
+
+var page = template.Must(template.New("r").Funcs(template.FuncMap{
+	"mbps":    func(v float64) string { return fmt.Sprintf("%.2f Mbit/s", v/1e6) },
+	"mbpsInt": func(v int64) string { return fmt.Sprintf("%.2f Mbit/s", float64(v)/1e6) },
+	"pct":     func(v float64) string { return fmt.Sprintf("%.2f %%", v) },
+	"ratio": func(a, b float64) string {
+		if b == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f %%", a/b*100)
+	},
+}).Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>RFC 6349 report: {{.R.Target}}</title>
+<style>
+body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:60em;color:#222}
+h1{font-size:1.5em} h2{font-size:1.15em;margin-top:1.6em;border-bottom:1px solid #ccc}
+.pass{background:#e3f4e1;border:2px solid #2e7d32;padding:.8em} .fail{background:#fbe4e4;border:2px solid #c62828;padding:.8em}
+table{border-collapse:collapse;margin:.5em 0} td,th{border:1px solid #ccc;padding:.25em .6em;text-align:right} th{background:#f3f3f3}
+td.l,th.l{text-align:left} pre{background:#f7f7f7;padding:.6em;overflow:auto;font-size:12px}
+</style></head><body>
+<h1>RFC 6349 TCP throughput test</h1>
+<p>Target {{.R.Target}}, started {{.R.Started.Format "2006-01-02 15:04:05 MST"}}, {{.R.Tool}} {{.R.Version}}.</p>
+<div class="{{if .R.Verdict.Pass}}pass{{else}}fail{{end}}"><strong>Verdict: {{if .R.Partial}}INCOMPLETE{{else if .R.Verdict.Pass}}PASS{{else}}FAIL{{end}}</strong>
+<ul>{{range .R.Verdict.Reasons}}<li>{{.}}</li>{{end}}{{if .R.Partial}}<li>{{.R.Reason}}</li>{{end}}</ul></div>
+{{if .R.Diagnosis}}<h2>Diagnosis</h2><ul>{{range .R.Diagnosis}}<li><strong>{{.Cause}}</strong>: {{.Detail}}</li>{{end}}</ul>{{end}}
+{{if .R.Warnings}}<h2>Warnings</h2><ul>{{range .R.Warnings}}<li>{{.}}</li>{{end}}</ul>{{end}}
+<h2>1-2. Path</h2>
+<table><tr><th class="l">measure</th><th>up</th><th>down</th></tr>
+<tr><td class="l">path MTU (probed)</td><td>{{.R.MTU.UpBytes}} B</td><td>{{.R.MTU.DownBytes}} B</td></tr>
+<tr><td class="l">bottleneck bandwidth (layer 2)</td><td>{{mbps .R.BB.UpBps}}</td><td>{{mbps .R.BB.DownBps}}</td></tr>
+<tr><td class="l">BDP</td><td>{{printf "%.0f" .R.BDP.UpBytes}} B</td><td>{{printf "%.0f" .R.BDP.DownBytes}} B</td></tr></table>
+<p>Baseline RTT {{printf "%.3f" .R.RTT.BaselineMs}} ms (minimum of {{.R.RTT.Probes}} UDP probes before any load; TCP's own minimum {{printf "%.3f" .R.RTT.TCPMinMs}} ms). CIR {{mbpsInt .R.BB.CIRBps}}.</p>
+<h2>3. Window walk</h2>
+{{.Chart}}
+<table><tr><th>dir</th><th>% of BDP</th><th>window</th><th>connections</th><th>ideal</th><th>actual</th><th>actual / ideal</th><th>efficiency</th><th>buffer delay</th></tr>
+{{range .R.Walk}}<tr><td>{{.Direction}}</td><td>{{.Percent}}</td><td>{{.WindowBytes}} B</td><td>{{.Connections}}</td><td>{{mbps .IdealBps}}</td><td>{{mbps .ActualBps}}</td><td>{{ratio .ActualBps .IdealBps}}</td><td>{{pct .EfficiencyPct}}</td><td>{{pct .BufferDelayPct}}</td></tr>{{end}}</table>
+<h2>4. Throughput at the BDP</h2>
+<table><tr><th>dir</th><th>window</th><th>connections</th><th>ideal</th><th>actual</th><th>TTR</th><th>efficiency</th><th>buffer delay</th><th>seconds</th></tr>
+{{range $d, $t := .R.Throughput}}<tr><td>{{$d}}</td><td>{{$t.WindowBytes}} B</td><td>{{$t.Connections}}</td><td>{{mbps $t.IdealBps}}</td><td>{{mbps $t.ActualBps}}</td><td>{{printf "%.3f" $t.TTR}}</td><td>{{pct $t.EfficiencyPct}}</td><td>{{pct $t.BufferDelayPct}}</td><td>{{printf "%.1f" $t.Seconds}}</td></tr>{{end}}</table>
+<h2>5. Shaping vs policing</h2>
+<ul>{{range $d, $s := .R.Shaping}}<li>{{$d}}: <strong>{{$s.Verdict}}</strong>: {{$s.Detail}}</li>{{end}}</ul>
+<h2>Configuration</h2>
+<p>Command: <code>{{range .R.Command}}{{.}} {{end}}</code></p>
+<p>Client: {{.R.Client.Software}}, {{.R.Client.Kernel}}. Responder: {{.R.Server.Software}}, {{.R.Server.Kernel}}.</p>
+<pre>{{printf "%+v" .R.Config}}</pre>
+<p>Ideal = maximum achievable TCP throughput (RFC 6349 §4.1.1) from the bottleneck bandwidth, the path MTU, the negotiated MSS and the link framing. Actual = goodput counted by the receiving application. Efficiency and RTTs come from TCP_INFO of the sending sockets. Buffer delay = (mean RTT during the transfer − baseline) / baseline.</p>
+</body></html>
+`))

@@ -1,0 +1,78 @@
+// Package report renders a method's result for people: plain text for the
+// terminal and one self-contained HTML file (inline CSS and SVG, no
+// network fetches).
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/fullpipe/fullpipe/internal/method"
+)
+
+func mbps(v float64) string { return fmt.Sprintf("%.2f Mbit/s", v/1e6) }
+
+// Text writes the verdict first, then each step's figures and the
+// diagnosis.
+func Text(w io.Writer, r *method.Result) {
+	verdict := "PASS"
+	if !r.Verdict.Pass {
+		verdict = "FAIL"
+	}
+	if r.Partial {
+		verdict = "INCOMPLETE (" + r.Reason + ")"
+	}
+	fmt.Fprintf(w, "\n== RFC 6349 verdict: %s\n", verdict)
+	for _, s := range r.Verdict.Reasons {
+		fmt.Fprintf(w, "   %s\n", s)
+	}
+	if len(r.Diagnosis) > 0 {
+		fmt.Fprintln(w, "\nDiagnosis:")
+		for _, f := range r.Diagnosis {
+			fmt.Fprintf(w, "  - [%s] %s\n", f.Cause, f.Detail)
+		}
+	}
+	for _, s := range r.Warnings {
+		fmt.Fprintf(w, "  warning: %s\n", s)
+	}
+	fmt.Fprintf(w, "\nPath: MTU up %d B, down %d B (ICMP seen %v); baseline RTT %.3f ms (TCP's own minimum %.3f ms)\n",
+		r.MTU.UpBytes, r.MTU.DownBytes, r.MTU.ICMPSeen, r.RTT.BaselineMs, r.RTT.TCPMinMs)
+	fmt.Fprintf(w, "      bottleneck up %s, down %s (CIR %s); BDP up %.0f B, down %.0f B\n",
+		mbps(r.BB.UpBps), mbps(r.BB.DownBps), mbps(float64(r.BB.CIRBps)), r.BDP.UpBytes, r.BDP.DownBytes)
+	if len(r.Walk) > 0 {
+		fmt.Fprintf(w, "\nWindow walk:\n  %-4s %5s %12s %5s %14s %14s %8s %11s %12s\n", "dir", "BDP", "window", "conn", "ideal", "actual", "actual%", "efficiency", "buffer delay")
+		for _, s := range r.Walk {
+			fmt.Fprintf(w, "  %-4s %4d%% %10d B %5d %14s %14s %7.1f%% %10.3f%% %11.1f%%\n", s.Direction, s.Percent, s.WindowBytes, s.Connections,
+				mbps(s.IdealBps), mbps(s.ActualBps), s.ActualBps/s.IdealBps*100, s.EfficiencyPct, s.BufferDelayPct)
+		}
+	}
+	if len(r.Throughput) > 0 {
+		fmt.Fprintf(w, "\nThroughput at the BDP:\n  %-4s %12s %5s %14s %14s %7s %11s %12s %s\n", "dir", "window", "conn", "ideal", "actual", "TTR", "efficiency", "buffer delay", "per connection")
+		for _, dir := range []string{"up", "down"} {
+			t := r.Throughput[dir]
+			if t == nil {
+				continue
+			}
+			var per []string
+			for _, b := range t.PerConnBps {
+				per = append(per, fmt.Sprintf("%.1f", b/1e6))
+			}
+			fmt.Fprintf(w, "  %-4s %10d B %5d %14s %14s %7.3f %10.3f%% %11.1f%% %s Mbit/s\n", dir, t.WindowBytes, t.Connections,
+				mbps(t.IdealBps), mbps(t.ActualBps), t.TTR, t.EfficiencyPct, t.BufferDelayPct, strings.Join(per, " / "))
+		}
+	}
+	for _, dir := range []string{"up", "down"} {
+		if s := r.Shaping[dir]; s != nil {
+			fmt.Fprintf(w, "\nShaping %s: %s\n", dir, s.Detail)
+		}
+	}
+	fmt.Fprintf(w, "\nIdeal = maximum achievable TCP throughput (RFC 6349 §4.1.1) from the bottleneck, the path MTU, the negotiated MSS and %s framing; actual = goodput at the receiver; efficiency and RTTs from the sender's TCP_INFO.\n", linkName(r))
+}
+
+func linkName(r *method.Result) string {
+	if c, ok := r.Config.(method.Config); ok {
+		return c.Link
+	}
+	return "the link's"
+}
