@@ -4,9 +4,12 @@ import (
 	"context"
 	"net"
 	"net/netip"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/fullpipe/fullpipe/internal/stats"
 	"github.com/fullpipe/fullpipe/internal/wire"
@@ -39,7 +42,14 @@ func AddrWriter(c *net.UDPConn, to netip.AddrPort) func([]byte) error {
 // maxLead is how far ahead of its schedule a paced sender may run before it
 // sleeps; sending is scheduled from the stream's start (seq × gap), never
 // from "now", so timer overshoot is caught up rather than accumulated.
-const maxLead = 500 * time.Microsecond
+// The sender sleeps with nanosleep on its own OS thread: Go timers
+// overshoot by about 1 ms here, which would send 1 ms of packets as one
+// burst (37 kB at 300 Mbit/s: enough to overflow a small router queue
+// and be mistaken for line loss); nanosleep overshoots by 50-100 µs.
+const maxLead = 50 * time.Microsecond
+
+// maxNap bounds one sleep so a cancelled ctx is seen promptly.
+const maxNap = 10 * time.Millisecond
 
 // SendUDP sends spec's stream with write until its duration ends or ctx
 // ends. Timestamps are on clk. Transient send errors (ENOBUFS, ECONNREFUSED
@@ -48,20 +58,19 @@ func SendUDP(ctx context.Context, write func([]byte) error, clk Clock, spec UDPS
 	buf := make([]byte, spec.Size)
 	gap := time.Duration(float64(spec.Size*8) / float64(spec.RateBps) * float64(time.Second))
 	begin := clk.Since()
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	for seq := uint64(0); ; seq++ {
 		due := begin + time.Duration(seq)*gap
 		if due-begin >= spec.Duration || ctx.Err() != nil {
 			return
 		}
-		if lead := due - clk.Since(); lead > maxLead {
-			timer.Reset(lead)
-			select {
-			case <-ctx.Done():
+		for lead := due - clk.Since(); lead > maxLead; lead = due - clk.Since() {
+			if ctx.Err() != nil {
 				return
-			case <-timer.C:
 			}
+			ts := unix.NsecToTimespec(int64(min(lead, maxNap)))
+			_ = unix.Nanosleep(&ts, nil)
 		}
 		wire.PutUDP(buf, wire.UDPHeader{Type: wire.UDPData, Cookie: spec.Cookie, Seq: seq, SentNs: int64(clk.Since())})
 		if write(buf) == nil {

@@ -37,6 +37,14 @@ func startLab(t *testing.T, name string, d Direction) *Lab {
 	if err != nil {
 		t.Fatal(err)
 	}
+	runLab(t, l)
+	return l
+}
+
+// runLab runs l's forwarder for the test and removes the lab afterwards.
+func runLab(t *testing.T, l *Lab) {
+	t.Helper()
+	name := l.Name
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- l.Run(ctx) }()
@@ -59,7 +67,6 @@ func startLab(t *testing.T, name string, d Direction) *Lab {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return l
 }
 
 // inNSCmd runs argv in a namespace with a deadline.

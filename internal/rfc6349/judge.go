@@ -93,6 +93,8 @@ func ClassifyShaping(e ShapingEvidence) (Shaping, string) {
 	switch {
 	case e.CIRBps > 0 && e.TotalBps > 1.05*e.CIRBps:
 		return None, "nothing holds the traffic to the CIR: the connections together carried more than it (" + ev + ")"
+	case e.LossPct >= 0.5 && e.BufferDelayPct < 25 && e.CIRBps > 0 && e.TotalBps < 0.5*e.CIRBps:
+		return None, "loss without queueing, but the connections carried less than half the CIR: not a policer holding the rate, a queue too small for TCP's bursts (" + ev + ")"
 	case e.LossPct >= 0.5 && e.BufferDelayPct < 25:
 		return Policed, "policed: packets above the rate are dropped rather than queued (" + ev + ")"
 	case e.BufferDelayPct >= 25 && e.LossPct < 0.5:
@@ -118,9 +120,9 @@ type Evidence struct {
 	ActualBps      float64
 	EfficiencyPct  float64
 	BufferDelayPct float64
-	// WalkLossBelowBDP: retransmissions at windows below the BDP, where
-	// no queue can overflow: random loss on the line.
-	WalkLossBelowBDP float64
+	// LineLossPct is the loss of the paced UDP stream at the CIR (step 2):
+	// no bursts, no queue overflow, so what is lost is lost on the line.
+	LineLossPct      float64
 	Shaping          Shaping
 	ShapingDetail    string
 	MTUUp, MTUDown   int  // path MTU found (0 = not measured)
@@ -149,13 +151,15 @@ func Diagnose(e Evidence, th Thresholds) []Finding {
 	if e.Shaping == Policed {
 		f = append(f, Finding{"policer", e.ShapingDetail})
 	}
-	if e.WalkLossBelowBDP > 0.1 {
+	lossy := e.LineLossPct >= 0.05
+	if lossy {
 		f = append(f, Finding{"loss", fmt.Sprintf(
-			"lossy line: %.2f %% of bytes were retransmitted even at windows below the BDP, where no queue overflows: random loss or bit errors on the path", e.WalkLossBelowBDP)})
+			"lossy line: paced UDP streams lost %.3f %% of their packets at a quarter of the CIR as at the full CIR: loss that does not grow with the load is random loss or bit errors on the path", e.LineLossPct)})
 	}
-	if e.EfficiencyPct < th.MinEfficiencyPct && e.Shaping != Policed && e.BufferDelayPct < 25 && e.WalkLossBelowBDP <= 0.1 {
+	short := e.ActualBps < e.IdealBps*th.MinActualPct/100
+	if (short || e.EfficiencyPct < th.MinEfficiencyPct) && e.EfficiencyPct < 99.95 && e.Shaping != Policed && e.BufferDelayPct < 25 && !lossy {
 		f = append(f, Finding{"buffer", fmt.Sprintf(
-			"buffer too small for the BDP: at the full window %.2f %% of bytes were retransmitted while the RTT rose only %.0f %%; a queue that holds a BDP (%.0f B) would absorb the bursts", 100-e.EfficiencyPct, e.BufferDelayPct, bdp)})
+			"buffer too small for the BDP: at the full window %.2f %% of bytes were retransmitted while the RTT rose only %.0f %%, and TCP got %.1f of %.1f Mbit/s; a bottleneck queue that holds a BDP (%.0f B) would absorb the bursts", 100-e.EfficiencyPct, e.BufferDelayPct, e.ActualBps/1e6, e.IdealBps/1e6, bdp)})
 	}
 	for _, d := range []struct {
 		dir string

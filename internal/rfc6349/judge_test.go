@@ -38,6 +38,9 @@ func TestClassifyShaping(t *testing.T) {
 		want Shaping
 	}{
 		{ShapingEvidence{LossPct: 3, BufferDelayPct: 2, PerConnBps: []float64{60e6, 20e6, 10e6, 10e6}}, Policed},
+		{ShapingEvidence{LossPct: 3, BufferDelayPct: 2, TotalBps: 80e6, CIRBps: 100e6, PerConnBps: []float64{40e6, 40e6}}, Policed},
+		// Loss, no queueing, and far below the CIR: a small buffer, not a policer.
+		{ShapingEvidence{LossPct: 2.8, BufferDelayPct: 3, TotalBps: 19e6, CIRBps: 300e6, PerConnBps: []float64{5e6, 5e6, 5e6, 4e6}}, None},
 		{ShapingEvidence{LossPct: 0.01, BufferDelayPct: 180, PerConnBps: []float64{25e6, 25e6, 24e6, 26e6}}, Shaped},
 		{ShapingEvidence{LossPct: 0, BufferDelayPct: 3, PerConnBps: []float64{25e6, 25e6}}, None},
 		{ShapingEvidence{LossPct: 0.01, BufferDelayPct: 300, TotalBps: 940e6, CIRBps: 100e6, PerConnBps: []float64{235e6, 235e6, 235e6, 235e6}}, None},
@@ -57,10 +60,16 @@ func TestDiagnose(t *testing.T) {
 	if len(f) == 0 || f[0].Cause != "window" || !strings.Contains(f[0].Detail, "250000 B") || !strings.Contains(f[0].Detail, "4 connections") {
 		t.Fatalf("window case: %+v", f)
 	}
-	// Scenario 2: loss at full window with little queueing, no policer.
-	f = Diagnose(Evidence{BBBps: 300e6, RTT: ms(50), IdealBps: 282e6, ActualBps: 95e6, EfficiencyPct: 97, BufferDelayPct: 4, Shaping: None}, DefaultThresholds)
+	// Scenario 2: loss at full window with little queueing, no policer,
+	// a clean line.
+	f = Diagnose(Evidence{BBBps: 300e6, RTT: ms(50), IdealBps: 282e6, ActualBps: 95e6, EfficiencyPct: 99.2, BufferDelayPct: 4, Shaping: None}, DefaultThresholds)
 	if len(f) != 1 || f[0].Cause != "buffer" {
 		t.Fatalf("buffer case: %+v", f)
+	}
+	// The same shortfall with loss on a smooth UDP stream: the line.
+	f = Diagnose(Evidence{BBBps: 2e6, RTT: ms(100), IdealBps: 1.8e6, ActualBps: 0.9e6, EfficiencyPct: 98, BufferDelayPct: 4, LineLossPct: 1.2}, DefaultThresholds)
+	if len(f) != 1 || f[0].Cause != "loss" {
+		t.Fatalf("lossy line case: %+v", f)
 	}
 	// A black hole.
 	f = Diagnose(Evidence{BBBps: 100e6, RTT: ms(20), IdealBps: 94e6, ActualBps: 94e6, EfficiencyPct: 100, MTUUp: 1400, LocalMTU: 1500}, DefaultThresholds)
