@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"math"
@@ -66,7 +67,14 @@ func walkChart(r *method.Result) template.HTML {
 var page = template.Must(template.New("r").Funcs(template.FuncMap{
 	"mbps":    func(v float64) string { return fmt.Sprintf("%.2f Mbit/s", v/1e6) },
 	"mbpsInt": func(v int64) string { return fmt.Sprintf("%.2f Mbit/s", float64(v)/1e6) },
-	"pct":     func(v float64) string { return fmt.Sprintf("%.2f %%", v) },
+	"json": func(v any) string {
+		b, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return err.Error()
+		}
+		return string(b)
+	},
+	"pct": func(v float64) string { return fmt.Sprintf("%.2f %%", v) },
 	"ratio": func(a, b float64) string {
 		if b == 0 {
 			return "-"
@@ -80,7 +88,7 @@ body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:60em;color:#2
 h1{font-size:1.5em} h2{font-size:1.15em;margin-top:1.6em;border-bottom:1px solid #ccc}
 .pass{background:#e3f4e1;border:2px solid #2e7d32;padding:.8em} .fail{background:#fbe4e4;border:2px solid #c62828;padding:.8em}
 table{border-collapse:collapse;margin:.5em 0} td,th{border:1px solid #ccc;padding:.25em .6em;text-align:right} th{background:#f3f3f3}
-td.l,th.l{text-align:left} pre{background:#f7f7f7;padding:.6em;overflow:auto;font-size:12px}
+td.l,th.l{text-align:left} pre{background:#f7f7f7;padding:.6em;white-space:pre-wrap;font-size:12px}
 </style></head><body>
 <h1>RFC 6349 TCP throughput test</h1>
 <p>Target {{.R.Target}}, started {{.R.Started.Format "2006-01-02 15:04:05 MST"}}, {{.R.Tool}} {{.R.Version}}.</p>
@@ -106,7 +114,7 @@ td.l,th.l{text-align:left} pre{background:#f7f7f7;padding:.6em;overflow:auto;fon
 <h2>Configuration</h2>
 <p>Command: <code>{{range .R.Command}}{{.}} {{end}}</code></p>
 <p>Client: {{.R.Client.Software}}, {{.R.Client.Kernel}}. Responder: {{.R.Server.Software}}, {{.R.Server.Kernel}}.</p>
-<pre>{{printf "%+v" .R.Config}}</pre>
+<pre>{{json .R.Config}}</pre>
 <p>Ideal = maximum achievable TCP throughput (RFC 6349 §4.1.1) from the bottleneck bandwidth, the path MTU, the negotiated MSS and the link framing. Actual = goodput counted by the receiving application. Efficiency and RTTs come from TCP_INFO of the sending sockets. Buffer delay = (mean RTT during the transfer − baseline) / baseline.</p>
 </body></html>
 `))

@@ -196,7 +196,7 @@ func TestResponderStops(t *testing.T) {
 // which sends the user looking for a timeout (the deadline is the test's
 // duration plus 15 s, far away).
 func TestResponderStopReason(t *testing.T) {
-	t.Skip("known bug: internal/serve/run.go:72 reports a responder shutdown as \"responder's deadline for this test passed\"; tell ctx.Err() (shutdown) from the session's own deadline")
+	t.Skip("known bug: internal/serve/run.go:71-72 reports a responder shutdown as \"responder's deadline for this test passed\"; tell ctx.Err() (shutdown) from the session's own deadline")
 	srv, err := serve.Listen(serve.Config{Listen: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,82 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/method"
+	"github.com/fullpipe/fullpipe/internal/rfc6349"
+)
+
+func sample() *method.Result {
+	return &method.Result{
+		MTU:        method.MTU{UpBytes: 1500, DownBytes: 1400, LocalBytes: 1500},
+		RTT:        method.RTT{BaselineMs: 20.1, Probes: 20},
+		BB:         method.BB{UpBps: 100e6, DownBps: 100e6, CIRBps: 100e6},
+		BDP:        method.BDP{UpBytes: 251_250, DownBytes: 251_250},
+		Walk:       []method.WalkRow{{Direction: "up", Percent: 25, WindowBytes: 62_812, Connections: 1, IdealBps: 25e6, ActualBps: 23.6e6, EfficiencyPct: 100}},
+		Throughput: map[string]*method.ThroughputRow{"up": {WindowBytes: 251_250, Connections: 1, IdealBps: 94.1e6, ActualBps: 91.5e6, TTR: 1.03, EfficiencyPct: 100, Pass: true}},
+		Shaping:    map[string]*method.ShapingRow{"up": {Verdict: rfc6349.Shaped, Detail: "shaped <b>"}},
+		Verdict:    method.Verdict{Pass: false, Reasons: []string{"down: no throughput measured"}},
+		Diagnosis:  []rfc6349.Finding{{Cause: "mtu", Detail: "path MTU down is 1400 B ... black hole"}},
+	}
+}
+
+// The report is one file: nothing fetched from a network, text escaped.
+func TestHTMLSelfContained(t *testing.T) {
+	h := string(HTML(sample()))
+	if m := regexp.MustCompile(`(src|href)\s*=\s*["']?https?:`).FindString(h); m != "" {
+		t.Fatalf("report fetches from the network: %s", m)
+	}
+	for _, want := range []string{"Verdict: FAIL", "<svg", "black hole", "shaped &lt;b&gt;", "94.10 Mbit/s"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	var b bytes.Buffer
+	Text(&b, sample())
+	if !strings.Contains(b.String(), "verdict: FAIL") || !strings.Contains(b.String(), "[mtu]") {
+		t.Errorf("text report: %s", b.String())
+	}
+}
+
+// TestHTMLRendersInChromium renders the report in headless Chromium (the
+// Debian package; CI installs it) and checks the rendered DOM and that a
+// screenshot has content.
+func TestHTMLRendersInChromium(t *testing.T) {
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Skip("chromium not installed (apt-get install -y chromium); CI installs it")
+	}
+	dir := t.TempDir()
+	page := filepath.Join(dir, "r.html")
+	if err := os.WriteFile(page, HTML(sample()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	flags := []string{"--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=" + filepath.Join(dir, "profile")}
+	dom, err := exec.CommandContext(ctx, bin, append(flags, "--dump-dom", "file://"+page)...).Output()
+	if err != nil {
+		t.Fatalf("chromium --dump-dom: %v", err)
+	}
+	if !strings.Contains(string(dom), "Verdict: FAIL") || !strings.Contains(string(dom), "<rect") {
+		t.Fatalf("rendered DOM lacks the verdict or the chart")
+	}
+	shot := filepath.Join(dir, "r.png")
+	cmd := exec.CommandContext(ctx, bin, append(flags, "--screenshot="+shot, "--window-size=1000,1400", "file://"+page)...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("chromium --screenshot: %v\n%s", err, out)
+	}
+	if st, err := os.Stat(shot); err != nil || st.Size() < 10_000 {
+		t.Fatalf("screenshot missing or blank: %v", err)
+	}
+}
