@@ -39,6 +39,9 @@ Example:
 				if cfg.Count < 1 || cfg.Count > 1_000_000 {
 					return usagef("--count %d: want 1..1,000,000", cfg.Count)
 				}
+				if span := time.Duration(cfg.Count) * cfg.Interval; span > 9*time.Minute {
+					return usagef("%d probes %v apart take %v; a responder allows 10m per test by default: send fewer or closer probes", cfg.Count, cfg.Interval, span.Round(time.Second))
+				}
 				if cfg.Interval < time.Millisecond {
 					return usagef("--interval %v is below the 1ms minimum", cfg.Interval)
 				}

@@ -26,7 +26,7 @@ interarrival jitter.
 --rate is the UDP payload rate in bits per second; the report also gives
 the receiver's rate including IP and UDP headers (28 bytes per datagram
 on IPv4, 48 on IPv6). Each datagram carries a sequence number and a send
-timestamp in its first bytes, so --size must be at least 64 bytes.
+timestamp in its first 40 bytes, so --size must be at least 40 bytes.
 
 Example:
   fullpipe udp 198.18.0.2 --rate 50M --size 1400 -t 10s`,
@@ -49,8 +49,8 @@ Example:
 				if cfg.RateBps <= 0 {
 					return usagef("--rate must be positive")
 				}
-				if size < 64 || size > 65507 {
-					return usagef("--size %d: want 64..65507 bytes", size)
+				if size < wire.UDPHeaderLen || size > 65507 {
+					return usagef("--size %d: want %d..65507 bytes (the first %d carry fullpipe's header)", size, wire.UDPHeaderLen, wire.UDPHeaderLen)
 				}
 				if cfg.Duration <= 0 {
 					return usagef("--duration must be positive")
@@ -59,9 +59,6 @@ Example:
 					return err
 				}
 				cfg.Size = int(size)
-				if size < wire.UDPHeaderLen {
-					return usagef("--size below the %d-byte fullpipe header", wire.UDPHeaderLen)
-				}
 				var progress func(result.UDPInterval)
 				if !cf.json {
 					progressf(e, false, "connecting to %s ...", tester.HostPort(t.Addr))

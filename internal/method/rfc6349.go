@@ -382,6 +382,8 @@ func (r *runner) stepThroughput() error {
 }
 
 func (r *runner) stepShaping() error {
+	r.warn(fmt.Sprintf("the shaping vs policing step sends above the CIR of %.2f Mbit/s on purpose, for %v per direction (RFC 6349 §5: coordinate such tests with the provider)",
+		float64(r.cfg.CIRBps)/1e6, r.cfg.StepDuration))
 	for _, dir := range r.cfg.Directions {
 		// Unbounded windows and a loss-based congestion control push past
 		// the CIR: a policer answers with loss, a shaper with queueing

@@ -70,6 +70,9 @@ func (ss *session) run(ctx context.Context, c *net.TCPConn, br *bufio.Reader) er
 		case reason = <-stopped:
 		case <-tctx.Done():
 			reason = "responder's deadline for this test passed"
+			if ctx.Err() != nil {
+				reason = "the responder is shutting down"
+			}
 		}
 		break
 	}

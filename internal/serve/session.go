@@ -69,6 +69,18 @@ func (ss *session) attach(c *net.TCPConn, dh wire.DataHello) error {
 	if len(ss.streams) >= ss.expectedStreams() {
 		return errors.New("more data connections than the test asked for")
 	}
+	// The hello must name a stream the request asked for: its direction
+	// decides who sends (and what the rate budget reserved), so a client
+	// cannot turn an upload into an unpaced download.
+	wantClient := !ss.req.Reverse
+	if dh.Stream < 0 || dh.Stream >= ss.req.Streams || (!ss.req.Bidir && dh.ClientSends != wantClient) {
+		return fmt.Errorf("data connection for stream %d (client sends: %v), which the request did not ask for", dh.Stream, dh.ClientSends)
+	}
+	for _, o := range ss.streams {
+		if o.hello.Stream == dh.Stream && o.hello.ClientSends == dh.ClientSends {
+			return fmt.Errorf("a second data connection for stream %d", dh.Stream)
+		}
+	}
 	if st.serverSends() {
 		if err := applySendOpts(c, ss.req, ss.pacingBps()); err != nil && ss.attachErr == nil {
 			ss.attachErr = err

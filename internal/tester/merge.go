@@ -183,8 +183,13 @@ func (r *tcpRun) emitFinal(cur map[streamKey]merged) {
 // streams now and the responder's result (nil if it never came).
 func (r *tcpRun) summary(final *wire.Result) result.TCPSummary {
 	var remote []wire.StreamSample
-	if final != nil {
+	switch {
+	case final != nil:
 		remote = final.Streams
+	case len(r.remote) > 0:
+		// No result (the responder died): its last interval's samples are
+		// cumulative too, so what it counted up to then still counts.
+		remote = r.remote[len(r.remote)-1]
 	}
 	cur := merge(r.sampleLocal(), remote)
 	r.emitFinal(cur)
