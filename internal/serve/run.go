@@ -57,6 +57,7 @@ func (ss *session) run(ctx context.Context, c *net.TCPConn, br *bufio.Reader) er
 		case <-interval.C:
 			iv := ss.sample(idx, next-req.Interval)
 			iv.EndNs = int64(next)
+			_ = c.SetWriteDeadline(time.Now().Add(handshakeTimeout)) // a client that stops reading cannot hold the session
 			if err := wire.Encode(c, wire.TypeInterval, iv); err != nil {
 				cancel()
 				<-workersDone
@@ -69,9 +70,15 @@ func (ss *session) run(ctx context.Context, c *net.TCPConn, br *bufio.Reader) er
 		case <-done:
 		case reason = <-stopped:
 		case <-tctx.Done():
-			reason = "responder's deadline for this test passed"
-			if ctx.Err() != nil {
-				reason = "the responder is shutting down"
+			// The stop reader cancels tctx right after it delivers the
+			// client's reason: prefer that reason when both are ready.
+			select {
+			case reason = <-stopped:
+			default:
+				reason = "responder's deadline for this test passed"
+				if ctx.Err() != nil {
+					reason = "the responder is shutting down"
+				}
 			}
 		}
 		break
