@@ -89,6 +89,9 @@ func (ss *session) run(ctx context.Context, c *net.TCPConn, br *bufio.Reader) er
 	if reason != "" && reason != "done" {
 		res.Partial, res.Reason = true, reason
 	}
+	// Free the session's slot before the client hears the result, so a
+	// client that starts its next test at once is not refused as busy.
+	ss.srv.unregister(ss)
 	_ = c.SetWriteDeadline(time.Now().Add(handshakeTimeout))
 	if err := wire.Encode(c, wire.TypeResult, res); err != nil {
 		return err

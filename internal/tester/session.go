@@ -107,7 +107,7 @@ func (s *session) handshake(ctx context.Context, req wire.Request) error {
 			return fmt.Errorf("%s: %w", s.addr, err)
 		}
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return fmt.Errorf("%s: waiting for the responder's greeting: %w", s.addr, ctx.Err())
 		}
 		return fmt.Errorf("%s is not a fullpipe responder (no greeting: %v)", s.addr, err)
 	}

@@ -96,9 +96,9 @@ func WritePreamble(w io.Writer, magic string) error {
 // check the version: callers decide how to answer a mismatch.
 func ReadPreamble(r io.Reader) (magic string, version uint16, err error) {
 	var b [PreambleLen]byte
-	if _, err := io.ReadFull(r, b[:]); err != nil {
+	if n, err := io.ReadFull(r, b[:]); err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return "", 0, &NotFullpipeError{Got: b[:]}
+			return "", 0, &NotFullpipeError{Got: b[:n]}
 		}
 		return "", 0, err
 	}
