@@ -241,11 +241,15 @@ func TestPolicerVsShaper(t *testing.T) {
 	pRise, pst := run("tpol", Direction{PoliceBps: rate, PoliceBurst: 30_000, Delay: 5 * time.Millisecond})
 	sRise, sst := run("tshape", Direction{RateBps: rate, QueueBytes: 200_000, Delay: 5 * time.Millisecond})
 	t.Logf("policer: +%.2f ms, %d policer drops; shaper: +%.2f ms, %d queue drops", pRise, pst.Up.Drops["policer"], sRise, sst.Up.Drops["queue"])
-	// A policer has no queue: the loaded RTT rises by at most the TUN and
-	// host queues (well under 2 ms here). A 200 kB queue at 20 Mbit/s is
-	// 80 ms when full; a cubic flow keeps it at least a quarter full.
-	if pst.Up.Drops["policer"] == 0 || pRise > 2 {
-		t.Errorf("policer: %d drops, RTT rise %.2f ms; want drops and < 2 ms", pst.Up.Drops["policer"], pRise)
+	// A policer has no queue: the network adds no delay, and what the
+	// loaded RTT gains is the hosts' own queueing: the client's TUN queue
+	// (up to 500 packets, ≈ 0.75 MB, which the forwarder drains at ≈ 6
+	// Gbit/s: ≈ 1 ms) and scheduling on 2 CPUs; measured 1.2-2.3 ms. A 200 kB
+	// queue at 20 Mbit/s is 80 ms when full, and a cubic flow keeps it at
+	// least a quarter full. So: the policer's rise stays under 5 ms and
+	// under a tenth of the shaper's.
+	if pst.Up.Drops["policer"] == 0 || pRise > 5 || pRise > sRise/10 {
+		t.Errorf("policer: %d drops, RTT rise %.2f ms (shaper %.2f ms); want drops and < 5 ms and < a tenth of the shaper's", pst.Up.Drops["policer"], pRise, sRise)
 	}
 	if sRise < 20 {
 		t.Errorf("shaper: RTT rise %.2f ms; want > 20 ms", sRise)
