@@ -255,8 +255,7 @@ func (r *runner) stepBaseline() error {
 // carries the CIR), that stream's loss, and the loss on the line. Loss on
 // the line (bit errors, random drops) does not depend on the load, while a
 // queue overflowing under the bursts of a sending host grows with it; so a
-// second stream at a quarter of the CIR decides: when its loss is at least
-// a third of the full stream's, the loss is the line's.
+// second stream at a quarter of the CIR decides (see below).
 func (r *runner) measureBB(dir string) (bb, loss, line float64, err error) {
 	ip := r.mtu[dir]
 	payload := ip - 28
@@ -278,9 +277,18 @@ func (r *runner) measureBB(dir string) (bb, loss, line float64, err error) {
 	if bb >= 0.98*float64(r.cfg.CIRBps) {
 		bb = float64(r.cfg.CIRBps)
 	}
-	q, f := quarter.Summary.LossPct, full.Summary.LossPct
-	if q > 0 && 3*q >= f {
-		line = math.Min(q, f)
+	// Line loss if the quarter-rate stream lost about as much as the full
+	// stream's loss rate predicts for its packet count: not significantly
+	// fewer (Poisson, 3 standard deviations). At low rates a few dozen
+	// packets may lose none by chance; a queue overflowing under bursts
+	// loses far fewer at a quarter of the load.
+	f := full.Summary.LossPct
+	expected := f / 100 * float64(quarter.Summary.SentPackets)
+	if f > 0 && float64(quarter.Summary.Lost) >= expected-3*math.Sqrt(expected) {
+		line = f
+		if quarter.Summary.SentPackets > 0 && quarter.Summary.Lost > 0 {
+			line = math.Min(f, quarter.Summary.LossPct)
+		}
 	}
 	return bb, f, line, nil
 }
