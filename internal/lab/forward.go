@@ -30,7 +30,7 @@ const maxSleep = 500 * time.Microsecond
 // spinWindow is how close to a delivery the writer stops sleeping and
 // spins: nanosleep overshoots by about 50-100 µs on this kernel, which
 // would add that much to every emulated delay.
-const spinWindow = 100 * time.Microsecond
+const spinWindow = 250 * time.Microsecond
 
 // DirStats counts one direction. Drops are by cause (link.Cause order).
 type DirStats struct {
