@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 
@@ -192,6 +193,16 @@ func Up(cfg Config) (l *Lab, err error) {
 func (l *Lab) Run(ctx context.Context) error {
 	if err := l.publish(); err != nil {
 		return err
+	}
+	// Each writer is locked to its thread and holds a P while it spins or
+	// sleeps in nanosleep; the runtime takes a P back from a sleeping
+	// thread only when sysmon notices, after 20 µs to 10 ms. With
+	// GOMAXPROCS at the CPU count (2 here) the writers can leave the
+	// readers, and an in-process responder, waiting for a P, which adds
+	// that wait to the path's delay. One spare P per writer avoids it;
+	// the OS still shares the CPUs.
+	if want := runtime.NumCPU() + len(l.pipes); runtime.GOMAXPROCS(0) < want {
+		runtime.GOMAXPROCS(want)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
