@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/serve"
+	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
 func run(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
@@ -204,11 +206,11 @@ func TestVersionMismatch(t *testing.T) {
 			return
 		}
 		defer c.Close()
-		_, _ = c.Write([]byte("FPCT\x00\x02")) // fullpipe control, version 2
+		_, _ = c.Write([]byte{'F', 'P', 'C', 'T', 0, byte(wire.Version + 1)}) // fullpipe control, the next version
 		time.Sleep(500 * time.Millisecond)
 	}()
 	code, _, errs := run(t, context.Background(), "rtt", ln.Addr().String(), "-c", "1")
-	if code != ExitRefused || !strings.Contains(errs, "we speak 1, the peer speaks 2") {
+	if code != ExitRefused || !strings.Contains(errs, fmt.Sprintf("we speak %d, the peer speaks %d", wire.Version, wire.Version+1)) {
 		t.Fatalf("exit %d stderr %q", code, errs)
 	}
 }

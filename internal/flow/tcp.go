@@ -45,6 +45,7 @@ type Counter struct {
 	FirstNs     atomic.Int64 // first byte read, ns on the Clock; 0 = none yet
 	LastNs      atomic.Int64 // last byte read, ns on the Clock
 	InflightMax atomic.Int64 // sender with a window: most bytes in flight seen
+	Series      *Series      // receiver: when set, bytes per 10 ms bin; set before the stream starts
 }
 
 // SendSpec says how much a TCP sender sends.
@@ -192,6 +193,9 @@ func RecvTCP(ctx context.Context, c *net.TCPConn, clk Clock, ctr *Counter) error
 			}
 			ctr.LastNs.Store(now)
 			ctr.Bytes.Add(int64(n))
+			if ctr.Series != nil {
+				ctr.Series.Add(time.Duration(now), n)
+			}
 		}
 		if err != nil {
 			if errors.Is(err, io.EOF) || (ctx.Err() != nil && isDeadline(err)) {

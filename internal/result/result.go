@@ -110,8 +110,58 @@ type TCPSummary struct {
 // TCP is a TCP throughput test.
 type TCP struct {
 	Meta
-	Intervals []TCPInterval `json:"intervals"`
-	Summary   TCPSummary    `json:"summary"`
+	Intervals []TCPInterval         `json:"intervals"`
+	Summary   TCPSummary            `json:"summary"`
+	Series    map[string]*TCPSeries `json:"series,omitempty"`
+}
+
+// TCPSeries is one direction's time series: the receiver's instantaneous
+// rate, from its read times, and the sender's smoothed RTT. Each is on
+// its own side's clock, zero when that side started the test (the two
+// zeros differ by at most the control connection's one-way delay).
+type TCPSeries struct {
+	RateClock string      `json:"rate_clock"` // "client" or "responder": the receiver
+	WindowS   float64     `json:"rate_window_s"`
+	Rate      []RatePoint `json:"rate"`
+	RTTClock  string      `json:"rtt_clock"` // the sender
+	RTT       []RTTPoint  `json:"rtt"`
+}
+
+// RatePoint is the goodput received in the window (TS − WindowS, TS].
+type RatePoint struct {
+	TS  float64 `json:"t_s"`
+	Bps float64 `json:"bps"`
+}
+
+// RTTPoint is the mean smoothed RTT (TCP_INFO) of a direction's streams.
+type RTTPoint struct {
+	TS float64 `json:"t_s"`
+	Us int64   `json:"rtt_us"`
+}
+
+// Rate series parameters: a point every RateStep, each over RateWindow.
+const (
+	RateWindow = 100 * time.Millisecond
+	RateStep   = 50 * time.Millisecond
+)
+
+// RateSeries turns byte counts per bin into rates over a sliding window:
+// a point every RateStep from the first full window on, each the bytes of
+// the RateWindow before it × 8 / RateWindow.
+func RateSeries(bins []int64, bin time.Duration) []RatePoint {
+	if bin <= 0 || RateWindow%bin != 0 || RateStep%bin != 0 {
+		return nil
+	}
+	w, step := int(RateWindow/bin), int(RateStep/bin)
+	var out []RatePoint
+	for end := w; end <= len(bins); end += step {
+		var b int64
+		for _, v := range bins[end-w : end] {
+			b += v
+		}
+		out = append(out, RatePoint{TS: (time.Duration(end) * bin).Seconds(), Bps: float64(b) * 8 / RateWindow.Seconds()})
+	}
+	return out
 }
 
 // RTTStats summarises round-trip samples, in microseconds.

@@ -118,6 +118,17 @@ func (ss *session) startWorkers(ctx context.Context) *sync.WaitGroup {
 	ss.mu.Lock()
 	streams, peer, clk := ss.streams, ss.udpPeer, ss.clock
 	ss.mu.Unlock()
+	var senders []*net.TCPConn
+	if req.Kind == wire.KindTCP {
+		ss.rx = flow.NewSeries(req.Duration)
+		for _, st := range streams {
+			if st.serverSends() {
+				senders = append(senders, st.conn)
+			} else {
+				st.ctr.Series = ss.rx
+			}
+		}
+	}
 	for _, st := range streams {
 		wg.Add(1)
 		go func() {
@@ -142,7 +153,11 @@ func (ss *session) startWorkers(ctx context.Context) *sync.WaitGroup {
 			flow.SendUDP(ctx, flow.AddrWriter(ss.srv.udp, peer), clk, spec, &ss.udpTx)
 		}()
 	}
-	go func() { wg.Wait(); sendCancel() }()
+	streamsDone := make(chan struct{})
+	go func() { wg.Wait(); sendCancel(); close(streamsDone) }()
+	if len(senders) > 0 {
+		go ss.rtt.Run(streamsDone, clk, senders) // ends with the streams
+	}
 	return &wg
 }
 
@@ -150,13 +165,37 @@ func (ss *session) startWorkers(ctx context.Context) *sync.WaitGroup {
 func (ss *session) sample(idx int, start time.Duration) wire.Interval {
 	iv := wire.Interval{Index: idx, StartNs: int64(start)}
 	iv.Streams, iv.UDP = ss.figures()
+	iv.Series = ss.series(false)
 	return iv
 }
 
 func (ss *session) result() wire.Result {
 	var r wire.Result
 	r.Streams, r.UDP = ss.figures()
+	r.Series = ss.series(true)
 	return r
+}
+
+// series is what the client does not have yet of the time series: the
+// bins completed by now (all of them at the end) and the new RTT points.
+func (ss *session) series(final bool) *wire.Series {
+	if ss.req.Kind != wire.KindTCP || ss.rx == nil {
+		return nil
+	}
+	to := int(ss.clock.Since() / flow.SeriesBin) // the bin in progress is not complete
+	if final {
+		to = ss.rx.Len()
+	}
+	out := &wire.Series{FromBin: ss.rxSent}
+	if to > ss.rxSent {
+		out.RxBins = ss.rx.Bins(ss.rxSent, to)
+		ss.rxSent += len(out.RxBins)
+	}
+	out.RTT, ss.rttSent = ss.rtt.Since(ss.rttSent)
+	if len(out.RxBins) == 0 && len(out.RTT) == 0 {
+		return nil
+	}
+	return out
 }
 
 // figures returns every stream's cumulative counters and, for streams the

@@ -34,6 +34,14 @@ type session struct {
 	clock     flow.Clock
 	started   bool
 
+	// TCP time series (run's goroutine after startWorkers): bytes this
+	// side receives per bin, RTT of the streams it sends, and how much of
+	// each the client already has.
+	rx      *flow.Series
+	rtt     flow.RTTSeries
+	rxSent  int
+	rttSent int
+
 	attached chan struct{} // a data connection or UDP peer arrived (cap 1)
 	udpRx    *flow.UDPReceiver
 	udpTx    flow.UDPSender

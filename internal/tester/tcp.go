@@ -149,6 +149,51 @@ type tcpRun struct {
 	prev          map[streamKey]merged
 	intervals     []result.TCPInterval
 	rttSamples    map[bool][]int64 // srtt samples (µs) per direction (clientSends)
+
+	// time series: the down direction's bytes received here, the up
+	// direction's RTT sampled here, and what the responder sent of the
+	// other two
+	rx        *flow.Series
+	rtt       flow.RTTSeries
+	remoteRx  []int64
+	remoteRTT []wire.RTTPoint
+}
+
+// addSeries appends a chunk of the responder's series.
+func (r *tcpRun) addSeries(s *wire.Series) {
+	if s == nil {
+		return
+	}
+	if s.FromBin > len(r.remoteRx) && s.FromBin <= len(r.remoteRx)+1<<16 {
+		r.remoteRx = append(r.remoteRx, make([]int64, s.FromBin-len(r.remoteRx))...)
+	}
+	if s.FromBin == len(r.remoteRx) {
+		r.remoteRx = append(r.remoteRx, s.RxBins...)
+	}
+	r.remoteRTT = append(r.remoteRTT, s.RTT...)
+}
+
+// series builds the result's time series per direction.
+func (r *tcpRun) series() map[string]*result.TCPSeries {
+	out := map[string]*result.TCPSeries{}
+	rtt := func(pts []wire.RTTPoint) []result.RTTPoint {
+		o := make([]result.RTTPoint, len(pts))
+		for i, p := range pts {
+			o[i] = result.RTTPoint{TS: time.Duration(p.Ns).Seconds(), Us: p.Us}
+		}
+		return o
+	}
+	local, _ := r.rtt.Since(0)
+	for _, sends := range directions(r.cfg) {
+		if sends { // up: the responder receives, the client sends
+			out[result.Up] = &result.TCPSeries{RateClock: "responder", WindowS: result.RateWindow.Seconds(),
+				Rate: result.RateSeries(r.remoteRx, flow.SeriesBin), RTTClock: "client", RTT: rtt(local)}
+		} else {
+			out[result.Down] = &result.TCPSeries{RateClock: "client", WindowS: result.RateWindow.Seconds(),
+				Rate: result.RateSeries(r.rx.Bins(0, r.rx.Len()), flow.SeriesBin), RTTClock: "responder", RTT: rtt(r.remoteRTT)}
+		}
+	}
+	return out
 }
 
 // measure runs the workers and the interval loop, and builds the result.
@@ -162,6 +207,15 @@ func (r *tcpRun) measure(ctx context.Context, p *prober) (*result.TCP, error) {
 	defer sendCancel()
 	var wg sync.WaitGroup
 	errs := make(chan error, len(r.streams))
+	r.rx = flow.NewSeries(r.cfg.Duration)
+	var senders []*net.TCPConn
+	for _, ls := range r.streams {
+		if ls.clientSends {
+			senders = append(senders, ls.conn)
+		} else {
+			ls.ctr.Series = r.rx
+		}
+	}
 	for _, ls := range r.streams {
 		wg.Add(1)
 		go func() { // ends when its stream ends or wctx does
@@ -180,6 +234,10 @@ func (r *tcpRun) measure(ctx context.Context, p *prober) (*result.TCP, error) {
 	localDone := make(chan struct{})
 	go func() { wg.Wait(); close(localDone) }()
 	var probes sync.WaitGroup // apart from wg: probing runs until wctx ends
+	if len(senders) > 0 {
+		probes.Add(1)
+		go func() { defer probes.Done(); r.rtt.Run(localDone, r.clk, senders) }()
+	}
 	if p != nil {
 		probes.Add(1)
 		go func() { defer probes.Done(); p.loop(wctx, loadedProbeGap) }()
@@ -214,9 +272,11 @@ func (r *tcpRun) measure(ctx context.Context, p *prober) (*result.TCP, error) {
 				partial = m.err.Error()
 			case m.interval != nil:
 				r.remote = append(r.remote, m.interval.Streams)
+				r.addSeries(m.interval.Series)
 				r.emit()
 			case m.result != nil:
 				final = m.result
+				r.addSeries(final.Series)
 				if final.Partial {
 					partial = "responder: " + final.Reason
 				}
@@ -233,6 +293,9 @@ func (r *tcpRun) measure(ctx context.Context, p *prober) (*result.TCP, error) {
 	}
 	if partial != "" && final == nil {
 		final = r.s.stopAndWait(partial, msgs)
+		if final != nil {
+			r.addSeries(final.Series)
+		}
 	}
 	wcancel()
 	wg.Wait()
@@ -240,6 +303,7 @@ func (r *tcpRun) measure(ctx context.Context, p *prober) (*result.TCP, error) {
 	res := &result.TCP{}
 	res.Summary = r.summary(final)
 	res.Intervals = append([]result.TCPInterval{}, r.intervals...)
+	res.Series = r.series()
 	if partial != "" {
 		res.Summary.Partial, res.Summary.PartialReason = true, partial
 		return res, fmt.Errorf("%w: %s", ErrPartial, partial)

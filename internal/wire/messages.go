@@ -106,12 +106,32 @@ type Interval struct {
 	EndNs   int64          `json:"end_ns"`
 	Streams []StreamSample `json:"streams,omitempty"`
 	UDP     *UDPStats      `json:"udp,omitempty"`
+	Series  *Series        `json:"series,omitempty"`
 }
 
 // Result is the server's final view.
 type Result struct {
 	Streams []StreamSample `json:"streams,omitempty"`
 	UDP     *UDPStats      `json:"udp,omitempty"`
+	Series  *Series        `json:"series,omitempty"`
 	Partial bool           `json:"partial,omitempty"`
 	Reason  string         `json:"reason,omitempty"`
+}
+
+// Series is the part of a TCP test's time series the server adds since
+// its previous interval frame: the bytes it received per 10 ms bin (all
+// streams; the up direction) from bin FromBin on, and the smoothed RTT of
+// the streams it sends (the down direction) every 100 ms. Times are on
+// the server's clock, which starts when it reads start.
+type Series struct {
+	FromBin int        `json:"from_bin"`
+	RxBins  []int64    `json:"rx_bins,omitempty"`
+	RTT     []RTTPoint `json:"rtt,omitempty"`
+}
+
+// RTTPoint is one RTT sample: the mean smoothed RTT of a side's sending
+// streams at a time on that side's clock.
+type RTTPoint struct {
+	Ns int64 `json:"t_ns"`
+	Us int64 `json:"rtt_us"`
 }

@@ -17,7 +17,7 @@ import (
 )
 
 // Version is the protocol version this build speaks. Peers must match exactly.
-const Version uint16 = 1
+const Version uint16 = 2
 
 // DefaultPort is the responder's TCP (control and data) and UDP (probes) port.
 const DefaultPort = 6349
