@@ -111,6 +111,9 @@ type ThroughputRow struct {
 	SndbufLimPct   float64   `json:"sndbuf_limited_pct"`
 	Pass           bool      `json:"pass"`
 	Why            string    `json:"why"`
+	// Series is the receiver's rate and the sender's RTT over the test
+	// (the tcp test's series for this direction).
+	Series *result.TCPSeries `json:"series,omitempty"`
 }
 
 // ShapingRow is step 5.
@@ -365,7 +368,7 @@ func (r *runner) stepThroughput() error {
 			return err
 		}
 		row := &ThroughputRow{WindowBytes: per * n, Connections: n, ActualBps: d.ThroughputBps, EfficiencyPct: d.EfficiencyPct,
-			BufferDelayPct: r.bufferDelay(d.RTTMeanUs), Bytes: d.Bytes, Seconds: d.IntervalS}
+			BufferDelayPct: r.bufferDelay(d.RTTMeanUs), Bytes: d.Bytes, Seconds: d.IntervalS, Series: res.Series[dir]}
 		for _, s := range res.Summary.Streams {
 			if s.Direction != dir {
 				continue

@@ -15,7 +15,13 @@ import (
 // diagnosis and the full configuration.
 func HTML(r *method.Result) []byte {
 	var b bytes.Buffer
-	if err := page.Execute(&b, view{R: r, Chart: walkChart(r)}); err != nil {
+	v := view{R: r, Chart: walkChart(r)}
+	for _, dir := range []string{"up", "down"} {
+		if t := r.Throughput[dir]; t != nil && t.Series != nil {
+			v.Time = append(v.Time, timeChart(dir, t, r.RTT.BaselineMs))
+		}
+	}
+	if err := page.Execute(&b, v); err != nil {
 		return []byte("report: " + template.HTMLEscapeString(err.Error()))
 	}
 	return b.Bytes()
@@ -24,6 +30,72 @@ func HTML(r *method.Result) []byte {
 type view struct {
 	R     *method.Result
 	Chart template.HTML
+	Time  []template.HTML // throughput step over time, per direction
+}
+
+// timeChart draws one direction of the throughput step over time: the
+// receiver's rate (100 ms windows) against the ideal, and the sender's
+// smoothed RTT against the baseline, on one time axis.
+func timeChart(dir string, t *method.ThroughputRow, baselineMs float64) template.HTML {
+	s := t.Series
+	end, topRate, topRTT := 0.0, t.IdealBps, baselineMs
+	for _, p := range s.Rate {
+		end, topRate = math.Max(end, p.TS), math.Max(topRate, p.Bps)
+	}
+	for _, p := range s.RTT {
+		end, topRTT = math.Max(end, p.TS), math.Max(topRTT, float64(p.Us)/1e3)
+	}
+	if end <= 0 || topRate <= 0 || topRTT <= 0 {
+		return ""
+	}
+	topRate *= 1.1
+	topRTT *= 1.1
+	const w, ph, left, gap, top0 = 640, 150, 60, 45, 38 // width, panel height, left margin, gap between panels, title space
+	h := top0 + 2*ph + gap + 45
+	x := func(ts float64) float64 { return left + (w-left-20)*ts/end }
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" role="img" aria-label="%s: rate and RTT over time">`, w, h, dir)
+	fmt.Fprintf(&b, `<text x="%d" y="14" font-size="12" font-weight="bold">%s: goodput at the receiver (%s clock, 100 ms windows every 50 ms)</text>`, left, dir, s.RateClock)
+	panel := func(top int, label string, maxV float64, ref float64, refLabel string, pts [][2]float64) {
+		bottom := top + ph
+		fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#333"/><line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#333"/>`, left, top, left, bottom, left, bottom, w-10, bottom)
+		for i := 0; i <= 2; i++ {
+			v := maxV * float64(i) / 2
+			y := float64(bottom) - float64(ph)*float64(i)/2
+			fmt.Fprintf(&b, `<text x="%d" y="%.0f" font-size="11" text-anchor="end">%.3g</text>`, left-5, y+4, v)
+		}
+		fmt.Fprintf(&b, `<text x="12" y="%d" font-size="11" transform="rotate(-90 12 %d)">%s</text>`, top+ph/2+30, top+ph/2+30, label)
+		yOf := func(v float64) float64 { return float64(bottom) - float64(ph)*v/maxV }
+		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#c62828" stroke-dasharray="6 4"><title>%s</title></line>`, left, yOf(ref), w-10, yOf(ref), refLabel)
+		fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="11" text-anchor="end" fill="#c62828">- - %s</text>`, w-10, top-6, refLabel)
+		b.WriteString(`<polyline fill="none" stroke="#1f5fa8" stroke-width="1.5" points="`)
+		for _, p := range pts {
+			fmt.Fprintf(&b, "%.1f,%.1f ", x(p[0]), yOf(p[1]))
+		}
+		b.WriteString(`"/>`)
+	}
+	rate := make([][2]float64, len(s.Rate))
+	for i, p := range s.Rate {
+		rate[i] = [2]float64{p.TS, p.Bps / 1e6}
+	}
+	rtt := make([][2]float64, len(s.RTT))
+	for i, p := range s.RTT {
+		rtt[i] = [2]float64{p.TS, float64(p.Us) / 1e3}
+	}
+	panel(top0, "Mbit/s", topRate/1e6, t.IdealBps/1e6, fmt.Sprintf("ideal %.2f Mbit/s", t.IdealBps/1e6), rate)
+	rttTop := top0 + ph + gap
+	fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="12" font-weight="bold">%s: smoothed RTT of the sender (%s clock, every 100 ms)</text>`, left, rttTop-20, dir, s.RTTClock)
+	panel(rttTop, "RTT ms", topRTT, baselineMs, fmt.Sprintf("baseline %.3f ms", baselineMs), rtt)
+	for i := 0; i <= 4; i++ {
+		ts := end * float64(i) / 4
+		anchor := "middle"
+		if i == 0 {
+			anchor = "start"
+		}
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" font-size="11" text-anchor="%s">%.1f s</text>`, x(ts), rttTop+ph+15, anchor, ts)
+	}
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String()) // built from numbers and fixed strings only
 }
 
 // walkChart draws grouped bars per walk step: ideal (outline) and actual
@@ -109,6 +181,7 @@ td.l,th.l{text-align:left} pre{background:#f7f7f7;padding:.6em;white-space:pre-w
 <h2>4. Throughput at the BDP</h2>
 <table><tr><th>dir</th><th>window</th><th>connections</th><th>ideal</th><th>actual</th><th>TTR</th><th>efficiency</th><th>buffer delay</th><th>seconds</th></tr>
 {{range $d, $t := .R.Throughput}}<tr><td>{{$d}}</td><td>{{$t.WindowBytes}} B</td><td>{{$t.Connections}}</td><td>{{mbps $t.IdealBps}}</td><td>{{mbps $t.ActualBps}}</td><td>{{printf "%.3f" $t.TTR}}</td><td>{{pct $t.EfficiencyPct}}</td><td>{{pct $t.BufferDelayPct}}</td><td>{{printf "%.1f" $t.Seconds}}</td></tr>{{end}}</table>
+{{range .Time}}{{.}}{{end}}
 <h2>5. Shaping vs policing</h2>
 <ul>{{range $d, $s := .R.Shaping}}<li>{{$d}}: <strong>{{$s.Verdict}}</strong>: {{$s.Detail}}</li>{{end}}</ul>
 <h2>Configuration</h2>

@@ -12,20 +12,24 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/method"
+	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/rfc6349"
 )
 
 func sample() *method.Result {
 	return &method.Result{
-		MTU:        method.MTU{UpBytes: 1500, DownBytes: 1400, LocalBytes: 1500},
-		RTT:        method.RTT{BaselineMs: 20.1, Probes: 20},
-		BB:         method.BB{UpBps: 100e6, DownBps: 100e6, CIRBps: 100e6},
-		BDP:        method.BDP{UpBytes: 251_250, DownBytes: 251_250},
-		Walk:       []method.WalkRow{{Direction: "up", Percent: 25, WindowBytes: 62_812, Connections: 1, IdealBps: 25e6, ActualBps: 23.6e6, EfficiencyPct: 100}},
-		Throughput: map[string]*method.ThroughputRow{"up": {WindowBytes: 251_250, Connections: 1, IdealBps: 94.1e6, ActualBps: 91.5e6, TTR: 1.03, EfficiencyPct: 100, Pass: true}},
-		Shaping:    map[string]*method.ShapingRow{"up": {Verdict: rfc6349.Shaped, Detail: "shaped <b>"}},
-		Verdict:    method.Verdict{Pass: false, Reasons: []string{"down: no throughput measured"}},
-		Diagnosis:  []rfc6349.Finding{{Cause: "mtu", Detail: "path MTU down is 1400 B ... black hole"}},
+		MTU:  method.MTU{UpBytes: 1500, DownBytes: 1400, LocalBytes: 1500},
+		RTT:  method.RTT{BaselineMs: 20.1, Probes: 20},
+		BB:   method.BB{UpBps: 100e6, DownBps: 100e6, CIRBps: 100e6},
+		BDP:  method.BDP{UpBytes: 251_250, DownBytes: 251_250},
+		Walk: []method.WalkRow{{Direction: "up", Percent: 25, WindowBytes: 62_812, Connections: 1, IdealBps: 25e6, ActualBps: 23.6e6, EfficiencyPct: 100}},
+		Throughput: map[string]*method.ThroughputRow{"up": {WindowBytes: 251_250, Connections: 1, IdealBps: 94.1e6, ActualBps: 91.5e6, TTR: 1.03, EfficiencyPct: 100, Pass: true,
+			Series: &result.TCPSeries{RateClock: "responder", RTTClock: "client", WindowS: 0.1,
+				Rate: []result.RatePoint{{TS: 0.1, Bps: 40e6}, {TS: 0.15, Bps: 90e6}, {TS: 0.2, Bps: 93e6}},
+				RTT:  []result.RTTPoint{{TS: 0.1, Us: 20_500}, {TS: 0.2, Us: 21_300}}}}},
+		Shaping:   map[string]*method.ShapingRow{"up": {Verdict: rfc6349.Shaped, Detail: "shaped <b>"}},
+		Verdict:   method.Verdict{Pass: false, Reasons: []string{"down: no throughput measured"}},
+		Diagnosis: []rfc6349.Finding{{Cause: "mtu", Detail: "path MTU down is 1400 B ... black hole"}},
 	}
 }
 
@@ -35,7 +39,8 @@ func TestHTMLSelfContained(t *testing.T) {
 	if m := regexp.MustCompile(`(src|href)\s*=\s*["']?https?:`).FindString(h); m != "" {
 		t.Fatalf("report fetches from the network: %s", m)
 	}
-	for _, want := range []string{"Verdict: FAIL", "<svg", "black hole", "shaped &lt;b&gt;", "94.10 Mbit/s"} {
+	for _, want := range []string{"Verdict: FAIL", "<svg", "black hole", "shaped &lt;b&gt;", "94.10 Mbit/s",
+		"up: rate and RTT over time", "ideal 94.10 Mbit/s", "baseline 20.100 ms", "responder clock"} {
 		if !strings.Contains(h, want) {
 			t.Errorf("report lacks %q", want)
 		}
@@ -67,8 +72,8 @@ func TestHTMLRendersInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatalf("chromium --dump-dom: %v", err)
 	}
-	if !strings.Contains(string(dom), "Verdict: FAIL") || !strings.Contains(string(dom), "<rect") {
-		t.Fatalf("rendered DOM lacks the verdict or the chart")
+	if !strings.Contains(string(dom), "Verdict: FAIL") || !strings.Contains(string(dom), "<rect") || !strings.Contains(string(dom), "<polyline") {
+		t.Fatalf("rendered DOM lacks the verdict, the walk chart or the time chart")
 	}
 	shot := filepath.Join(dir, "r.png")
 	cmd := exec.CommandContext(ctx, bin, append(flags, "--screenshot="+shot, "--window-size=1000,1400", "file://"+page)...)
