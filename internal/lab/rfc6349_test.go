@@ -19,9 +19,15 @@ type rfcResult struct {
 		BaselineMs float64 `json:"baseline_ms"`
 	} `json:"rtt"`
 	BB struct {
-		UpBps float64 `json:"up_bps"`
+		UpBps  float64 `json:"up_bps"`
+		Search []struct {
+			Direction   string  `json:"direction"`
+			SentBps     float64 `json:"sent_bps"`
+			ReceivedBps float64 `json:"received_bps"`
+		} `json:"search"`
 	} `json:"bb"`
-	BDP struct {
+	Warnings []string `json:"warnings"`
+	BDP      struct {
 		UpBytes float64 `json:"up_bytes"`
 	} `json:"bdp"`
 	Walk []struct {
@@ -146,6 +152,37 @@ func TestRFC6349SmallBuffer(t *testing.T) {
 	r := runRFC(t, bin, l, "--cir", "300M", "--cc", "cubic")
 	if r.Verdict.Pass || !hasCause(r, "buffer", "") {
 		t.Errorf("small buffer: pass %v, diagnosis %+v, throughput %+v", r.Verdict.Pass, r.Diagnosis, r.Throughput)
+	}
+}
+
+// TestRFC6349CIRAbovePath: the user claims 150 Mbit/s on a 100 Mbit/s
+// path. The stream at the CIR arrives at the bottleneck's rate, the next
+// stream is sent at that rate and arrives whole, so BB is 100 Mbit/s at
+// layer 2 (the lab and the method both count 38 B of Ethernet framing),
+// within 1 %: 2 s of 8,100 packets/s leave only the edges of the
+// receiver's first-to-last-packet span as error. The BDP follows from it,
+// and the report warns that the path carries less than the CIR.
+func TestRFC6349CIRAbovePath(t *testing.T) {
+	needRoot(t)
+	bin := buildFullpipe(t)
+	l := startLab(t, "trfcc", Profiles["window"].Up)
+	r := runRFC(t, bin, l, "--cir", "150M")
+	t.Logf("BB %.3f Mbit/s; search %+v", r.BB.UpBps/1e6, r.BB.Search)
+	if math.Abs(r.BB.UpBps-100e6)/100e6 > 0.01 {
+		t.Errorf("BB %.3f Mbit/s, want 100 ± 1 %%", r.BB.UpBps/1e6)
+	}
+	if len(r.BB.Search) < 3 || r.BB.Search[1].SentBps != 150e6 || r.BB.Search[2].SentBps != r.BB.Search[1].ReceivedBps {
+		t.Errorf("search %+v: want the quarter stream, one at the CIR, then one at the rate that arrived", r.BB.Search)
+	}
+	if want := r.BB.UpBps * r.RTT.BaselineMs / 1e3 / 8; math.Abs(r.BDP.UpBytes-want) > 1 {
+		t.Errorf("BDP %.0f B, want BB × baseline / 8 = %.0f", r.BDP.UpBytes, want)
+	}
+	warned := false
+	for _, w := range r.Warnings {
+		warned = warned || strings.Contains(w, "less than the CIR")
+	}
+	if !warned {
+		t.Errorf("no warning that the path carries less than the CIR: %q", r.Warnings)
 	}
 }
 

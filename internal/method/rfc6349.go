@@ -73,6 +73,17 @@ type BB struct {
 	UpLossPct   float64 `json:"up_loss_pct"`
 	DownLossPct float64 `json:"down_loss_pct"`
 	Method      string  `json:"method"`
+	// Search lists the UDP streams of the rate search, in order.
+	Search []BBProbe `json:"search"`
+}
+
+// BBProbe is one paced UDP stream of the bottleneck-bandwidth search, at
+// layer 2 (IP packets plus the link's framing).
+type BBProbe struct {
+	Direction   string  `json:"direction"`
+	SentBps     float64 `json:"sent_bps"`
+	ReceivedBps float64 `json:"received_bps"`
+	LossPct     float64 `json:"loss_pct"`
 }
 
 // BDP is BB × RTT / 8 per direction.
@@ -230,7 +241,7 @@ func (r *runner) stepBaseline() error {
 	r.p("2. baseline RTT and bottleneck bandwidth", fmt.Sprintf("baseline RTT %.3f ms (minimum of %d UDP probes)", r.res.RTT.BaselineMs, rt.Summary.Sent))
 	r.bb = map[string]float64{}
 	r.lineLoss = map[string]float64{}
-	r.res.BB = BB{CIRBps: r.cfg.CIRBps, Method: "UDP streams at a quarter of the CIR and at the CIR (layer-2 rate counted with the link's framing), 2 s each; loss is the lower of the two"}
+	r.res.BB = BB{CIRBps: r.cfg.CIRBps, Method: "paced UDP streams of full-size packets, 2 s each, rates at layer 2 (the link's framing counted): one at a quarter of the CIR (for line loss), then a search from the CIR: a stream that arrives at ≥ 98 % of its rate ends it, otherwise the next is sent at the rate that arrived (at most 3); BB is the rate confirmed, or the highest that arrived"}
 	for _, dir := range r.cfg.Directions {
 		bb, loss, line, err := r.measureBB(dir)
 		if err != nil {
@@ -252,33 +263,55 @@ func (r *runner) stepBaseline() error {
 	return nil
 }
 
-// measureBB sends a UDP stream whose layer-2 rate is the CIR, with the
-// largest packets the path MTU allows, and returns the layer-2 rate the
-// receiver saw (the CIR itself when it got ≥ 98 % of it: the path
-// carries the CIR), that stream's loss, and the loss on the line. Loss on
-// the line (bit errors, random drops) does not depend on the load, while a
-// queue overflowing under the bursts of a sending host grows with it; so a
-// second stream at a quarter of the CIR decides (see below).
+// measureBB searches for the bottleneck bandwidth with paced UDP streams
+// of the largest packets the path MTU allows, rates at layer 2. The first
+// is sent at the CIR. One that arrives at ≥ 98 % of its rate confirms
+// it; otherwise what arrived is the bottleneck's drain rate (a queue or a
+// policer passes no more than that) and the next stream is sent at it to
+// confirm, at most 3 streams. It returns BB (the rate confirmed, else the
+// highest that arrived; never above the CIR), the loss of the stream at
+// the CIR, and the loss on the line. Loss on the line (bit errors, random
+// drops) does not depend on the load, while a queue overflowing under the
+// bursts of a sending host grows with it; so a stream at a quarter of the
+// CIR decides (see below).
 func (r *runner) measureBB(dir string) (bb, loss, line float64, err error) {
 	ip := r.mtu[dir]
 	payload := ip - 28
 	wire := float64(ip + r.cfg.link.Overhead)
-	udp := func(frac float64) (*result.UDP, error) {
-		rate := int64(float64(r.cfg.CIRBps) * frac * float64(payload) / wire)
-		return tester.RunUDP(r.ctx, r.t, tester.UDPConfig{RateBps: rate, Size: payload, Duration: 2 * time.Second,
+	udp := func(l2 float64) (*result.UDP, float64, error) {
+		rate := int64(l2 * float64(payload) / wire)
+		res, err := tester.RunUDP(r.ctx, r.t, tester.UDPConfig{RateBps: rate, Size: payload, Duration: 2 * time.Second,
 			Reverse: dir == "down", Interval: time.Second, Drain: 300 * time.Millisecond}, nil)
+		if err != nil {
+			return nil, 0, err
+		}
+		got := res.Summary.ReceiverIPBps * wire / float64(ip)
+		r.res.BB.Search = append(r.res.BB.Search, BBProbe{Direction: dir, SentBps: l2, ReceivedBps: got, LossPct: res.Summary.LossPct})
+		return res, got, nil
 	}
-	quarter, err := udp(0.25)
+	cir := float64(r.cfg.CIRBps)
+	quarter, _, err := udp(cir / 4)
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	full, err := udp(1)
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	bb = full.Summary.ReceiverIPBps * wire / float64(ip)
-	if bb >= 0.98*float64(r.cfg.CIRBps) {
-		bb = float64(r.cfg.CIRBps)
+	var full *result.UDP
+	for i, rate := 0, cir; i < 3; i++ {
+		res, got, err := udp(rate)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		if full == nil {
+			full = res
+		}
+		if got >= 0.98*rate {
+			bb = rate
+			break
+		}
+		bb = math.Max(bb, got)
+		if got <= 0 {
+			break
+		}
+		rate = got
 	}
 	// Line loss if the quarter-rate stream lost about as much as the full
 	// stream's loss rate predicts for its packet count: not significantly
