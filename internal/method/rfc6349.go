@@ -137,6 +137,7 @@ type ShapingRow struct {
 	Fairness       float64         `json:"fairness"`
 	TotalBps       float64         `json:"total_bps"`
 	PerConnBps     []float64       `json:"per_connection_bps"`
+	RateSpreadPct  float64         `json:"rate_spread_pct"`
 }
 
 // Verdict is step 6.
@@ -437,7 +438,19 @@ func (r *runner) stepShaping() error {
 		if err != nil {
 			return err
 		}
-		ev := rfc6349.ShapingEvidence{LossPct: 100 - d.EfficiencyPct, BufferDelayPct: r.bufferDelay(d.RTTMeanUs), TotalBps: d.ThroughputBps, CIRBps: float64(r.cfg.CIRBps)}
+		ev := rfc6349.ShapingEvidence{LossPct: 100 - d.EfficiencyPct, BufferDelayPct: r.bufferDelay(d.RTTMeanUs), TotalBps: d.ThroughputBps, CIRBps: float64(r.cfg.CIRBps),
+			RateSpreadPct: -1}
+		if s := res.Series[dir]; s != nil {
+			var rates []float64 // after the first second: slow start is not a sawtooth
+			for _, p := range s.Rate {
+				if p.TS > 1 {
+					rates = append(rates, p.Bps)
+				}
+			}
+			if len(rates) >= 2 {
+				ev.RateSpreadPct = rfc6349.RateSpreadPct(rates)
+			}
+		}
 		for _, s := range res.Summary.Streams {
 			if s.Direction == dir {
 				ev.PerConnBps = append(ev.PerConnBps, s.ThroughputBps)
@@ -445,7 +458,7 @@ func (r *runner) stepShaping() error {
 		}
 		v, why := rfc6349.ClassifyShaping(ev)
 		row := &ShapingRow{Verdict: v, Detail: why, Connections: n, LossPct: ev.LossPct, BufferDelayPct: ev.BufferDelayPct,
-			Fairness: rfc6349.Fairness(ev.PerConnBps), TotalBps: ev.TotalBps, PerConnBps: ev.PerConnBps}
+			Fairness: rfc6349.Fairness(ev.PerConnBps), TotalBps: ev.TotalBps, PerConnBps: ev.PerConnBps, RateSpreadPct: ev.RateSpreadPct}
 		r.res.Shaping[dir] = row
 		if r.res.ShapingSum.Verdict == "" || v != rfc6349.None {
 			r.res.ShapingSum = *row

@@ -66,6 +66,33 @@ type ShapingEvidence struct {
 	PerConnBps     []float64 // each connection's goodput
 	TotalBps       float64
 	CIRBps         float64
+	// RateSpreadPct is how much the connections' total rate swings over
+	// time (RateSpreadPct of the receiver's 100 ms rates); a policer's
+	// drops make TCP's sawtooth, a shaper's queue smooths it. Evidence
+	// only: the verdict rests on loss and delay. Negative: not measured.
+	RateSpreadPct float64
+}
+
+// RateSpreadPct is the coefficient of variation of rates in percent:
+// population standard deviation / mean × 100; 0 for fewer than 2 rates
+// or a zero mean.
+func RateSpreadPct(rates []float64) float64 {
+	if len(rates) < 2 {
+		return 0
+	}
+	var s float64
+	for _, r := range rates {
+		s += r
+	}
+	mean := s / float64(len(rates))
+	if mean == 0 {
+		return 0
+	}
+	var v float64
+	for _, r := range rates {
+		v += (r - mean) * (r - mean)
+	}
+	return math.Sqrt(v/float64(len(rates))) / mean * 100
 }
 
 // Fairness is Jain's index of the per-connection rates: 1 when equal,
@@ -90,6 +117,12 @@ func ClassifyShaping(e ShapingEvidence) (Shaping, string) {
 	fair := Fairness(e.PerConnBps)
 	ev := fmt.Sprintf("loss %.2f %%, buffer delay %.0f %%, fairness %.2f (Jain; 1 = equal shares), total %.1f Mbit/s against a CIR of %.1f Mbit/s",
 		e.LossPct, e.BufferDelayPct, fair, e.TotalBps/1e6, e.CIRBps/1e6)
+	if e.RateSpreadPct >= 0 {
+		ev += fmt.Sprintf(", rate spread %.1f %% over 100 ms windows", e.RateSpreadPct)
+		if e.RateSpreadPct >= 10 {
+			ev += " (a sawtooth)"
+		}
+	}
 	switch {
 	case e.CIRBps > 0 && e.TotalBps > 1.05*e.CIRBps:
 		return None, "nothing holds the traffic to the CIR: the connections together carried more than it (" + ev + ")"

@@ -50,6 +50,13 @@ func TestClassifyShaping(t *testing.T) {
 			t.Errorf("%+v: %s (%s), want %s", c.e, got, why, c.want)
 		}
 	}
+	near(t, "spread", RateSpreadPct([]float64{90, 110}), 10, 1e-12)
+	near(t, "no spread", RateSpreadPct([]float64{5, 5, 5}), 0, 1e-12)
+	near(t, "one rate", RateSpreadPct([]float64{5}), 0, 1e-12)
+	_, why := ClassifyShaping(ShapingEvidence{LossPct: 3, BufferDelayPct: 2, PerConnBps: []float64{40e6, 40e6}, RateSpreadPct: 14.1})
+	if !strings.Contains(why, "rate spread 14.1 %") || !strings.Contains(why, "sawtooth") {
+		t.Errorf("the spread is not in the evidence: %s", why)
+	}
 	near(t, "fair", Fairness([]float64{1, 1, 1, 1}), 1, 1e-12)
 	near(t, "one takes all", Fairness([]float64{4, 0, 0, 0}), 0.25, 1e-12)
 }
