@@ -112,7 +112,11 @@ func limitedBy(rwndPct, sndbufPct float64) string {
 // the requested window in flight (within one segment): TCP_INFO cannot
 // see our application-level bound, so it would say cwnd.
 func (r *tcpRun) windowLimit(st result.TCPStream) result.TCPStream {
-	if r.cfg.Window > 0 && st.HasTCPInfo && st.InflightMaxBytes >= int64(r.cfg.Window)-1500 && st.LimitedBy == "cwnd" {
+	seg := int64(st.MSSBytes) // the sender's segment: the window is full when less than one fits
+	if seg == 0 {
+		seg = 1500
+	}
+	if r.cfg.Window > 0 && st.HasTCPInfo && st.InflightMaxBytes >= int64(r.cfg.Window)-seg && st.LimitedBy == "cwnd" {
 		st.LimitedBy = "window"
 	}
 	return st
