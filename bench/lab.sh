@@ -9,6 +9,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DUR=${1:-10}
+if ! [[ $DUR =~ ^[1-9][0-9]*$ ]] || (( DUR > 120 )); then
+	echo "usage: sudo bench/lab.sh [SECONDS]   (whole seconds, 1-120; default 10)" >&2
+	exit 2
+fi
 [ "$(id -u)" = 0 ] || { echo "bench/lab.sh: needs root (network namespaces)" >&2; exit 2; }
 for t in iperf3 ping ip python3; do
 	command -v "$t" >/dev/null || { echo "bench: $t not found (apt-get install -y iperf3 iputils-ping iproute2 python3)" >&2; exit 2; }

@@ -11,6 +11,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DUR=${1:-10}
+if ! [[ $DUR =~ ^[1-9][0-9]*$ ]] || (( DUR > 120 )); then
+	echo "usage: bench/loopback.sh [DURATION_SECONDS]   (whole seconds, 1-120; default 10)" >&2
+	exit 2
+fi
 for t in iperf3 iperf python3; do
 	command -v "$t" >/dev/null || { echo "bench: $t not found (apt-get install -y iperf3 iperf python3)" >&2; exit 2; }
 done
