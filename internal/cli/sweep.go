@@ -37,7 +37,9 @@ window: goodput at the receiver; the spread of the instantaneous rate
 standard deviation); loss (TCP retransmissions from the sender's
 TCP_INFO); and the one-way delay increment of the data direction: small
 UDP probes every --probe-gap during the load, each compared with the
-least delay of a baseline of probes sent just before the load. The
+least delay of a baseline of probes sent just before the load. Each probe
+goes at a random time within its --probe-gap slot (seeded, --seed), so
+the probes sample the queue's sawtooth at every phase rather than at one. The
 responder stamps its receive time into each reply (echo mode 3), so the
 forward and reverse delays are separated and the clocks need no
 synchronisation: the offset cancels against the baseline.
@@ -49,6 +51,7 @@ Each window falls in one region:
               late because of delay jitter
   saturation  goodput flat at the bottleneck rate; the queue holds
               W - BDP, so the delay increment grows as (W - BDP) x 8 / rate
+              (plus half a segment's time: the one in service)
   overflow    W > BDP + queue: the queue overflows, segments are lost
               and retransmitted, goodput saw-tooths below the plateau
 and the boundaries say what the path is: bottleneck rate = the plateau;
@@ -81,6 +84,7 @@ Examples:
 			var segment, udpRate int64
 			var dur, gap, interval time.Duration
 			var baseline int
+			var seed uint64
 			fs.StringVar(&from, "from", "1mss", "window: smallest window (bytes or Nmss)")
 			fs.StringVar(&to, "to", "64mss", "window: largest window (bytes or Nmss)")
 			fs.StringVar(&step, "step", "1mss", "window: step between windows (bytes or Nmss)")
@@ -90,6 +94,7 @@ Examples:
 			fs.StringVar(&dscps, "dscp-probes", "0", "window: DSCP of the delay probes; two values A,B alternate")
 			fs.StringVar(&cc, "cc", "reno", "window: congestion control of the sender (reno, cubic, bbr)")
 			durVar(fs, &gap, "probe-gap", "", 100*time.Millisecond, "window: time between delay probes during the load")
+			fs.Uint64Var(&seed, "seed", 1, "window: seed of the probes' random send times within each --probe-gap slot (replay with the same seed)")
 			fs.IntVar(&baseline, "baseline-probes", 10, "window: idle probes before each load (20 ms apart) for the baseline")
 			durVar(fs, &interval, "interval", "i", 200*time.Millisecond, "slice of the receiver's progress for the instantaneous rate")
 			fs.StringVar(&sizes, "sizes", "64,128,256,512,1024,2048,4096,8192,16384,32768,65536", "msglen: write sizes in bytes")
@@ -113,7 +118,7 @@ Examples:
 				switch what {
 				case "window":
 					cfg := method.WindowSweepConfig{MSS: int(segment), Duration: dur, CC: cc, ProbeGap: gap,
-						BaselineProbes: baseline, Settle: dur / 3, Interval: interval}
+						BaselineProbes: baseline, Settle: dur / 3, Interval: interval, Seed: seed}
 					if err := windowFlags(&cfg, from, to, step, direction, dscps); err != nil {
 						return err
 					}

@@ -24,6 +24,7 @@ type WindowSweepConfig struct {
 	BaselineProbes int           `json:"baseline_probes"`
 	Settle         time.Duration `json:"settle_ns"`
 	Interval       time.Duration `json:"interval_ns"`
+	Seed           uint64        `json:"seed"` // probe send times; point i uses Seed + i
 }
 
 // WindowSweep is a window sweep's result.
@@ -50,7 +51,7 @@ func RunWindowSweep(ctx context.Context, t tester.Target, cfg WindowSweepConfig,
 			TCP: tester.TCPConfig{Streams: 1, Duration: cfg.Duration, Window: w, Reverse: cfg.Reverse, CC: cfg.CC,
 				Interval: cfg.Interval},
 			DSCPs: cfg.ProbeDSCPs, Baseline: cfg.BaselineProbes, BaselineGap: baselineGap,
-			ProbeGap: cfg.ProbeGap, Settle: cfg.Settle,
+			ProbeGap: cfg.ProbeGap, Settle: cfg.Settle, Seed: cfg.Seed + uint64(i),
 		}
 		run, err := tester.RunWindowPoint(ctx, t, pc)
 		if run != nil && run.TCP != nil && res.Meta.Schema == 0 {

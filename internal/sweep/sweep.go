@@ -164,7 +164,8 @@ type SweepAnalysis struct {
 }
 
 // Classify sorts points by window, sets each point's Region (and for
-// saturation points its ModelIncrementMs) and returns the boundaries and
+// saturation points its ModelIncrementMs, (W − BDP + mss/2) × 8 /
+// plateau) and returns the boundaries and
 // what they imply. mss is the segment size the windows are counted in.
 //
 // Rules, in order: a point with retransmissions is overflow. The plateau
@@ -257,15 +258,18 @@ func Classify(points []WindowPoint, mss int) SweepAnalysis {
 			}
 		}
 	}
-	// Saturation: the queue holds W − BDP, so the increment is that over
-	// the plateau rate; the fitted slope gives the rate back.
+	// Saturation: data segments wait (W − BDP) × 8 / P on average (Little's
+	// law over the loop: W = P/8 × cycle). A probe at a random time waits
+	// for the time-average unfinished work, which is that plus the mean
+	// residual of the segment in service, half a segment's time. The
+	// fitted slope gives the rate back.
 	var xs, ys []float64
 	for i := range points {
 		p := &points[i]
 		if p.Region != RegionSaturation || a.BDPBytes == 0 {
 			continue
 		}
-		p.ModelIncrementMs = max(0, float64(p.WindowBytes)-a.BDPBytes) * 8 / a.PlateauBps * 1e3
+		p.ModelIncrementMs = (max(0, float64(p.WindowBytes)-a.BDPBytes) + float64(mss)/2) * 8 / a.PlateauBps * 1e3
 		if p.HasDelay {
 			xs = append(xs, float64(p.WindowBytes))
 			ys = append(ys, p.DelayIncrementMs/1e3)

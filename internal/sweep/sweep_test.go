@@ -9,7 +9,7 @@ import (
 // physics is the window law on a path of rate R (payload bit/s), an RTT
 // of rtt for a full segment, a queue of q payload bytes: goodput =
 // min(W × 8 / rtt, R); the queue holds W − BDP, so the one-way delay
-// increment is (W − BDP) × 8 / R; beyond BDP + q segments are lost.
+// increment is (W − BDP + MSS/2) × 8 / R; beyond BDP + q segments are lost.
 type physics struct {
 	rateBps float64
 	rtt     float64 // s
@@ -18,11 +18,14 @@ type physics struct {
 
 func (ph physics) bdp() float64 { return ph.rateBps * ph.rtt / 8 }
 
-// point is what a sweep would measure at w, with a relative goodput noise.
-func (ph physics) point(w int, noise float64) WindowPoint {
+// point is what a sweep would measure at w, with a relative goodput noise:
+// a probe waits for the queue and half of the segment in service.
+func (ph physics) point(w, mss int, noise float64) WindowPoint {
 	g := min(float64(w)*8/ph.rtt, ph.rateBps) * (1 + noise)
 	p := WindowPoint{WindowBytes: w, GoodputBps: g, HasDelay: true}
-	p.DelayIncrementMs = max(0, float64(w)-ph.bdp()) * 8 / ph.rateBps * 1e3
+	if float64(w) > ph.bdp() {
+		p.DelayIncrementMs = (float64(w) - ph.bdp() + float64(mss)/2) * 8 / ph.rateBps * 1e3
+	}
 	if float64(w) > ph.bdp()+ph.queue {
 		p.RetransSegs = 3
 		p.GoodputBps *= 0.75
@@ -42,7 +45,7 @@ func TestClassifyFrameRelay(t *testing.T) {
 	t.Logf("seed 7; BDP %.0f B, overflow beyond %.0f B", ph.bdp(), ph.bdp()+ph.queue)
 	var pts []WindowPoint
 	for k := 12; k >= 1; k-- { // out of order: Classify sorts
-		pts = append(pts, ph.point(k*mss, (rng.Float64()-0.5)*0.04))
+		pts = append(pts, ph.point(k*mss, mss, (rng.Float64()-0.5)*0.04))
 	}
 	a := Classify(pts, mss)
 	want := map[int]string{1: RegionLinear, 2: RegionLinear, 3: RegionSaturation, 7: RegionSaturation, 8: RegionOverflow, 12: RegionOverflow}

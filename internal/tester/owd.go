@@ -2,6 +2,7 @@ package tester
 
 import (
 	"context"
+	"math/rand/v2"
 	"net"
 	"sync"
 	"time"
@@ -19,6 +20,7 @@ type owdProber struct {
 	conns  []*net.UDPConn // one per class
 	cookie wire.Cookie
 	clk    flow.Clock
+	rng    *rand.Rand // send times within their slots; used by series only
 
 	mu   sync.Mutex // guards sent, got and next
 	sent map[uint64]sentProbe
@@ -35,8 +37,8 @@ type sentProbe struct {
 
 // newOWDProber opens one UDP socket per DSCP class to the session's
 // responder and starts a reader on each; close ends them.
-func newOWDProber(s *session, dscps []int) (*owdProber, error) {
-	p := &owdProber{cookie: s.accept.Cookie, clk: flow.NewClock(), sent: map[uint64]sentProbe{}, got: map[uint64]sweep.Probe{}}
+func newOWDProber(s *session, dscps []int, seed uint64) (*owdProber, error) {
+	p := &owdProber{cookie: s.accept.Cookie, clk: flow.NewClock(), rng: rand.New(rand.NewPCG(seed, seed)), sent: map[uint64]sentProbe{}, got: map[uint64]sweep.Probe{}}
 	raddr := &net.UDPAddr{IP: s.remote.IP, Port: s.remote.Port}
 	var laddr *net.UDPAddr
 	if s.target.Bind != "" {
@@ -118,14 +120,22 @@ func (p *owdProber) send() {
 	_, _ = p.conns[class].Write(buf[:])
 }
 
-// series sends probes gap apart on a schedule from its start, until n are
-// sent (n ≤ 0: no limit) or ctx ends, and returns the sequence range sent.
+// series sends one probe in each slot of length gap from its start, at a
+// uniformly random time within the slot, until n are sent (n ≤ 0: no
+// limit) or ctx ends, and returns the sequence range sent. Random times
+// (stratified sampling) keep a probe period from locking onto the
+// period of the load (a segment's service time, the RTT): periodic
+// probes would sample a queue's sawtooth at one phase and bias the
+// increment by up to a segment's time.
 func (p *owdProber) series(ctx context.Context, n int, gap time.Duration) (from, to uint64) {
 	p.mu.Lock()
 	from = p.next
 	p.mu.Unlock()
 	start := time.Now()
-	t := time.NewTimer(0)
+	at := func(k int) time.Time {
+		return start.Add(time.Duration(k)*gap + time.Duration(p.rng.Int64N(int64(gap))))
+	}
+	t := time.NewTimer(time.Until(at(0)))
 	defer t.Stop()
 	for sent := 0; n <= 0 || sent < n; {
 		select {
@@ -135,7 +145,7 @@ func (p *owdProber) series(ctx context.Context, n int, gap time.Duration) (from,
 		}
 		p.send()
 		sent++
-		t.Reset(time.Until(start.Add(time.Duration(sent) * gap)))
+		t.Reset(time.Until(at(sent)))
 	}
 	return from, from + uint64(n)
 }

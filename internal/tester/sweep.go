@@ -26,6 +26,8 @@ type WindowPointConfig struct {
 	// Settle: probes and rate intervals earlier than this after the TCP
 	// test's start are not counted (slow start, the queue filling).
 	Settle time.Duration
+	// Seed draws the probes' send times within their slots.
+	Seed uint64
 }
 
 // WindowPointRun is what one point measured.
@@ -57,7 +59,7 @@ func RunWindowPoint(ctx context.Context, t Target, cfg WindowPointConfig) (*Wind
 		return nil, err
 	}
 	defer s.ctrl.Close()
-	p, err := newOWDProber(s, cfg.DSCPs)
+	p, err := newOWDProber(s, cfg.DSCPs, cfg.Seed)
 	if err != nil {
 		return nil, err
 	}
