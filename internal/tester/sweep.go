@@ -119,10 +119,10 @@ func (r *WindowPointRun) Point(cfg WindowPointConfig, mss int) sweep.WindowPoint
 				pt.LossPct = float64(d.BytesRetrans) / float64(d.BytesSent) * 100
 			}
 		}
-		settle, end := cfg.Settle.Seconds(), cfg.TCP.Duration.Seconds()
+		settle, end, slice := cfg.Settle.Seconds(), cfg.TCP.Duration.Seconds(), cfg.TCP.Interval.Seconds()
 		var rates []float64
-		for _, iv := range r.TCP.Intervals {
-			if iv.StartS >= settle-1e-3 && iv.EndS <= end+1e-3 {
+		for _, iv := range r.TCP.Intervals { // whole slices only: not the short last one
+			if iv.StartS >= settle-1e-3 && iv.EndS <= end+1e-3 && iv.EndS-iv.StartS >= 0.9*slice {
 				rates = append(rates, iv.ThroughputBps)
 			}
 		}
