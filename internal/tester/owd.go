@@ -20,7 +20,8 @@ type owdProber struct {
 	conns  []*net.UDPConn // one per class
 	cookie wire.Cookie
 	clk    flow.Clock
-	rng    *rand.Rand // send times within their slots; used by series only
+	rng    *rand.Rand // send times and class order; used by series only
+	order  []int      // classes of the current round, in a random order
 
 	mu   sync.Mutex // guards sent, got and next
 	sent map[uint64]sentProbe
@@ -106,12 +107,19 @@ func (p *owdProber) routineRead(c *net.UDPConn) {
 	}
 }
 
-// send sends the next probe, of class seq mod classes.
+// send sends the next probe. Classes take turns in rounds, each round in
+// a random order, so that every class samples every phase of the load
+// (with a fixed order and a load cycle near the round's length, one
+// class would always see one half of the cycle).
 func (p *owdProber) send() {
+	if len(p.order) == 0 {
+		p.order = p.rng.Perm(len(p.conns))
+	}
+	class := p.order[0]
+	p.order = p.order[1:]
 	p.mu.Lock()
 	seq := p.next
 	p.next++
-	class := int(seq % uint64(len(p.conns)))
 	now := int64(p.clk.Since())
 	p.sent[seq] = sentProbe{class, now}
 	p.mu.Unlock()
