@@ -257,6 +257,16 @@ func printWindowSweep(w io.Writer, r *method.WindowSweep) {
 		fmt.Fprintf(w, "PARTIAL: %s\n", r.PartialReason)
 	}
 	fmt.Fprintln(w, "What the regions say:")
+	complete := 0
+	for _, p := range r.Points {
+		if !p.Partial {
+			complete++
+		}
+	}
+	if complete == 0 {
+		fmt.Fprintln(w, "  nothing yet: no window was measured to its end")
+		return
+	}
 	if a.PlateauBps > 0 {
 		fmt.Fprintf(w, "  bottleneck rate (saturation plateau, TCP payload): %s\n", units.FormatRate(a.PlateauBps))
 	}

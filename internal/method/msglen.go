@@ -74,7 +74,7 @@ func RunMsgLenSweep(ctx context.Context, t tester.Target, cfg MsgLenSweepConfig,
 			res.Points = append(res.Points, p)
 		}
 		if err != nil {
-			if len(res.Points) == 0 && !errors.Is(err, tester.ErrPartial) {
+			if len(res.Points) == 0 && !errors.Is(err, tester.ErrPartial) && ctx.Err() == nil {
 				return nil, err
 			}
 			stopErr = fmt.Errorf("size %d B: %w", size, err)

@@ -65,7 +65,7 @@ func RunWindowSweep(ctx context.Context, t tester.Target, cfg WindowSweepConfig,
 			res.Points = append(res.Points, p)
 		}
 		if err != nil {
-			if len(res.Points) == 0 && !errors.Is(err, tester.ErrPartial) {
+			if len(res.Points) == 0 && !errors.Is(err, tester.ErrPartial) && ctx.Err() == nil {
 				return nil, err
 			}
 			stopErr = fmt.Errorf("window %d B: %w", w, err)
