@@ -40,11 +40,13 @@ Examples:
   fullpipe tcp 198.18.0.2                 10 s upload, 1 stream
   fullpipe tcp 198.18.0.2 -P 4 --reverse  4 streams, responder sends
   fullpipe tcp 198.18.0.2 --window 64KiB --bytes 100MB
-                                          fixed transfer with a 65,536-byte window`,
+                                          fixed transfer with a 65,536-byte window
+  fullpipe tcp 198.18.0.2 --length 512    every write 512 bytes (sweep msglen
+                                          runs a series of these)`,
 		flags: func(fs *pflag.FlagSet) func(env, []string) error {
 			var cf clientFlags
 			var cfg tester.TCPConfig
-			var bytes, window, mss, pacing int64
+			var bytes, window, mss, pacing, length int64
 			fs.IntVarP(&cfg.Streams, "streams", "P", 1, "parallel TCP streams (per direction)")
 			durVar(fs, &cfg.Duration, "duration", "t", 10*time.Second, "how long to send (ignored with --bytes)")
 			sizeVar(fs, &bytes, "bytes", "n", 0, "send this many payload bytes in total, then stop (a fixed transfer)")
@@ -56,6 +58,7 @@ Examples:
 			rateVar(fs, &pacing, "pacing-rate", "", 0, "cap each stream's sending rate (SO_MAX_PACING_RATE)")
 			fs.IntVar(&cfg.DSCP, "dscp", 0, "DSCP value 0..63 for the data packets")
 			durVar(fs, &cfg.Interval, "interval", "i", time.Second, "reporting interval")
+			sizeVar(fs, &length, "length", "l", 0, "bytes per write call on the sending side, this host or the responder (default 131,072 B)")
 			fs.BoolVar(&cfg.Latency, "latency", false, "probe RTT over UDP every 100ms during the load: idle vs loaded latency")
 			cf.add(fs)
 			return func(e env, args []string) error {
@@ -87,6 +90,9 @@ Examples:
 				if fs.Changed("mss") && (mss < 88 || mss > 65495) {
 					return usagef("--mss %d: Linux accepts 88..65495 bytes", mss)
 				}
+				if fs.Changed("length") && (length < 1 || length > 16<<20) {
+					return usagef("--length %d: want 1 B to 16 MiB per write", length)
+				}
 				if cfg.DSCP < 0 || cfg.DSCP > 63 {
 					return usagef("--dscp %d: want 0..63", cfg.DSCP)
 				}
@@ -99,7 +105,7 @@ Examples:
 				if bytes > 0 {
 					cfg.Duration = 0
 				}
-				cfg.Bytes, cfg.Window, cfg.MSS, cfg.PacingBps = bytes, int(window), int(mss), pacing
+				cfg.Bytes, cfg.Window, cfg.MSS, cfg.PacingBps, cfg.WriteSize = bytes, int(window), int(mss), pacing, int(length)
 				var p *tcpPrinter
 				if !cf.json {
 					p = &tcpPrinter{w: e.stdout, cfg: cfg}

@@ -41,6 +41,7 @@ func StreamSample(c *net.TCPConn, ctr *Counter, stream int, clientSends, thisEnd
 	s := wire.StreamSample{Stream: stream, ClientSends: clientSends}
 	if thisEndSends {
 		s.BytesTx = ctr.Bytes.Load()
+		s.Writes = ctr.Writes.Load()
 		s.TCP = SampleTCP(c, ctr)
 	} else {
 		s.BytesRx = ctr.Bytes.Load()

@@ -45,6 +45,7 @@ type Counter struct {
 	FirstNs     atomic.Int64 // first byte read, ns on the Clock; 0 = none yet
 	LastNs      atomic.Int64 // last byte read, ns on the Clock
 	InflightMax atomic.Int64 // sender with a window: most bytes in flight seen
+	Writes      atomic.Int64 // sender: write calls made
 	Series      *Series      // receiver: when set, bytes per 10 ms bin; set before the stream starts
 }
 
@@ -62,6 +63,15 @@ type SendSpec struct {
 	// (ctx ends or Bytes are written) it waits for the last bytes to be
 	// acknowledged until Test ends, so its final TCP_INFO is complete.
 	Test context.Context
+	// WriteSize is the bytes of each write call; 0 means BufSize.
+	WriteSize int
+}
+
+func (s SendSpec) bufSize() int {
+	if s.WriteSize > 0 {
+		return s.WriteSize
+	}
+	return BufSize
 }
 
 // SendTCP writes to c until spec is met or ctx ends, counting into ctr, then
@@ -116,7 +126,7 @@ func isDeadline(err error) bool {
 }
 
 func sendPlain(c *net.TCPConn, spec SendSpec, ctr *Counter) error {
-	buf := make([]byte, BufSize)
+	buf := make([]byte, spec.bufSize())
 	for spec.Bytes == 0 || ctr.Bytes.Load() < spec.Bytes {
 		n := len(buf)
 		if spec.Bytes > 0 {
@@ -124,6 +134,7 @@ func sendPlain(c *net.TCPConn, spec SendSpec, ctr *Counter) error {
 		}
 		w, err := c.Write(buf[:n])
 		ctr.Bytes.Add(int64(w))
+		ctr.Writes.Add(1)
 		if err != nil {
 			return err
 		}
@@ -144,7 +155,7 @@ func sendWindowed(ctx context.Context, c *net.TCPConn, spec SendSpec, ctr *Count
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	buf := make([]byte, BufSize)
+	buf := make([]byte, spec.bufSize())
 	ts := unix.NsecToTimespec(int64(windowPoll))
 	for spec.Bytes == 0 || ctr.Bytes.Load() < spec.Bytes {
 		if ctx.Err() != nil {
@@ -170,6 +181,7 @@ func sendWindowed(ctx context.Context, c *net.TCPConn, spec SendSpec, ctr *Count
 		}
 		w, err := c.Write(buf[:n])
 		ctr.Bytes.Add(int64(w))
+		ctr.Writes.Add(1)
 		if err != nil {
 			return err
 		}

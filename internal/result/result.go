@@ -65,6 +65,7 @@ type TCPStream struct {
 	LimitedBy        string  `json:"limited_by"`
 	PeerWindowBytes  uint32  `json:"peer_window_bytes"`
 	InflightMaxBytes int64   `json:"inflight_max_bytes,omitempty"`
+	Writes           int64   `json:"writes,omitempty"`
 	HasTCPInfo       bool    `json:"has_tcp_info"`
 }
 

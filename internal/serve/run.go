@@ -135,7 +135,7 @@ func (ss *session) startWorkers(ctx context.Context) *sync.WaitGroup {
 			defer wg.Done()
 			var err error
 			if st.serverSends() {
-				spec := flow.SendSpec{Bytes: flow.Share(req.Bytes, req.Streams, st.hello.Stream), Window: req.Window, Test: ctx}
+				spec := flow.SendSpec{Bytes: flow.Share(req.Bytes, req.Streams, st.hello.Stream), Window: req.Window, Test: ctx, WriteSize: req.WriteSize}
 				err = flow.SendTCP(sendCtx, st.conn, spec, &st.ctr)
 			} else {
 				err = flow.RecvTCP(ctx, st.conn, clk, &st.ctr)

@@ -68,6 +68,9 @@ type Server struct {
 	cfg Config
 	tcp *net.TCPListener
 	udp *net.UDPConn
+	// born is the responder's monotonic time base for stamped echo
+	// replies (wire.EchoStamped): receive times are ns since it.
+	born time.Time
 
 	mu       sync.Mutex // guards sessions and rateBps
 	sessions map[wire.Cookie]*session
@@ -97,7 +100,7 @@ func Listen(cfg Config) (*Server, error) {
 		_ = sockopt.SetDontFragment(rc, false)
 		_ = sockopt.SetDontFragment(rc, true)
 	}
-	return &Server{cfg: cfg, tcp: ln.(*net.TCPListener), udp: uc.(*net.UDPConn), sessions: map[wire.Cookie]*session{}}, nil
+	return &Server{cfg: cfg, tcp: ln.(*net.TCPListener), udp: uc.(*net.UDPConn), born: time.Now(), sessions: map[wire.Cookie]*session{}}, nil
 }
 
 // Addr is the TCP address the server listens on (UDP uses the same port).
@@ -163,6 +166,7 @@ func (s *Server) routineUDP(ctx context.Context) {
 	buf := make([]byte, 65536)
 	for {
 		n, from, err := s.udp.ReadFromUDPAddrPort(buf)
+		recvNs := time.Since(s.born).Nanoseconds()
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
 				return
@@ -189,6 +193,9 @@ func (s *Server) routineUDP(ctx context.Context) {
 			case wire.EchoSized:
 				reply = max(wire.UDPHeaderLen, int(h.EchoSize))
 				clear(buf[n:reply]) // padding, not a previous datagram's bytes
+			case wire.EchoStamped:
+				reply = max(n, wire.EchoStampLen)
+				wire.PutEchoStamp(buf[:reply], recvNs)
 			}
 			_, _ = s.udp.WriteToUDPAddrPort(buf[:reply], from)
 		case wire.UDPHello:

@@ -269,6 +269,9 @@ func (s *Server) validate(req wire.Request) error {
 		if req.Window < 0 || req.Bytes < 0 || req.MSS < 0 || req.PacingBps < 0 {
 			return errors.New("window, bytes, mss and pacing must not be negative")
 		}
+		if req.WriteSize < 0 || req.WriteSize > maxWriteSize {
+			return fmt.Errorf("write_size must be 0 (128 KiB) to %d bytes, got %d", maxWriteSize, req.WriteSize)
+		}
 	case wire.KindUDP:
 		if req.RateBps <= 0 || req.Size < wire.UDPHeaderLen || req.Size > 65507 {
 			return fmt.Errorf("UDP needs a rate > 0 and a size of %d to 65507 bytes", wire.UDPHeaderLen)
@@ -333,3 +336,7 @@ func (ss *session) closeStreams() {
 		st.conn.Close()
 	}
 }
+
+// maxWriteSize bounds a request's write_size: the sender allocates one
+// buffer of that size per stream.
+const maxWriteSize = 16 << 20

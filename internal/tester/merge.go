@@ -20,6 +20,7 @@ type merged struct {
 	firstNs       int64
 	lastNs        int64
 	tcp           *wire.TCPInfo
+	writes        int64
 	hasRx, hasTCP bool
 }
 
@@ -32,8 +33,11 @@ func merge(local, remote []wire.StreamSample) map[streamKey]merged {
 			m := out[k]
 			if receiverIsLocal := !s.ClientSends; receiverIsLocal == localSide {
 				m.bytes, m.firstNs, m.lastNs, m.hasRx = s.BytesRx, s.FirstRxNs, s.LastRxNs, true
-			} else if s.TCP != nil {
-				m.tcp, m.hasTCP = s.TCP, true
+			} else {
+				if s.TCP != nil {
+					m.tcp, m.hasTCP = s.TCP, true
+				}
+				m.writes = max(m.writes, s.Writes)
 			}
 			out[k] = m
 		}
@@ -68,7 +72,7 @@ func direction(clientSends bool) (dir, sender string) {
 // retransmissions are the difference against prev (zero prev for totals).
 func streamFigures(k streamKey, cur, prev merged, seconds float64) result.TCPStream {
 	dir, sender := direction(k.clientSends)
-	st := result.TCPStream{Stream: k.stream, Direction: dir, Sender: sender, Bytes: cur.bytes - prev.bytes}
+	st := result.TCPStream{Stream: k.stream, Direction: dir, Sender: sender, Bytes: cur.bytes - prev.bytes, Writes: cur.writes - prev.writes}
 	if seconds > 0 {
 		st.ThroughputBps = float64(st.Bytes) * 8 / seconds
 	}

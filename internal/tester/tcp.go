@@ -27,12 +27,13 @@ type TCPConfig struct {
 	DSCP      int           `json:"dscp,omitempty"`
 	Interval  time.Duration `json:"interval_ns"`
 	Latency   bool          `json:"latency"`
+	WriteSize int           `json:"write_size_bytes,omitempty"` // bytes per write call (0: 128 KiB)
 }
 
 func (c TCPConfig) request() wire.Request {
 	return wire.Request{Kind: wire.KindTCP, Streams: c.Streams, Duration: c.Duration, Bytes: c.Bytes,
 		Reverse: c.Reverse, Bidir: c.Bidir, Window: c.Window, CC: c.CC, MSS: c.MSS, PacingBps: c.PacingBps,
-		DSCP: c.DSCP, Interval: c.Interval, Latency: c.Latency}
+		DSCP: c.DSCP, Interval: c.Interval, Latency: c.Latency, WriteSize: c.WriteSize}
 }
 
 // localStream is one of the tester's data connections.
@@ -222,7 +223,7 @@ func (r *tcpRun) measure(ctx context.Context, p *prober) (*result.TCP, error) {
 			defer wg.Done()
 			var err error
 			if ls.clientSends {
-				err = flow.SendTCP(sendCtx, ls.conn, flow.SendSpec{Bytes: flow.Share(r.cfg.Bytes, r.cfg.Streams, ls.stream), Window: r.cfg.Window, Test: wctx}, &ls.ctr)
+				err = flow.SendTCP(sendCtx, ls.conn, flow.SendSpec{Bytes: flow.Share(r.cfg.Bytes, r.cfg.Streams, ls.stream), Window: r.cfg.Window, Test: wctx, WriteSize: r.cfg.WriteSize}, &ls.ctr)
 			} else {
 				err = flow.RecvTCP(wctx, ls.conn, r.clk, &ls.ctr)
 			}

@@ -24,9 +24,10 @@ type Request struct {
 	PacingBps int64         `json:"pacing_bps,omitempty"` // per-stream pacing rate on the sending side
 	DSCP      int           `json:"dscp,omitempty"`
 	Interval  time.Duration `json:"interval_ns"`
-	RateBps   int64         `json:"rate_bps,omitempty"` // UDP payload rate
-	Size      int           `json:"size,omitempty"`     // UDP payload bytes
-	Latency   bool          `json:"latency,omitempty"`  // UDP RTT probes during the test
+	RateBps   int64         `json:"rate_bps,omitempty"`   // UDP payload rate
+	Size      int           `json:"size,omitempty"`       // UDP payload bytes
+	Latency   bool          `json:"latency,omitempty"`    // UDP RTT probes during the test
+	WriteSize int           `json:"write_size,omitempty"` // TCP bytes per write on the sending side (0 = 128 KiB)
 }
 
 // Accept answers a Request: the session exists and data may connect.
@@ -81,7 +82,8 @@ type StreamSample struct {
 	BytesTx     int64    `json:"bytes_tx"`    // payload bytes written by this side
 	FirstRxNs   int64    `json:"first_rx_ns"` // receive window, relative to start
 	LastRxNs    int64    `json:"last_rx_ns"`
-	TCP         *TCPInfo `json:"tcp,omitempty"` // of this side's socket, when it sends
+	Writes      int64    `json:"writes,omitempty"` // write calls by this side, when it sends
+	TCP         *TCPInfo `json:"tcp,omitempty"`    // of this side's socket, when it sends
 }
 
 // UDPStats are a UDP receiver's figures.

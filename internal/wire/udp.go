@@ -15,7 +15,8 @@ import (
 //	37  1  echo mode (echo only): 0 mirror, 1 reply with the header only,
 //	       2 reply padded to the size in bytes 38-39, with DF set
 //	38  2  reply size in bytes for echo mode 2 (UDP payload), big endian
-//	40  …  padding to the requested size
+//	40  …  padding to the requested size; in an echo reply of mode 3,
+//	       bytes 40-47 are the responder's receive time (EchoStampLen)
 const (
 	UDPMagic     = "FPUD"
 	UDPHeaderLen = 40
@@ -37,7 +38,34 @@ const (
 	EchoMirror byte = 0 // the datagram comes back as it was
 	EchoSmall  byte = 1 // only the header comes back
 	EchoSized  byte = 2 // the reply is EchoSize bytes of UDP payload
+	// EchoStamped: the datagram comes back (at least EchoStampLen bytes)
+	// with the responder's monotonic receive time, int64 ns since the
+	// responder started, big endian at bytes 40-47. With the sender's
+	// send time (bytes 29-36) and the reply's arrival time, a tester splits
+	// a round trip into its two one-way parts, each up to a constant clock
+	// offset that cancels against an unloaded baseline (one-way delay
+	// increments need no synchronised clocks).
+	EchoStamped byte = 3
 )
+
+// EchoStampLen is the shortest reply to a stamped echo: the header and
+// the 8-byte receive time.
+const EchoStampLen = UDPHeaderLen + 8
+
+// PutEchoStamp writes the responder's receive time into a reply b of at
+// least EchoStampLen bytes.
+func PutEchoStamp(b []byte, recvNs int64) {
+	binary.BigEndian.PutUint64(b[UDPHeaderLen:EchoStampLen], uint64(recvNs))
+}
+
+// EchoStamp reads the responder's receive time from a stamped reply; ok is
+// false when b is too short to carry one.
+func EchoStamp(b []byte) (recvNs int64, ok bool) {
+	if len(b) < EchoStampLen {
+		return 0, false
+	}
+	return int64(binary.BigEndian.Uint64(b[UDPHeaderLen:EchoStampLen])), true
+}
 
 // UDPHeader is the decoded header.
 type UDPHeader struct {

@@ -122,3 +122,22 @@ func TestCookieText(t *testing.T) {
 		t.Fatal("bad cookie accepted")
 	}
 }
+
+// TestEchoStamp: a stamped reply carries the responder's receive time at
+// bytes 40-47, big endian; a reply shorter than 48 bytes carries none.
+func TestEchoStamp(t *testing.T) {
+	b := make([]byte, EchoStampLen)
+	PutUDP(b, UDPHeader{Type: UDPEchoReply, Seq: 9, SentNs: 123, EchoMode: EchoStamped})
+	PutEchoStamp(b, 0x0102030405060708)
+	if !bytes.Equal(b[40:48], []byte{1, 2, 3, 4, 5, 6, 7, 8}) {
+		t.Fatalf("stamp bytes % x", b[40:48])
+	}
+	got, ok := EchoStamp(b)
+	h, err := ParseUDP(b)
+	if !ok || got != 0x0102030405060708 || err != nil || h.EchoMode != EchoStamped || h.SentNs != 123 {
+		t.Fatalf("stamp %x %v, header %+v %v", got, ok, h, err)
+	}
+	if _, ok := EchoStamp(b[:47]); ok {
+		t.Fatal("a 47-byte reply has no stamp")
+	}
+}

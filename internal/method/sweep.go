@@ -1,0 +1,101 @@
+package method
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/sweep"
+	"github.com/fullpipe/fullpipe/internal/tester"
+)
+
+// WindowSweepConfig is a window sweep (design scenario 7): one TCP test
+// per window, each with an exact window and stamped UDP probes.
+type WindowSweepConfig struct {
+	Windows        []int         `json:"windows_bytes"`
+	MSS            int           `json:"mss_bytes"` // what one "mss" of a window stands for
+	Duration       time.Duration `json:"duration_ns"`
+	Reverse        bool          `json:"reverse"`
+	CC             string        `json:"cc"`
+	ProbeDSCPs     []int         `json:"probe_dscps"`
+	ProbeGap       time.Duration `json:"probe_gap_ns"`
+	BaselineProbes int           `json:"baseline_probes"`
+	Settle         time.Duration `json:"settle_ns"`
+	Interval       time.Duration `json:"interval_ns"`
+	Seed           uint64        `json:"seed"` // probe send times; point i uses Seed + i
+}
+
+// WindowSweep is a window sweep's result.
+type WindowSweep struct {
+	result.Meta
+	Points        []sweep.WindowPoint `json:"points"`
+	Analysis      sweep.SweepAnalysis `json:"analysis"`
+	Partial       bool                `json:"partial"`
+	PartialReason string              `json:"partial_reason,omitempty"`
+}
+
+// baselineGap spaces the baseline probes: 10 of them take 0.2 s.
+const baselineGap = 20 * time.Millisecond
+
+// RunWindowSweep measures every window in turn, smallest first, and
+// classifies the points. progress, if not nil, sees each point as it is
+// measured (before classification). Ctrl-C (ctx) ends the sweep with the
+// points so far, classified, and an error wrapping tester.ErrPartial.
+func RunWindowSweep(ctx context.Context, t tester.Target, cfg WindowSweepConfig, progress func(i int, p sweep.WindowPoint)) (*WindowSweep, error) {
+	res := &WindowSweep{}
+	var stopErr error
+	for i, w := range cfg.Windows {
+		pc := tester.WindowPointConfig{
+			TCP: tester.TCPConfig{Streams: 1, Duration: cfg.Duration, Window: w, Reverse: cfg.Reverse, CC: cfg.CC,
+				Interval: cfg.Interval},
+			DSCPs: cfg.ProbeDSCPs, Baseline: cfg.BaselineProbes, BaselineGap: baselineGap,
+			ProbeGap: cfg.ProbeGap, Settle: cfg.Settle, Seed: cfg.Seed + uint64(i),
+		}
+		run, err := tester.RunWindowPoint(ctx, t, pc)
+		if run != nil && run.TCP != nil && res.Meta.Schema == 0 {
+			res.Meta = run.TCP.Meta
+		}
+		if run != nil {
+			p := run.Point(pc, cfg.MSS)
+			if progress != nil {
+				progress(i, p)
+			}
+			res.Points = append(res.Points, p)
+		}
+		if err != nil {
+			if len(res.Points) == 0 && !errors.Is(err, tester.ErrPartial) && ctx.Err() == nil {
+				return nil, err
+			}
+			stopErr = fmt.Errorf("window %d B: %w", w, err)
+			break
+		}
+		if ctx.Err() != nil {
+			stopErr = fmt.Errorf("%w: interrupted", tester.ErrPartial)
+			break
+		}
+	}
+	res.Meta.Test, res.Meta.Config = "sweep window", cfg
+	var whole []sweep.WindowPoint
+	for _, p := range res.Points {
+		if !p.Partial {
+			whole = append(whole, p)
+		}
+	}
+	res.Analysis = sweep.Classify(whole, cfg.MSS)
+	for i := range res.Points { // Classify sorted and labelled the whole ones
+		for _, w := range whole {
+			if w.WindowBytes == res.Points[i].WindowBytes && !res.Points[i].Partial {
+				res.Points[i] = w
+			}
+		}
+	}
+	if stopErr != nil {
+		res.Partial, res.PartialReason = true, stopErr.Error()
+		if !errors.Is(stopErr, tester.ErrPartial) {
+			stopErr = fmt.Errorf("%w: %v", tester.ErrPartial, stopErr)
+		}
+	}
+	return res, stopErr
+}
