@@ -121,19 +121,9 @@ func (r *WindowPointRun) Point(cfg WindowPointConfig, mss int) sweep.WindowPoint
 		}
 		settle, end, slice := cfg.Settle.Seconds(), cfg.TCP.Duration.Seconds(), cfg.TCP.Interval.Seconds()
 		var rates []float64
-		if se := r.TCP.Series[dir]; se != nil && len(se.Rate) > 0 {
-			// The receiver's read times over 100 ms windows, every other
-			// point so the windows do not overlap.
-			for i, p := range se.Rate {
-				if i%2 == 0 && p.TS-se.WindowS >= settle-1e-3 && p.TS <= end+1e-3 {
-					rates = append(rates, p.Bps)
-				}
-			}
-		} else {
-			for _, iv := range r.TCP.Intervals { // whole slices only: not the short last one
-				if iv.StartS >= settle-1e-3 && iv.EndS <= end+1e-3 && iv.EndS-iv.StartS >= 0.9*slice {
-					rates = append(rates, iv.ThroughputBps)
-				}
+		for _, iv := range r.TCP.Intervals { // whole slices only: not the short last one
+			if iv.StartS >= settle-1e-3 && iv.EndS <= end+1e-3 && iv.EndS-iv.StartS >= 0.9*slice {
+				rates = append(rates, iv.ThroughputBps)
 			}
 		}
 		pt.RateSpread(rates)
