@@ -24,10 +24,13 @@ import (
 const rfcLong = `Runs the RFC 6349 TCP throughput method against a responder, in order:
   1. path MTU in each direction by probing (works without ICMP)
   2. baseline RTT (minimum of UDP probes before any load) and bottleneck
-     bandwidth (a UDP stream at the CIR, counted at layer 2), giving
+     bandwidth (a UDP rate search from the CIR, counted at layer 2), giving
      BDP = BB x RTT / 8 per direction
   3. walk the window: TCP at 25, 50, 75 and 100 % of the BDP (exact
      windows), split over ceil(window / --max-window) connections
+     --sweep N adds a window sweep (as ` + "`fullpipe sweep window`" + `): N exact
+     windows up to 3 x BDP with one-way delay probes, classified into
+     linear, saturation and overflow; it estimates the bottleneck queue
   4. TCP throughput at the full BDP: TCP Transfer Time Ratio, TCP
      Efficiency and Buffer Delay %, against the ideal from the negotiated
      MSS and the link's framing (--link)
@@ -65,6 +68,7 @@ func init() {
 			fs.Float64Var(&cfg.Thresholds.MinEfficiencyPct, "min-efficiency-pct", rfc6349.DefaultThresholds.MinEfficiencyPct, "pass if TCP Efficiency is at least this %")
 			fs.StringVar(&cfg.CC, "cc", "", "congestion control for the walk and throughput tests (default: the sender's)")
 			fs.IntVar(&cfg.ShapingConns, "shaping-connections", 4, "connections in the shaping vs policing test")
+			fs.IntVar(&cfg.SweepPoints, "sweep", 0, "also sweep the window: this many windows up to 3 x BDP, --step-duration each (0: no sweep; 9 is a good start)")
 			fs.StringVar(&reportFile, "report", "", "write a self-contained HTML report to this file")
 			fs.StringVar(&profile, "profile", "window", "without HOST: the lab profile to test")
 			cf.add(fs)
@@ -100,6 +104,9 @@ func init() {
 				}
 				if cfg.Duration < time.Second || cfg.StepDuration < time.Second || cfg.ShapingConns < 2 || cfg.ShapingConns > maxStreams {
 					return usagef("durations must be at least 1s and --shaping-connections 2..%d", maxStreams)
+				}
+				if cfg.SweepPoints < 0 || cfg.SweepPoints > 64 {
+					return usagef("--sweep %d: want 0 (no sweep) to 64 windows", cfg.SweepPoints)
 				}
 				if maxWindow < 0 || (fs.Changed("max-window") && maxWindow < 1500) {
 					return usagef("--max-window must be at least 1500 bytes")

@@ -27,7 +27,21 @@ type rfcResult struct {
 		} `json:"search"`
 	} `json:"bb"`
 	Warnings []string `json:"warnings"`
-	BDP      struct {
+	Sweep    map[string]struct {
+		Points []struct {
+			WindowBytes      int     `json:"window_bytes"`
+			GoodputBps       float64 `json:"goodput_bps"`
+			DelayIncrementMs float64 `json:"delay_increment_ms"`
+			Region           string  `json:"region"`
+		} `json:"points"`
+		Analysis struct {
+			PlateauBps        float64 `json:"plateau_bps"`
+			OverflowEdgeBytes int     `json:"overflow_edge_bytes"`
+			QueueBytes        float64 `json:"queue_bytes"`
+			QueueMinBytes     float64 `json:"queue_min_bytes"`
+		} `json:"analysis"`
+	} `json:"sweep"`
+	BDP struct {
 		UpBytes float64 `json:"up_bytes"`
 	} `json:"bdp"`
 	Walk []struct {
@@ -198,6 +212,58 @@ func TestRFC6349CIRAbovePath(t *testing.T) {
 	}
 	if !warned {
 		t.Errorf("no warning that the path carries less than the CIR: %q", r.Warnings)
+	}
+}
+
+// TestRFC6349Sweep: --sweep 9 on scenario 1 (100 Mbit/s, 20 ms, a
+// 375,000-byte queue), windows of k × 3 × BDP / 9. In payload bytes the
+// path holds the pipe, ceiling × base RTT / 8 ≈ 236,800 B, plus the queue,
+// 375,000 × 1448 / 1500 = 362,000 B: 598,800 B. Reno overflows the first
+// window above that (plus two segments: an ACK that frees two segments
+// puts one more in the queue for a moment); the queue estimate brackets
+// 362,000 B (edge − BDP above, last lossless window − BDP below). The
+// plateau is the ceiling within 5 %: reno's slow start to a 250 kB window
+// takes about 6 RTTs (120 ms) of a 3 s point. Between the BDP and the
+// edge the window holds a standing queue of W × 1538 / 1448 − the pipe's
+// wire bytes (rate × base RTT / 8); the probes' delay increment is its
+// drain time within 1 ms (a window-limited flow keeps the queue within
+// one segment, 0.12 ms; the TUN devices add up to 0.3 ms).
+func TestRFC6349Sweep(t *testing.T) {
+	needRoot(t)
+	bin := buildFullpipe(t)
+	l := startLab(t, "trfcsw", Profiles["window"].Up)
+	r := runRFC(t, bin, l, "--cir", "100M", "--sweep", "9")
+	sw, ok := r.Sweep["up"]
+	if !ok || len(sw.Points) != 9 {
+		t.Fatalf("sweep: %+v", r.Sweep)
+	}
+	const ceiling, seg = 100e6 * 1448 / 1538, 1448
+	base := r.RTT.BaselineMs / 1e3
+	pipe := ceiling * base / 8
+	limit := pipe + 375_000*1448/1500 + 2*seg
+	wantEdge := 0
+	for _, p := range sw.Points {
+		t.Logf("%7d B %6.2f Mbit/s %6.1f ms %s", p.WindowBytes, p.GoodputBps/1e6, p.DelayIncrementMs, p.Region)
+		if wantEdge == 0 && float64(p.WindowBytes) > limit {
+			wantEdge = p.WindowBytes
+		}
+		if w := float64(p.WindowBytes); p.Region == "saturation" && w > 1.3*pipe && w < limit-2*seg {
+			want := (w*1538/1448 - 100e6*base/8) * 8 / 100e6 * 1e3
+			if math.Abs(p.DelayIncrementMs-want) > 1 {
+				t.Errorf("window %d B: delay increment %.2f ms, want the standing queue's drain %.2f ± 1 ms", p.WindowBytes, p.DelayIncrementMs, want)
+			}
+		}
+	}
+	a := sw.Analysis
+	t.Logf("analysis %+v; pipe %.0f B, pipe + queue %.0f B", a, pipe, limit-2*seg)
+	if math.Abs(a.PlateauBps-ceiling)/ceiling > 0.05 {
+		t.Errorf("plateau %.2f Mbit/s, want %.2f ± 5 %%", a.PlateauBps/1e6, ceiling/1e6)
+	}
+	if a.OverflowEdgeBytes != wantEdge {
+		t.Errorf("overflow from %d B, want the first window above %.0f B: %d B", a.OverflowEdgeBytes, limit, wantEdge)
+	}
+	if q := 375_000.0 * 1448 / 1500; a.QueueMinBytes > q*1.02 || a.QueueBytes < q*0.98 {
+		t.Errorf("queue estimate %.0f B (at least %.0f B) does not bracket the %.0f B of payload the queue holds", a.QueueBytes, a.QueueMinBytes, q)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/rfc6349"
+	"github.com/fullpipe/fullpipe/internal/sweep"
 	"github.com/fullpipe/fullpipe/internal/tester"
 	"github.com/fullpipe/fullpipe/internal/version"
 )
@@ -28,7 +29,11 @@ type Config struct {
 	Thresholds   rfc6349.Thresholds `json:"thresholds"`
 	ShapingConns int                `json:"shaping_connections"`
 	CC           string             `json:"cc,omitempty"` // walk and throughput steps; "" = the sender's default
-	link         rfc6349.Link
+	// SweepPoints, when > 0, adds a window sweep after the walk: that many
+	// exact windows from 3 × BDP / SweepPoints to 3 × BDP, StepDuration
+	// each, with reno and one-way delay probes (sweep window).
+	SweepPoints int `json:"sweep_points,omitempty"`
+	link        rfc6349.Link
 }
 
 // Result is the whole run; its JSON keys are documented in docs/json.md.
@@ -39,6 +44,7 @@ type Result struct {
 	BB         BB                        `json:"bb"`
 	BDP        BDP                       `json:"bdp"`
 	Walk       []WalkRow                 `json:"walk"`
+	Sweep      map[string]*WindowSweep   `json:"sweep,omitempty"`
 	Throughput map[string]*ThroughputRow `json:"throughput"`
 	Shaping    map[string]*ShapingRow    `json:"shaping_by_direction"`
 	ShapingSum ShapingRow                `json:"shaping"`
@@ -195,12 +201,16 @@ func (r *runner) run() error {
 		{"1. path MTU", r.stepMTU},
 		{"2. baseline RTT and bottleneck bandwidth", r.stepBaseline},
 		{"3. walk the window", r.stepWalk},
+		{"3b. window sweep", r.stepSweep},
 		{"4. TCP throughput", r.stepThroughput},
 		{"5. shaping vs policing", r.stepShaping},
 	}
 	for _, s := range steps {
 		if err := r.ctx.Err(); err != nil {
 			return err
+		}
+		if s.name == "3b. window sweep" && r.cfg.SweepPoints <= 0 {
+			continue
 		}
 		r.p(s.name, "")
 		if err := s.f(); err != nil {
@@ -388,6 +398,44 @@ func (r *runner) stepWalk() error {
 			r.p("3. walk the window", fmt.Sprintf("%s %3d %% of BDP: window %d B over %d conn: ideal %.2f, actual %.2f Mbit/s, efficiency %.2f %%, buffer delay %.1f %%",
 				dir, st.Percent, row.WindowBytes, row.Connections, row.IdealBps/1e6, row.ActualBps/1e6, row.EfficiencyPct, row.BufferDelayPct))
 		}
+	}
+	return nil
+}
+
+// sweepSpan is how far the sweep goes, in BDPs: past the BDP a queue of
+// up to twice the BDP fills and overflows within the sweep.
+const sweepSpan = 3.0
+
+// stepSweep runs sweep window per direction: SweepPoints windows evenly
+// from sweepSpan × BDP / SweepPoints to sweepSpan × BDP, reno (a window-
+// only limit before loss), delay probes every 100 ms.
+func (r *runner) stepSweep() error {
+	r.res.Sweep = map[string]*WindowSweep{}
+	for _, dir := range r.cfg.Directions {
+		bdp := rfc6349.BDPBytes(r.bb[dir], r.baseline)
+		seg := r.mtu[dir] - 52 // IP, TCP and timestamps
+		if seg <= 0 {
+			seg = 1448
+		}
+		cfg := WindowSweepConfig{MSS: seg, Duration: r.cfg.StepDuration, Reverse: dir == "down", CC: "reno",
+			ProbeDSCPs: []int{0}, ProbeGap: 100 * time.Millisecond, BaselineProbes: 10, Settle: r.cfg.StepDuration / 3,
+			Interval: 200 * time.Millisecond, Seed: 1}
+		for i := 1; i <= r.cfg.SweepPoints; i++ {
+			cfg.Windows = append(cfg.Windows, max(seg, int(sweepSpan*bdp*float64(i)/float64(r.cfg.SweepPoints))))
+		}
+		sw, err := RunWindowSweep(r.ctx, r.t, cfg, func(i int, p sweep.WindowPoint) {
+			r.p("3b. window sweep", fmt.Sprintf("%s window %d B (%.0f %% of BDP): %.2f Mbit/s, retransmitted %d segments, delay increment %.1f ms",
+				dir, p.WindowBytes, float64(p.WindowBytes)/bdp*100, p.GoodputBps/1e6, p.RetransSegs, p.DelayIncrementMs))
+		})
+		if sw != nil {
+			r.res.Sweep[dir] = sw
+		}
+		if err != nil {
+			return err
+		}
+		a := sw.Analysis
+		r.p("3b. window sweep", fmt.Sprintf("%s: plateau %.2f Mbit/s, BDP %.0f B, overflow from %d B, queue ≈ %.0f B",
+			dir, a.PlateauBps/1e6, a.BDPBytes, a.OverflowEdgeBytes, a.QueueBytes))
 	}
 	return nil
 }

@@ -17,6 +17,9 @@ func HTML(r *method.Result) []byte {
 	var b bytes.Buffer
 	v := view{R: r, Chart: walkChart(r)}
 	for _, dir := range []string{"up", "down"} {
+		if sw := r.Sweep[dir]; sw != nil && len(sw.Points) > 0 {
+			v.Sweep = append(v.Sweep, sweepView{Dir: dir, S: sw, Chart: sweepChart(dir, sw)})
+		}
 		if t := r.Throughput[dir]; t != nil && t.Series != nil {
 			v.Time = append(v.Time, timeChart(dir, t, r.RTT.BaselineMs))
 		}
@@ -31,6 +34,79 @@ type view struct {
 	R     *method.Result
 	Chart template.HTML
 	Time  []template.HTML // throughput step over time, per direction
+	Sweep []sweepView
+}
+
+type sweepView struct {
+	Dir   string
+	S     *method.WindowSweep
+	Chart template.HTML
+}
+
+// regionColor marks a sweep point's region.
+var regionColor = map[string]string{"linear": "#2e7d32", "transition": "#9e9e9e", "saturation": "#1f5fa8", "overflow": "#c62828"}
+
+// sweepChart draws a window sweep: goodput and the one-way delay
+// increment against the window, each point coloured by its region, with
+// the BDP and the overflow edge marked.
+func sweepChart(dir string, sw *method.WindowSweep) template.HTML {
+	maxW, maxG, maxD := 0.0, 0.0, 0.0
+	for _, p := range sw.Points {
+		maxW = math.Max(maxW, float64(p.WindowBytes))
+		maxG = math.Max(maxG, p.GoodputBps)
+		maxD = math.Max(maxD, p.DelayIncrementMs)
+	}
+	if maxW <= 0 || maxG <= 0 {
+		return ""
+	}
+	maxW, maxG, maxD = maxW*1.05, maxG*1.1, math.Max(maxD*1.1, 1)
+	const w, ph, left, gap, top0 = 640, 140, 60, 45, 38
+	h := top0 + 2*ph + gap + 60
+	x := func(b float64) float64 { return left + (w-left-20)*b/maxW }
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" role="img" aria-label="%s: window sweep">`, w, h, dir)
+	fmt.Fprintf(&b, `<text x="%d" y="14" font-size="12" font-weight="bold">%s: goodput against the window</text>`, left, dir)
+	panel := func(top int, label string, maxV float64, val func(i int) float64) {
+		bottom := top + ph
+		fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#333"/><line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#333"/>`, left, top, left, bottom, left, bottom, w-10, bottom)
+		for i := 0; i <= 2; i++ {
+			v := maxV * float64(i) / 2
+			fmt.Fprintf(&b, `<text x="%d" y="%.0f" font-size="11" text-anchor="end">%.3g</text>`, left-5, float64(bottom)-float64(ph)*float64(i)/2+4, v)
+		}
+		fmt.Fprintf(&b, `<text x="12" y="%d" font-size="11" transform="rotate(-90 12 %d)">%s</text>`, top+ph/2+30, top+ph/2+30, label)
+		for _, mark := range []struct {
+			at    float64
+			label string
+		}{{sw.Analysis.BDPBytes, "BDP"}, {float64(sw.Analysis.OverflowEdgeBytes), "overflow"}} {
+			if mark.at > 0 && mark.at < maxW {
+				fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#777" stroke-dasharray="4 4"/><text x="%.1f" y="%d" font-size="10" fill="#555">%s</text>`,
+					x(mark.at), top, x(mark.at), bottom, x(mark.at)+3, top+10, mark.label)
+			}
+		}
+		for i, p := range sw.Points {
+			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="4" fill="%s"><title>%d B: %s</title></circle>`,
+				x(float64(p.WindowBytes)), float64(bottom)-float64(ph)*val(i)/maxV, regionColor[p.Region], p.WindowBytes, p.Region)
+		}
+	}
+	panel(top0, "Mbit/s", maxG/1e6, func(i int) float64 { return sw.Points[i].GoodputBps / 1e6 })
+	dTop := top0 + ph + gap
+	fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="12" font-weight="bold">%s: one-way delay increment in the data direction against the window</text>`, left, dTop-20, dir)
+	panel(dTop, "ms", maxD, func(i int) float64 { return sw.Points[i].DelayIncrementMs })
+	for i := 0; i <= 4; i++ {
+		v := maxW * float64(i) / 4
+		anchor := "middle"
+		if i == 0 {
+			anchor = "start"
+		}
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" font-size="11" text-anchor="%s">%.0f kB</text>`, x(v), dTop+ph+15, anchor, v/1e3)
+	}
+	lx := left
+	for _, reg := range []string{"linear", "transition", "saturation", "overflow"} {
+		fmt.Fprintf(&b, `<circle cx="%d" cy="%d" r="4" fill="%s"/><text x="%d" y="%d" font-size="11">%s</text>`, lx, h-12, regionColor[reg], lx+8, h-8, reg)
+		lx += 110
+	}
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String()) // built from numbers and fixed strings only
 }
 
 // timeChart draws one direction of the throughput step over time: the
@@ -171,13 +247,18 @@ td.l,th.l{text-align:left} pre{background:#f7f7f7;padding:.6em;white-space:pre-w
 <h2>1-2. Path</h2>
 <table><tr><th class="l">measure</th><th>up</th><th>down</th></tr>
 <tr><td class="l">path MTU (probed)</td><td>{{.R.MTU.UpBytes}} B</td><td>{{.R.MTU.DownBytes}} B</td></tr>
-<tr><td class="l">bottleneck bandwidth (layer 2)</td><td>{{mbps .R.BB.UpBps}}</td><td>{{mbps .R.BB.DownBps}}</td></tr>
-<tr><td class="l">BDP</td><td>{{printf "%.0f" .R.BDP.UpBytes}} B</td><td>{{printf "%.0f" .R.BDP.DownBytes}} B</td></tr></table>
+<tr><td class="l">bottleneck bandwidth (layer 2)</td><td>{{if .R.BB.UpBps}}{{mbps .R.BB.UpBps}}{{else}}not tested{{end}}</td><td>{{if .R.BB.DownBps}}{{mbps .R.BB.DownBps}}{{else}}not tested{{end}}</td></tr>
+<tr><td class="l">BDP</td><td>{{if .R.BDP.UpBytes}}{{printf "%.0f" .R.BDP.UpBytes}} B{{else}}not tested{{end}}</td><td>{{if .R.BDP.DownBytes}}{{printf "%.0f" .R.BDP.DownBytes}} B{{else}}not tested{{end}}</td></tr></table>
 <p>Baseline RTT {{printf "%.3f" .R.RTT.BaselineMs}} ms (minimum of {{.R.RTT.Probes}} UDP probes before any load; TCP's own minimum {{printf "%.3f" .R.RTT.TCPMinMs}} ms). CIR {{mbpsInt .R.BB.CIRBps}}.</p>
 <h2>3. Window walk</h2>
 {{.Chart}}
 <table><tr><th>dir</th><th>% of BDP</th><th>window</th><th>connections</th><th>ideal</th><th>actual</th><th>actual / ideal</th><th>efficiency</th><th>buffer delay</th></tr>
 {{range .R.Walk}}<tr><td>{{.Direction}}</td><td>{{.Percent}}</td><td>{{.WindowBytes}} B</td><td>{{.Connections}}</td><td>{{mbps .IdealBps}}</td><td>{{mbps .ActualBps}}</td><td>{{ratio .ActualBps .IdealBps}}</td><td>{{pct .EfficiencyPct}}</td><td>{{pct .BufferDelayPct}}</td></tr>{{end}}</table>
+{{range .Sweep}}<h2>3b. Window sweep, {{.Dir}}</h2>
+{{.Chart}}
+<p>Plateau {{mbps .S.Analysis.PlateauBps}}; BDP {{printf "%.0f" .S.Analysis.BDPBytes}} B (where the line W × 8 / RTT meets the plateau); overflow from {{.S.Analysis.OverflowEdgeBytes}} B; bottleneck queue ≈ {{printf "%.0f" .S.Analysis.QueueBytes}} B (at least {{printf "%.0f" .S.Analysis.QueueMinBytes}} B).{{range .S.Analysis.Notes}} {{.}}{{end}}</p>
+<table><tr><th>window</th><th>goodput</th><th>retransmitted</th><th>delay increment</th><th class="l">region</th></tr>
+{{range .S.Points}}<tr><td>{{.WindowBytes}} B</td><td>{{mbps .GoodputBps}}</td><td>{{.RetransSegs}} seg</td><td>{{printf "%.1f" .DelayIncrementMs}} ms</td><td class="l">{{.Region}}</td></tr>{{end}}</table>{{end}}
 <h2>4. Throughput at the BDP</h2>
 <table><tr><th>dir</th><th>window</th><th>connections</th><th>ideal</th><th>actual</th><th>TTR</th><th>efficiency</th><th>buffer delay</th><th>seconds</th></tr>
 {{range $d, $t := .R.Throughput}}<tr><td>{{$d}}</td><td>{{$t.WindowBytes}} B</td><td>{{$t.Connections}}</td><td>{{mbps $t.IdealBps}}</td><td>{{mbps $t.ActualBps}}</td><td>{{printf "%.3f" $t.TTR}}</td><td>{{pct $t.EfficiencyPct}}</td><td>{{pct $t.BufferDelayPct}}</td><td>{{printf "%.1f" $t.Seconds}}</td></tr>{{end}}</table>

@@ -14,6 +14,7 @@ import (
 	"github.com/fullpipe/fullpipe/internal/method"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/rfc6349"
+	"github.com/fullpipe/fullpipe/internal/sweep"
 )
 
 func sample() *method.Result {
@@ -27,6 +28,10 @@ func sample() *method.Result {
 			Series: &result.TCPSeries{RateClock: "responder", RTTClock: "client", WindowS: 0.1,
 				Rate: []result.RatePoint{{TS: 0.1, Bps: 40e6}, {TS: 0.15, Bps: 90e6}, {TS: 0.2, Bps: 93e6}},
 				RTT:  []result.RTTPoint{{TS: 0.1, Us: 20_500}, {TS: 0.2, Us: 21_300}}}}},
+		Sweep: map[string]*method.WindowSweep{"up": {
+			Points: []sweep.WindowPoint{{WindowBytes: 84_000, GoodputBps: 32e6, Region: "linear"}, {WindowBytes: 336_000, GoodputBps: 92e6, DelayIncrementMs: 8.3, Region: "saturation"},
+				{WindowBytes: 672_000, GoodputBps: 91.7e6, DelayIncrementMs: 11.8, RetransSegs: 168, Region: "overflow"}},
+			Analysis: sweep.SweepAnalysis{PlateauBps: 92e6, BDPBytes: 239_000, OverflowEdgeBytes: 672_000, QueueBytes: 433_000, QueueMinBytes: 97_000}}},
 		Shaping:   map[string]*method.ShapingRow{"up": {Verdict: rfc6349.Shaped, Detail: "shaped <b>"}},
 		Verdict:   method.Verdict{Pass: false, Reasons: []string{"down: no throughput measured"}},
 		Diagnosis: []rfc6349.Finding{{Cause: "mtu", Detail: "path MTU down is 1400 B ... black hole"}},
@@ -40,7 +45,7 @@ func TestHTMLSelfContained(t *testing.T) {
 		t.Fatalf("report fetches from the network: %s", m)
 	}
 	for _, want := range []string{"Verdict: FAIL", "<svg", "black hole", "shaped &lt;b&gt;", "94.10 Mbit/s",
-		"up: rate and RTT over time", "ideal 94.10 Mbit/s", "baseline 20.100 ms", "responder clock"} {
+		"up: rate and RTT over time", "up: window sweep", "queue ≈ 433000 B", "168 seg", "ideal 94.10 Mbit/s", "baseline 20.100 ms", "responder clock"} {
 		if !strings.Contains(h, want) {
 			t.Errorf("report lacks %q", want)
 		}

@@ -47,6 +47,22 @@ func Text(w io.Writer, r *method.Result) {
 				mbps(s.IdealBps), mbps(s.ActualBps), s.ActualBps/s.IdealBps*100, s.EfficiencyPct, s.BufferDelayPct)
 		}
 	}
+	for _, dir := range []string{"up", "down"} {
+		sw := r.Sweep[dir]
+		if sw == nil {
+			continue
+		}
+		fmt.Fprintf(w, "\nWindow sweep %s:\n  %12s %14s %6s %16s  %s\n", dir, "window", "goodput", "retr", "delay increment", "region")
+		for _, p := range sw.Points {
+			fmt.Fprintf(w, "  %10d B %14s %6d %13.1f ms  %s\n", p.WindowBytes, mbps(p.GoodputBps), p.RetransSegs, p.DelayIncrementMs, p.Region)
+		}
+		a := sw.Analysis
+		fmt.Fprintf(w, "  plateau %s, BDP %.0f B (line meets plateau), overflow from %d B, queue ≈ %.0f B (at least %.0f B)\n",
+			mbps(a.PlateauBps), a.BDPBytes, a.OverflowEdgeBytes, a.QueueBytes, a.QueueMinBytes)
+		for _, n := range a.Notes {
+			fmt.Fprintf(w, "  note: %s\n", n)
+		}
+	}
 	if len(r.Throughput) > 0 {
 		fmt.Fprintf(w, "\nThroughput at the BDP:\n  %-4s %12s %5s %14s %14s %7s %11s %12s %s\n", "dir", "window", "conn", "ideal", "actual", "TTR", "efficiency", "buffer delay", "per connection")
 		for _, dir := range []string{"up", "down"} {
