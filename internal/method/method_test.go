@@ -2,42 +2,36 @@ package method
 
 import (
 	"os"
-	"reflect"
-	"strings"
 	"testing"
+
+	"github.com/fullpipe/fullpipe/internal/jsondoc"
 )
 
-// TestJSONDocumented: every key of the RFC 6349 result is in docs/json.md.
-func TestJSONDocumented(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/json.md")
+func readDoc(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../docs/json.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	seen := map[reflect.Type]bool{}
-	var walk func(reflect.Type)
-	walk = func(typ reflect.Type) {
-		for typ.Kind() == reflect.Pointer || typ.Kind() == reflect.Slice || typ.Kind() == reflect.Map {
-			typ = typ.Elem()
-		}
-		if typ.Kind() != reflect.Struct || seen[typ] || !strings.HasPrefix(typ.PkgPath(), "github.com/fullpipe/") {
-			return
-		}
-		seen[typ] = true
-		for i := range typ.NumField() {
-			f := typ.Field(i)
-			if f.Anonymous {
-				walk(f.Type)
-				continue
-			}
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name == "" || name == "-" || !f.IsExported() {
-				continue
-			}
-			if !strings.Contains(string(doc), "`"+name) && !strings.Contains(string(doc), name+"`") && !strings.Contains(string(doc), "."+name) {
-				t.Errorf("%s.%s: key %q is not documented in docs/json.md", typ.Name(), f.Name, name)
-			}
-			walk(f.Type)
-		}
+	return string(b)
+}
+
+// TestJSONDocumented: every key of the RFC 6349 result is in docs/json.md.
+func TestJSONDocumented(t *testing.T) {
+	for _, m := range jsondoc.Missing(readDoc(t), false, Result{}) {
+		t.Errorf("%s is not documented in docs/json.md", m)
 	}
-	walk(reflect.TypeOf(Result{}))
+}
+
+// TestSweepJSONDocumented: every key of the sweep results is in the
+// sweep sections of docs/json.md (not merely somewhere in the file); the
+// common keys of the embedded result.Meta are documented above them.
+func TestSweepJSONDocumented(t *testing.T) {
+	section := jsondoc.Section(readDoc(t), "## `sweep window`", "## Example")
+	if section == "" {
+		t.Fatal("docs/json.md has no sweep window section")
+	}
+	for _, m := range jsondoc.Missing(section, true, WindowSweep{}, WindowSweepConfig{}, MsgLenSweep{}, MsgLenSweepConfig{}) {
+		t.Errorf("%s is not documented in the sweep sections of docs/json.md", m)
+	}
 }

@@ -3,10 +3,10 @@ package result
 import (
 	"math"
 	"os"
-	"reflect"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/fullpipe/fullpipe/internal/jsondoc"
 )
 
 func TestEfficiencyRFC6349(t *testing.T) {
@@ -37,30 +37,7 @@ func TestJSONDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seen := map[reflect.Type]bool{}
-	var walk func(reflect.Type)
-	walk = func(typ reflect.Type) {
-		for typ.Kind() == reflect.Pointer || typ.Kind() == reflect.Slice || typ.Kind() == reflect.Map {
-			typ = typ.Elem()
-		}
-		if typ.Kind() != reflect.Struct || seen[typ] || typ.PkgPath() != reflect.TypeOf(TCP{}).PkgPath() {
-			return
-		}
-		seen[typ] = true
-		for i := range typ.NumField() {
-			f := typ.Field(i)
-			if f.Anonymous {
-				walk(f.Type)
-				continue
-			}
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name != "" && name != "-" && !strings.Contains(string(doc), "`"+name+"`") && !strings.Contains(string(doc), name+"`") && !strings.Contains(string(doc), "`"+name) {
-				t.Errorf("%s.%s: key %q is not documented in docs/json.md", typ.Name(), f.Name, name)
-			}
-			walk(f.Type)
-		}
-	}
-	for _, v := range []any{TCP{}, UDP{}, RTT{}} {
-		walk(reflect.TypeOf(v))
+	for _, m := range jsondoc.Missing(string(doc), false, TCP{}, UDP{}, RTT{}) {
+		t.Errorf("%s is not documented in docs/json.md", m)
 	}
 }
