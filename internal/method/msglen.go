@@ -2,7 +2,6 @@ package method
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -73,15 +72,10 @@ func RunMsgLenSweep(ctx context.Context, t tester.Target, cfg MsgLenSweepConfig,
 			}
 			res.Points = append(res.Points, p)
 		}
-		if err != nil {
-			if len(res.Points) == 0 && !errors.Is(err, tester.ErrPartial) && ctx.Err() == nil {
-				return nil, err
-			}
-			stopErr = fmt.Errorf("size %d B: %w", size, err)
-			break
-		}
-		if ctx.Err() != nil {
-			stopErr = fmt.Errorf("%w: interrupted", tester.ErrPartial)
+		if stop, fatal := stopped(ctx, err, len(res.Points), fmt.Sprintf("size %d B", size)); fatal != nil {
+			return nil, fatal
+		} else if stop != nil {
+			stopErr = stop
 			break
 		}
 	}
@@ -93,11 +87,6 @@ func RunMsgLenSweep(ctx context.Context, t tester.Target, cfg MsgLenSweepConfig,
 		}
 	}
 	res.Analysis = sweep.AnalyzeMsgLen(whole)
-	if stopErr != nil {
-		res.Partial, res.PartialReason = true, stopErr.Error()
-		if !errors.Is(stopErr, tester.ErrPartial) {
-			stopErr = fmt.Errorf("%w: %v", tester.ErrPartial, stopErr)
-		}
-	}
+	res.Partial, res.PartialReason, stopErr = partial(stopErr)
 	return res, stopErr
 }

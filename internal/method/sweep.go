@@ -64,15 +64,10 @@ func RunWindowSweep(ctx context.Context, t tester.Target, cfg WindowSweepConfig,
 			}
 			res.Points = append(res.Points, p)
 		}
-		if err != nil {
-			if len(res.Points) == 0 && !errors.Is(err, tester.ErrPartial) && ctx.Err() == nil {
-				return nil, err
-			}
-			stopErr = fmt.Errorf("window %d B: %w", w, err)
-			break
-		}
-		if ctx.Err() != nil {
-			stopErr = fmt.Errorf("%w: interrupted", tester.ErrPartial)
+		if stop, fatal := stopped(ctx, err, len(res.Points), fmt.Sprintf("window %d B", w)); fatal != nil {
+			return nil, fatal
+		} else if stop != nil {
+			stopErr = stop
 			break
 		}
 	}
@@ -91,11 +86,33 @@ func RunWindowSweep(ctx context.Context, t tester.Target, cfg WindowSweepConfig,
 			}
 		}
 	}
-	if stopErr != nil {
-		res.Partial, res.PartialReason = true, stopErr.Error()
-		if !errors.Is(stopErr, tester.ErrPartial) {
-			stopErr = fmt.Errorf("%w: %v", tester.ErrPartial, stopErr)
-		}
-	}
+	res.Partial, res.PartialReason, stopErr = partial(stopErr)
 	return res, stopErr
+}
+
+// stopped decides after one point of a sweep: a point that failed before
+// any point was measured is fatal (nothing to report); a later failure or
+// Ctrl-C stops the sweep with the points so far (stop, naming the point).
+func stopped(ctx context.Context, err error, have int, point string) (stop, fatal error) {
+	switch {
+	case err != nil && have == 0 && !errors.Is(err, tester.ErrPartial) && ctx.Err() == nil:
+		return nil, err
+	case err != nil:
+		return fmt.Errorf("%s: %w", point, err), nil
+	case ctx.Err() != nil:
+		return fmt.Errorf("%w: interrupted", tester.ErrPartial), nil
+	}
+	return nil, nil
+}
+
+// partial turns a sweep's stop into its result's partial flag and reason,
+// and an error that wraps tester.ErrPartial (nil when it ran to the end).
+func partial(stop error) (bool, string, error) {
+	if stop == nil {
+		return false, "", nil
+	}
+	if !errors.Is(stop, tester.ErrPartial) {
+		return true, stop.Error(), fmt.Errorf("%w: %v", tester.ErrPartial, stop)
+	}
+	return true, stop.Error(), stop
 }
