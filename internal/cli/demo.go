@@ -71,25 +71,36 @@ type demo struct {
 	failed error
 }
 
-func (d *demo) inLab() error {
-	p := lab.Profiles[demoProfile]
-	cfg := lab.Config{Name: "fpdemo", Seed: 1, Framing: lab.FramingEthernet, Up: p.Up, Down: p.Down, Profile: demoProfile}
-	l, err := lab.Up(cfg)
+// labWithResponder builds the lab path of profile name as lab NAME, runs
+// its forwarder and starts an in-process responder inside its server
+// namespace on port 6349. stop ends the responder, then the lab.
+func (d *demo) labWithResponder(name, profile string) (l *lab.Lab, cfg lab.Config, stop func(), err error) {
+	p := lab.Profiles[profile]
+	cfg = lab.Config{Name: name, Seed: 1, Framing: lab.FramingEthernet, Up: p.Up, Down: p.Down, Profile: profile}
+	l, err = lab.Up(cfg)
 	if err != nil {
-		return exitError{ExitRefused, err}
+		return nil, cfg, nil, exitError{ExitRefused, err}
 	}
-	defer l.Close()
 	lctx, stopLab := context.WithCancel(context.Background())
 	labDone := make(chan error, 1)
 	go func() { labDone <- l.Run(lctx) }()
-	defer func() { stopLab(); <-labDone }()
+	closeLab := func() { stopLab(); <-labDone; l.Close() }
+	_, stopSrv, err := d.responder(l.Server.Addr.String()+":6349", l.InServer)
+	if err != nil {
+		closeLab()
+		return nil, cfg, nil, err
+	}
+	return l, cfg, func() { stopSrv(); closeLab() }, nil
+}
 
-	listen := l.Server.Addr.String() + ":6349"
-	_, stopSrv, err := d.responder(listen, l.InServer)
+func (d *demo) inLab() error {
+	p := lab.Profiles[demoProfile]
+	l, cfg, stop, err := d.labWithResponder("fpdemo", demoProfile)
 	if err != nil {
 		return err
 	}
-	defer stopSrv()
+	defer stop()
+	listen := l.Server.Addr.String() + ":6349"
 
 	self, err := os.Executable()
 	if err != nil {

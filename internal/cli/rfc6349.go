@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -164,21 +163,11 @@ func rfcInLab(e env, profile string, cir int64) error {
 		}
 	}
 	d := demo{e: e}
-	cfg := lab.Config{Name: "fp6349", Seed: 1, Framing: lab.FramingEthernet, Up: p.Up, Down: p.Down, Profile: profile}
-	l, err := lab.Up(cfg)
-	if err != nil {
-		return exitError{ExitRefused, err}
-	}
-	defer l.Close()
-	lctx, stopLab := context.WithCancel(context.Background())
-	labDone := make(chan error, 1)
-	go func() { labDone <- l.Run(lctx) }()
-	defer func() { stopLab(); <-labDone }()
-	_, stopSrv, err := d.responder(l.Server.Addr.String()+":6349", l.InServer)
+	l, cfg, stop, err := d.labWithResponder("fp6349", profile)
 	if err != nil {
 		return err
 	}
-	defer stopSrv()
+	defer stop()
 	self, err := os.Executable()
 	if err != nil {
 		return err
