@@ -145,8 +145,13 @@ func TestSweepWindowFrameRelay8k(t *testing.T) {
 				t.Errorf("%.0f segments: DSCP 46 and 0 probes differ by more than 73 ms: %+v", p.WindowMSS, p.Classes)
 			}
 		}
-		if p.RetransSegs > 0 && p.WindowBytes < a.OverflowEdgeBytes {
-			t.Errorf("%.0f segments: %d retransmissions below the overflow edge", p.WindowMSS, p.RetransSegs)
+		// Below the edge the switch queue never overflows, so TCP loses
+		// nothing; it may still retransmit once on its own: the first
+		// flight of a small window waits ~100 ms behind the 256 kbit/s
+		// line while the smoothed RTT still holds the SYN's 40 ms sample,
+		// and the tail-loss probe (2 × SRTT) fires. Seen once in ~6 runs.
+		if p.RetransSegs > 1 && p.WindowBytes < a.OverflowEdgeBytes {
+			t.Errorf("%.0f segments: %d retransmissions below the overflow edge, more than one spurious probe", p.WindowMSS, p.RetransSegs)
 		}
 	}
 	if sat < 3 {

@@ -5,6 +5,7 @@
 package sweep
 
 import (
+	"fmt"
 	"math"
 	"sort"
 
@@ -186,10 +187,8 @@ func Classify(points []WindowPoint, mss int) SweepAnalysis {
 		edge = i
 	}
 	plateau := 0.0
-	for _, p := range points {
-		if p.RetransSegs == 0 {
-			plateau = max(plateau, p.GoodputBps)
-		}
+	for _, p := range points[:edge] {
+		plateau = max(plateau, p.GoodputBps)
 	}
 	first := points[0]
 	rtt0 := 0.0 // s
@@ -202,9 +201,17 @@ func Classify(points []WindowPoint, mss int) SweepAnalysis {
 	}
 	for i := range points {
 		p := &points[i]
-		if p.RetransSegs > 0 {
+		if i >= edge {
 			p.Region = RegionOverflow
 			continue
+		}
+		if p.RetransSegs > 0 {
+			// Below the edge a larger window lost nothing, so the queue did
+			// not overflow here: an isolated retransmission is TCP's own,
+			// typically a tail-loss probe fired at 2 × a smoothed RTT that
+			// still holds the SYN's short sample when the first flight
+			// waits behind a slow line.
+			a.Notes = append(a.Notes, fmt.Sprintf("%d B: %d retransmitted segment(s) below the overflow edge, not counted as overflow (larger windows lost nothing; likely a spurious retransmission such as a tail-loss probe)", p.WindowBytes, p.RetransSegs))
 		}
 		line := rtt0 > 0 && p.GoodputBps >= lineShare*float64(p.WindowBytes)*8/rtt0
 		sat := plateau > 0 && p.GoodputBps >= saturationShare*plateau
@@ -278,7 +285,7 @@ func Classify(points []WindowPoint, mss int) SweepAnalysis {
 	if slope, ok := fitSlope(xs, ys); ok && slope > 0 {
 		a.RateFromDelayBps = 8 / slope
 	}
-	a.Notes = notes(a, points)
+	a.Notes = append(a.Notes, notes(a, points)...)
 	return a
 }
 

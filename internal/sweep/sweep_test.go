@@ -3,6 +3,7 @@ package sweep
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -100,8 +101,9 @@ func TestClassifyTransition(t *testing.T) {
 	}
 }
 
-// TestClassifyIsolatedLoss: a retransmission below lossless windows is
-// overflow for that point but does not move the edge.
+// TestClassifyIsolatedLoss: a retransmission below lossless windows does
+// not move the edge and does not make that point overflow (the queue did
+// not overflow where a larger window lost nothing); a note says so.
 func TestClassifyIsolatedLoss(t *testing.T) {
 	pts := []WindowPoint{
 		{WindowBytes: 1000, GoodputBps: 100_000},
@@ -110,8 +112,11 @@ func TestClassifyIsolatedLoss(t *testing.T) {
 		{WindowBytes: 4000, GoodputBps: 120_000, RetransSegs: 9},
 	}
 	a := Classify(pts, 1000)
-	if pts[1].Region != RegionOverflow || a.OverflowEdgeBytes != 4000 || a.LastLosslessBytes != 3000 {
-		t.Errorf("edge %+v, point %+v", a, pts[1])
+	if pts[1].Region != RegionSaturation || pts[3].Region != RegionOverflow || a.OverflowEdgeBytes != 4000 || a.LastLosslessBytes != 3000 {
+		t.Errorf("edge %+v, points %+v", a, pts)
+	}
+	if len(a.Notes) != 1 || !strings.Contains(a.Notes[0], "2000 B: 1 retransmitted") {
+		t.Errorf("notes %q: want one about the 2000 B point", a.Notes)
 	}
 	if Classify(nil, 1448).PlateauBps != 0 {
 		t.Error("empty sweep")
