@@ -158,18 +158,10 @@ func TestRFC6349PolicedShaped(t *testing.T) {
 	if rs.Shaping.Verdict != "shaped" {
 		t.Errorf("shaped path: verdict %q", rs.Shaping.Verdict)
 	}
-	// The sawtooth: the shaper's 500 kB queue (40 ms at 100 Mbit/s) keeps
-	// the line busy through TCP's backoffs, so the receiver's 100 ms rate
-	// stays near the line rate; the policer has no queue, so each loss
-	// burst empties the path. Measured (--quick, 2 s after the first
-	// second): shaped 2.6-7.0 %, policed 14-25 %. The spread is evidence
-	// for a reader, not part of the verdict; it is worth printing only if
-	// it tells the two apart by a clear factor, here 2.
+	// The rate spread is evidence printed for a reader, not judged: in
+	// 3 s steps it did not tell the two apart reliably (policed 14-25 %
+	// against shaped 2.6-7.0 % in three runs, then 7.0 % against 10.7 %).
 	t.Logf("rate spread: policed %.1f %%, shaped %.1f %%", rp.Shaping.RateSpreadPct, rs.Shaping.RateSpreadPct)
-	if rs.Shaping.RateSpreadPct < 0 || rp.Shaping.RateSpreadPct < 2*rs.Shaping.RateSpreadPct {
-		t.Errorf("rate spread: policed %.1f %%, shaped %.1f %%; want the policer's at least twice the shaper's",
-			rp.Shaping.RateSpreadPct, rs.Shaping.RateSpreadPct)
-	}
 }
 
 // TestRFC6349SmallBuffer: scenario 2, a 64 kB queue on a 1,875,000 B BDP:
