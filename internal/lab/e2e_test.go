@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"net"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -36,32 +37,62 @@ type tcpSummary struct {
 	} `json:"summary"`
 }
 
+// startResponder runs `bin serve` in the server namespace until ctx ends
+// or the test does, and returns once it accepts connections (polled from
+// inside that namespace every 20 ms, for at most 5 s).
+func startResponder(t *testing.T, ctx context.Context, bin string, l *Lab) {
+	t.Helper()
+	addr := l.Server.Addr.String() + ":6349"
+	srv := inNSCmd(ctx, l.Server.NetNS, bin, "serve", "-q", "-l", addr)
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		err := l.InServer(func() error {
+			c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
+			if err == nil {
+				c.Close()
+			}
+			return err
+		})
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("responder at %s not listening after 5 s: %v", addr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// clientJSON runs argv in the client namespace against a responder that
+// startResponder started, logs its stderr, and decodes its stdout into v.
+// It returns the command's error: a test that failed still prints JSON.
+func clientJSON(t *testing.T, ctx context.Context, l *Lab, v any, argv ...string) error {
+	t.Helper()
+	start := time.Now()
+	cmd := inNSCmd(ctx, l.Client.NetNS, argv...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	t.Logf("%s: %v in %v\n%s", strings.Join(argv[1:], " "), err, time.Since(start).Round(time.Second), stderr.String())
+	if jerr := json.Unmarshal(out, v); jerr != nil {
+		t.Fatalf("%s: %v / %v\n%s", argv[1], err, jerr, out)
+	}
+	return err
+}
+
 // fullpipeTCP runs a responder in the server namespace and a TCP test
 // from the client namespace, and returns the test's JSON summary.
 func fullpipeTCP(t *testing.T, bin string, l *Lab, args ...string) tcpSummary {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := inNSCmd(ctx, l.Server.NetNS, bin, "serve", "-q", "-l", l.Server.Addr.String()+":6349")
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = srv.Process.Kill(); _ = srv.Wait() }()
-	var out []byte
-	var err error
-	for try := 0; try < 20; try++ { // until the responder listens
-		out, err = inNSCmd(ctx, l.Client.NetNS, append([]string{bin, "tcp", l.Server.Addr.String(), "--json"}, args...)...).Output()
-		if err == nil || len(out) > 0 {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatalf("fullpipe tcp: %v\n%s", err, out)
-	}
+	startResponder(t, ctx, bin, l)
 	var s tcpSummary
-	if err := json.Unmarshal(out, &s); err != nil {
-		t.Fatalf("JSON: %v", err)
+	if err := clientJSON(t, ctx, l, &s, append([]string{bin, "tcp", l.Server.Addr.String(), "--json"}, args...)...); err != nil {
+		t.Fatalf("fullpipe tcp: %v", err)
 	}
 	return s
 }

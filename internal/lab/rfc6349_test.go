@@ -2,7 +2,6 @@ package lab
 
 import (
 	"context"
-	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -74,18 +73,9 @@ func runRFC(t *testing.T, bin string, l *Lab, args ...string) rfcResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	srv := inNSCmd(ctx, l.Server.NetNS, bin, "serve", "-q", "-l", l.Server.Addr.String()+":6349")
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = srv.Process.Kill(); _ = srv.Wait() }()
-	time.Sleep(200 * time.Millisecond) // the responder listens before its first log line; retried by connect errors below
-	argv := append([]string{bin, "rfc6349", l.Server.Addr.String(), "--json", "--quick", "--direction", "up"}, args...)
-	out, err := inNSCmd(ctx, l.Client.NetNS, argv...).Output()
+	startResponder(t, ctx, bin, l)
 	var r rfcResult
-	if jerr := json.Unmarshal(out, &r); jerr != nil {
-		t.Fatalf("rfc6349: %v / %v\n%s", err, jerr, out)
-	}
+	_ = clientJSON(t, ctx, l, &r, append([]string{bin, "rfc6349", l.Server.Addr.String(), "--json", "--quick", "--direction", "up"}, args...)...) // a FAIL verdict exits 1; the tests judge the JSON
 	return r
 }
 

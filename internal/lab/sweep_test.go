@@ -2,9 +2,7 @@ package lab
 
 import (
 	"context"
-	"encoding/json"
 	"math"
-	"strings"
 	"testing"
 	"time"
 
@@ -92,23 +90,12 @@ func TestSweepWindowFrameRelay8k(t *testing.T) {
 	l := startLab(t, "tswfr", d)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	srv := inNSCmd(ctx, l.Server.NetNS, bin, "serve", "-q", "-l", l.Server.Addr.String()+":6349")
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = srv.Process.Kill(); _ = srv.Wait() }()
-	time.Sleep(200 * time.Millisecond) // the responder listens before its first log line
+	startResponder(t, ctx, bin, l)
 	argv := []string{bin, "sweep", "window", l.Server.Addr.String(), "--from", "1mss", "--to", "10mss", "--step", "1mss",
 		"--duration", "3s", "--dscp-probes", "46,0", "--json"}
-	start := time.Now()
-	cmd := inNSCmd(ctx, l.Client.NetNS, argv...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	t.Logf("%s: %v in %v\n%s", strings.Join(argv[1:], " "), err, time.Since(start).Round(time.Second), stderr.String())
 	var r sweepResult
-	if jerr := json.Unmarshal(out, &r); jerr != nil || r.Partial {
-		t.Fatalf("sweep: %v / %v, partial %v\n%s", err, jerr, r.Partial, out)
+	if err := clientJSON(t, ctx, l, &r, argv...); err != nil || r.Partial {
+		t.Fatalf("sweep: %v, partial %v", err, r.Partial)
 	}
 	for _, p := range r.Points {
 		t.Logf("%5.1f mss %8.0f bit/s  retr %3d  delay %6.1f ms (max %6.1f, model %6.1f)  rate p10..p90 %6.0f..%6.0f  %s",
