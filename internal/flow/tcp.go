@@ -128,18 +128,23 @@ func isDeadline(err error) bool {
 func sendPlain(c *net.TCPConn, spec SendSpec, ctr *Counter) error {
 	buf := make([]byte, spec.bufSize())
 	for spec.Bytes == 0 || ctr.Bytes.Load() < spec.Bytes {
-		n := len(buf)
-		if spec.Bytes > 0 {
-			n = int(min(int64(n), spec.Bytes-ctr.Bytes.Load()))
-		}
-		w, err := c.Write(buf[:n])
-		ctr.Bytes.Add(int64(w))
-		ctr.Writes.Add(1)
-		if err != nil {
+		if err := writeCounted(c, buf, spec, ctr); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// writeCounted makes one write of buf, cut to what spec.Bytes has left,
+// and counts the bytes written and the call.
+func writeCounted(c *net.TCPConn, buf []byte, spec SendSpec, ctr *Counter) error {
+	if spec.Bytes > 0 {
+		buf = buf[:min(int64(len(buf)), spec.Bytes-ctr.Bytes.Load())]
+	}
+	w, err := c.Write(buf)
+	ctr.Bytes.Add(int64(w))
+	ctr.Writes.Add(1)
+	return err
 }
 
 // windowPoll is how often a window-limited sender looks at SIOCOUTQ while
@@ -175,14 +180,7 @@ func sendWindowed(ctx context.Context, c *net.TCPConn, spec SendSpec, ctr *Count
 			_ = unix.Nanosleep(&ts, nil)
 			continue
 		}
-		n := min(room, len(buf))
-		if spec.Bytes > 0 {
-			n = int(min(int64(n), spec.Bytes-ctr.Bytes.Load()))
-		}
-		w, err := c.Write(buf[:n])
-		ctr.Bytes.Add(int64(w))
-		ctr.Writes.Add(1)
-		if err != nil {
+		if err := writeCounted(c, buf[:min(room, len(buf))], spec, ctr); err != nil {
 			return err
 		}
 	}
