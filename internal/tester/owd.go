@@ -40,22 +40,17 @@ type sentProbe struct {
 // responder and starts a reader on each; close ends them.
 func newOWDProber(s *session, dscps []int, seed uint64) (*owdProber, error) {
 	p := &owdProber{cookie: s.accept.Cookie, clk: flow.NewClock(), rng: rand.New(rand.NewPCG(seed, seed)), sent: map[uint64]sentProbe{}, got: map[uint64]sweep.Probe{}}
-	raddr := &net.UDPAddr{IP: s.remote.IP, Port: s.remote.Port}
-	var laddr *net.UDPAddr
-	if s.target.Bind != "" {
-		laddr = &net.UDPAddr{IP: net.ParseIP(s.target.Bind)}
-	}
 	for _, d := range dscps {
-		c, err := net.DialUDP(s.target.network("udp"), laddr, raddr)
+		c, err := dialUDP(s)
 		if err != nil {
 			p.close()
-			return nil, dialError(raddr.String(), err)
+			return nil, err
 		}
 		p.conns = append(p.conns, c)
 		if d > 0 {
 			rc, err := c.SyscallConn()
 			if err == nil {
-				err = sockopt.SetDSCP(rc, d, raddr.IP.To4() == nil)
+				err = sockopt.SetDSCP(rc, d, s.remote.IP.To4() == nil)
 			}
 			if err != nil {
 				p.close()

@@ -37,16 +37,11 @@ func RunPMTU(ctx context.Context, t Target, cfg PMTUConfig) (*PMTUResult, error)
 	if cfg.Tries <= 0 {
 		cfg.Tries = 3
 	}
-	s, err := open(ctx, t, wire.Request{Kind: wire.KindRTT, Duration: 2 * time.Minute, Interval: time.Second})
+	s, p, done, err := openProbing(ctx, t, wire.Request{Kind: wire.KindRTT, Duration: 2 * time.Minute, Interval: time.Second})
 	if err != nil {
 		return nil, err
 	}
-	defer s.ctrl.Close()
-	p, err := newProber(s)
-	if err != nil {
-		return nil, err
-	}
-	defer p.close()
+	defer done()
 	v6 := s.remote.IP.To4() == nil
 	rc, err := p.c.SyscallConn()
 	if err != nil {

@@ -36,9 +36,9 @@ type prober struct {
 // probeSize is the default probe payload: the header alone.
 const probeSize = wire.UDPHeaderLen
 
-// newProber opens a UDP socket to the responder's port and starts the
-// reader goroutine, which ends on close.
-func newProber(s *session) (*prober, error) {
+// dialUDP opens a UDP socket to the session's responder (its control
+// port), from --bind when given.
+func dialUDP(s *session) (*net.UDPConn, error) {
 	raddr := &net.UDPAddr{IP: s.remote.IP, Port: s.remote.Port}
 	var laddr *net.UDPAddr
 	if s.target.Bind != "" {
@@ -47,6 +47,29 @@ func newProber(s *session) (*prober, error) {
 	c, err := net.DialUDP(s.target.network("udp"), laddr, raddr)
 	if err != nil {
 		return nil, dialError(raddr.String(), err)
+	}
+	return c, nil
+}
+
+// openProbing opens a session of req (an rtt-kind request: the responder
+// only echoes) and a prober on it; done closes both.
+func openProbing(ctx context.Context, t Target, req wire.Request) (s *session, p *prober, done func(), err error) {
+	if s, err = open(ctx, t, req); err != nil {
+		return nil, nil, nil, err
+	}
+	if p, err = newProber(s); err != nil {
+		s.ctrl.Close()
+		return nil, nil, nil, err
+	}
+	return s, p, func() { p.close(); s.ctrl.Close() }, nil
+}
+
+// newProber opens a UDP socket to the responder's port and starts the
+// reader goroutine, which ends on close.
+func newProber(s *session) (*prober, error) {
+	c, err := dialUDP(s)
+	if err != nil {
+		return nil, err
 	}
 	p := &prober{c: c, cookie: s.accept.Cookie, clk: flow.NewClock(), size: probeSize, rtts: map[uint64]time.Duration{}, done: make(chan struct{})}
 	go p.routineRead()

@@ -22,16 +22,11 @@ type RTTConfig struct {
 func RunRTT(ctx context.Context, t Target, cfg RTTConfig, onReply func(seq uint64, rtt time.Duration)) (*result.RTT, error) {
 	span := time.Duration(cfg.Count)*cfg.Interval + replyWait + 5*time.Second
 	req := wire.Request{Kind: wire.KindRTT, Duration: span, Interval: max(cfg.Interval, time.Second)}
-	s, err := open(ctx, t, req)
+	s, p, done, err := openProbing(ctx, t, req)
 	if err != nil {
 		return nil, err
 	}
-	defer s.ctrl.Close()
-	p, err := newProber(s)
-	if err != nil {
-		return nil, err
-	}
-	defer p.close()
+	defer done()
 	p.size, p.onReply = cfg.Size, onReply
 	if err := s.startTest(ctx); err != nil {
 		return nil, fmt.Errorf("start: %w", err)
