@@ -57,6 +57,9 @@ type pipe struct {
 	path  *Path
 	ready []*link.Packet
 
+	trace tracer   // ICMP echo packets' timestamps, for tests
+	late  lateness // every packet: write time − virtual departure
+
 	wake chan struct{} // cap 1; the reader signals new work, nobody closes it
 	icmp chan []byte   // frag-needed replies to write back into src; reader-owned
 }
@@ -98,6 +101,7 @@ func (p *pipe) routineRead() error {
 			p.stats.RxPackets.Add(1)
 			p.stats.RxBytes.Add(uint64(len(data)))
 			bufs[i] = p.getBuf() // the packet keeps its buffer
+			p.arrive(now, pk)
 			p.path.Chain.Push(now, pk)
 		}
 		p.mu.Unlock()
@@ -109,7 +113,10 @@ func (p *pipe) routineRead() error {
 	}
 }
 
-func (p *pipe) collect(pk *link.Packet) { p.ready = append(p.ready, pk) }
+func (p *pipe) collect(pk *link.Packet) {
+	p.depart(pk)
+	p.ready = append(p.ready, pk)
+}
 
 // drop is the chain's drop counter; the packet's buffer goes back.
 func (p *pipe) drop(pk *link.Packet, c link.Cause) {
@@ -143,7 +150,9 @@ func (p *pipe) routineWrite(ctx context.Context) error {
 				p.stats.TxBytes.Add(uint64(len(pk.Data)))
 			}
 			_, err := p.dst.Write(out, headroom)
-			for _, b := range out {
+			now := p.now()
+			for i, b := range out {
+				p.written(batch[i], now)
 				p.putBuf(b)
 			}
 			if err != nil && (errors.Is(err, os.ErrClosed) || ctx.Err() != nil) {

@@ -112,32 +112,81 @@ func median(v []float64) float64 {
 	return s[len(s)/2]
 }
 
-// TestAddedRTT: ping's RTT is the set RTT plus the serialisation of the
-// ping packet in each direction, plus the hosts' own round trip through two
-// TUN devices. The issue asks for 0.2 ms. The TUN round trip itself is
-// 0.07-0.3 ms here (the minimum of pings through a path without delay;
-// kernel-notes measured 0.3-0.4 ms for a naive forwarder) and cannot be
-// told apart from the emulator's error in one measurement, so the bound is
-// the issue's 0.2 ms plus 0.1 ms for the TUN floor, and the result must
-// not be early (the emulator never shortens a delay). Measured excess on an
-// idle machine: 0.10-0.20 ms. The issue asks for the median; ping prints
-// single RTTs only to 0.1 ms at 20 ms, so the check uses the mean of 40
-// (printed to 1 µs), the stricter of the two (outliers count).
+// tunFloor is what two TUN devices and the two hosts' stacks add to a
+// round trip beyond the forwarder: 0.07-0.3 ms measured here.
+const tunFloor = 300 * time.Microsecond
+
+// checkHostNoise judges ping against the emulator: excess is each ping's
+// RTT minus the emulator's hold of it, lateMedian the forwarder's median
+// lateness over the same pings (the host's scheduling noise, both ways)
+// and floor what the hosts add when nothing is late.
+func checkHostNoise(t *testing.T, excess []time.Duration, lateMedian, floor time.Duration) {
+	t.Helper()
+	if lateMedian > time.Millisecond {
+		t.Errorf("the forwarder wrote ping packets a median %v after their virtual departure: this machine is too busy for the lab to keep time", lateMedian)
+	}
+	if m := quantile(excess, 0); m < -100*time.Microsecond {
+		t.Errorf("a ping saw %v less than the emulator held it: ping truncates to 0.1 ms, no more can be missing", -m)
+	}
+	if m, bound := quantile(excess, .5), floor+lateMedian; m > bound {
+		t.Errorf("ping's median RTT is %v above the emulator's hold, want at most %v (hosts %v + the forwarder's median lateness %v)", m, bound, floor, lateMedian)
+	}
+}
+
+// TestAddedRTT: the emulated path adds the set RTT plus the serialisation
+// of the ping packet in each direction, exactly, and ping sees it plus the
+// hosts' own round trip through two TUN devices.
+//
+// Judged in layers, each with its own tolerance:
+//   - the emulator, from its own timestamps: every echo request and reply
+//     is held exactly delay + serialisation (± 1 ns per stage for the
+//     rounding of serialisation times) when nothing queues ahead of it;
+//   - the host's scheduling noise, measured in this test: how late after
+//     its virtual departure the forwarder wrote each ping packet (a median
+//     of 0.05-0.1 ms both ways on an idle machine, 0.1-0.2 ms while other
+//     builds run). Above 1 ms the lab cannot keep time on this machine and
+//     the test says so;
+//   - the hosts: ping's RTT minus the emulator's hold is the forwarder's
+//     lateness plus the TUN devices and stacks. Ping prints 0.1 ms at
+//     10-100 ms and truncates, so no ping may be more than 0.1 ms early;
+//     the median may exceed the emulator's hold by at most the TUN round
+//     trip (0.3 ms: measured 0.07-0.3 ms here) plus the measured median
+//     lateness. Single pings reach several ms when the scheduler is busy,
+//     so the median is judged, not the mean or the max.
 func TestAddedRTT(t *testing.T) {
 	needRoot(t, "ping")
 	for i, rate := range []int64{10e6, 100e6, 1e9} {
 		t.Run(fmt.Sprintf("%d Mbit/s", rate/1e6), func(t *testing.T) {
-			l := startLab(t, fmt.Sprintf("trtt%d", i), Direction{RateBps: rate, Delay: 10 * time.Millisecond})
-			rtts, _, mean := pingStats(t, l, 40, 56)
+			const delay = 10 * time.Millisecond
+			l := startLab(t, fmt.Sprintf("trtt%d", i), Direction{RateBps: rate, Delay: delay})
+			ps := pingTraced(t, l, 40, 50*time.Millisecond, 56)
 			// 56 B of payload + 8 ICMP + 20 IP = 84 B, + 38 B Ethernet
-			// framing, serialised once each way.
-			ser := 2 * float64(84+38) * 8 / float64(rate) * 1e3
-			want := 20 + ser
-			got := mean
-			t.Logf("mean %.3f ms (median %.1f ms), want %.3f ms (20 ms + %.3f ms serialisation)", got, median(rtts), want, ser)
-			if got < want-0.02 || got > want+0.3 {
-				t.Fatalf("ping mean %.3f ms, want %.3f ms + 0 to 0.3 ms", got, want)
+			// framing, serialised once each way (rounded up to the ns).
+			ser := time.Duration(math.Ceil(float64(84+38) * 8 * 1e9 / float64(rate)))
+			want := 2 * (delay + ser)
+			var late, excess []time.Duration
+			for _, p := range ps {
+				if p.Up.QueuedAheadPackets > 0 || p.Down.QueuedAheadPackets > 0 {
+					continue // something else was queued ahead (never seen on an idle lab)
+				}
+				if d := p.Virtual - want; d < -2 || d > 2 {
+					t.Errorf("ping %d: the emulator held it %v, want exactly %v", p.Seq, p.Virtual, want)
+				}
+				late = append(late, p.Late)
+				excess = append(excess, p.Excess())
 			}
+			if len(excess) < len(ps)/2 {
+				t.Fatalf("only %d of %d pings met an empty path", len(excess), len(ps))
+			}
+			rtts := make([]float64, len(ps))
+			for i, p := range ps {
+				rtts[i] = ms(p.RTT)
+			}
+			t.Logf("emulator %.6f ms (20 ms + %.6f ms serialisation); forwarder late median %.3f ms, max %.3f ms (both ways); "+
+				"ping median %.1f ms, excess over the emulator min %.3f, median %.3f, max %.3f ms",
+				ms(want), ms(2*ser), ms(quantile(late, .5)), ms(quantile(late, 1)), median(rtts),
+				ms(quantile(excess, 0)), ms(quantile(excess, .5)), ms(quantile(excess, 1)))
+			checkHostNoise(t, excess, quantile(late, .5), tunFloor)
 		})
 	}
 }
@@ -197,50 +246,68 @@ func TestRateCeiling(t *testing.T) {
 	}
 }
 
-// TestQueueDelay: under a saturating flow the largest RTT is the base RTT
-// plus a full queue's drain time (the issue: queue × 8 / rate, within
-// 5 %), and the queue's drops are counted as queue drops.
+// TestQueueDelay: under a saturating flow a packet waits behind the queue
+// it finds, and the largest RTT is the base RTT plus a full queue's drain
+// time (the lab issue: queue × 8 / rate, within 5 %); the queue's drops
+// are counted as queue drops.
 //
 // The flow is UDP at 1.5 × the rate, sent every 100 µs rather than in
-// iperf3's default 1 ms bursts, so the queue is full all the time
-// rather than only at the top of a TCP sawtooth, and every ping meets the
-// same queue: the 100,000-byte limit holds 66 of the flood's 1500-byte
-// packets (the 67th does not fit; a ping's 84 bytes always do), and the
-// queue refills to 66 between two departures. A ping therefore waits
-// behind 65 or 66 packets plus what is left of the one in service, each
-// costing 1538 bytes at the bottleneck (Ethernet framing). That bounds
-// every RTT from the packet arithmetic; the TUN devices add 0.1-0.3 ms
-// (TestAddedRTT) and ping prints 0.1 ms.
+// iperf3's default 1 ms bursts, so the queue is full nearly all the time:
+// the 100,000-byte limit holds 66 of the flood's 1500-byte packets. The
+// emulator is judged from its own timestamps, exactly: each ping request
+// is held the delay, plus the wire bytes queued ahead of it when it
+// arrived (recorded then), plus its own, plus what was left of the packet
+// in service (0 to one 1538-byte frame). How full the queue was is up to
+// iperf3's sender, a host process: a ping that met 63 packets because the
+// sender stalled is right, and the law above still holds for it.
+//
+// The issue's rule on the longest RTT is judged on the emulator's hold of
+// the pings. ping itself is judged as in TestAddedRTT, with the hosts'
+// floor measured in this test: 20 pings before the flood give the idle
+// excess of ping's RTT over the emulator's hold; under the flood the
+// median excess must stay within the idle p95 plus the forwarder's median
+// lateness under load plus ping's 0.1 ms print step.
 func TestQueueDelay(t *testing.T) {
 	needRoot(t, "iperf3", "ping")
-	const rate, queue = 20e6, 100_000
-	l := startLab(t, "tqueue", Direction{RateBps: rate, Delay: 5 * time.Millisecond, QueueBytes: queue})
+	const rate, queue, delay = 20e6, 100_000, 5 * time.Millisecond
+	l := startLab(t, "tqueue", Direction{RateBps: rate, Delay: delay, QueueBytes: queue})
+	idle := pingTraced(t, l, 20, 50*time.Millisecond, 56)
 	done := make(chan float64, 1)
 	go func() { done <- iperf3(t, l, 5, 0, "-u", "-b", "30M", "-l", "1472", "--pacing-timer", "100") }()
 	time.Sleep(1500 * time.Millisecond)
-	rtts, _, meanMs := pingStats(t, l, 50, 56)
+	ps := pingTraced(t, l, 50, 50*time.Millisecond, 56)
 	<-done
-	if len(rtts) < 40 {
-		t.Fatalf("%d of 50 pings answered; a ping always fits beside 66 full-size packets", len(rtts))
+	if len(ps) < 40 {
+		t.Fatalf("%d of 50 pings answered; a ping always fits beside 66 full-size packets", len(ps))
 	}
-	ms := func(wireBytes float64) float64 { return wireBytes * 8 / rate * 1e3 }
-	n := float64(queue / 1500)
-	pingSer := 2 * ms(84+38)
-	lower := 10 + ms((n-1)*1538) + pingSer
-	upper := 10 + ms((n+1)*1538) + pingSer
-	maxRTT := slices.Max(rtts)
-	issue := 10 + ms(queue)
-	t.Logf("RTT mean %.3f ms, max %.2f ms; packet arithmetic [%.3f, %.3f] ms; the issue's base + queue × 8 / rate %.2f ms",
-		meanMs, maxRTT, lower, upper, issue)
-	if math.Abs(maxRTT-issue)/issue > 0.05 {
-		t.Errorf("max RTT under load %.2f ms, want %.2f ± 5 %%", maxRTT, issue)
+	ser := func(wireBytes int) time.Duration {
+		return time.Duration(math.Ceil(float64(wireBytes) * 8 * 1e9 / rate))
 	}
-	if meanMs < lower || meanMs > upper+0.3 {
-		t.Errorf("mean RTT under a full queue %.3f ms, want %.3f-%.3f ms (+0.3 ms TUN)", meanMs, lower, upper)
+	inService := ser(1500 + 38)
+	law := func(r TraceRecord) (lo, hi time.Duration) {
+		lo = delay + ser(r.QueuedAheadBytes+38*r.QueuedAheadPackets) + ser(r.Len+38)
+		return lo, lo + inService + time.Duration(r.QueuedAheadPackets+2) // + 1 ns rounding per packet
 	}
-	if mn := slices.Min(rtts); mn < lower-0.05 {
-		t.Errorf("an RTT of %.2f ms is shorter than 65 packets ahead allow (%.3f ms)", mn, lower)
+	var rtt, virtual, excess, late []time.Duration
+	for _, p := range ps {
+		for _, r := range []TraceRecord{p.Up, p.Down} {
+			if lo, hi := law(r); r.Virtual() < lo || r.Virtual() > hi {
+				t.Errorf("ping %d: held %v with %d packets (%d B) queued ahead, want %v to %v", p.Seq, r.Virtual(), r.QueuedAheadPackets, r.QueuedAheadBytes, lo, hi)
+			}
+		}
+		rtt, virtual, excess, late = append(rtt, p.RTT), append(virtual, p.Virtual), append(excess, p.Excess()), append(late, p.Late)
 	}
+	issue := 2*delay + ser(queue)
+	idleEx := excesses(idle)
+	t.Logf("emulator's hold of a ping: min %.3f, median %.3f, max %.3f ms; the issue's base + queue × 8 / rate %.3f ms",
+		ms(quantile(virtual, 0)), ms(quantile(virtual, .5)), ms(quantile(virtual, 1)), ms(issue))
+	t.Logf("ping: median %.1f, p90 %.1f, max %.1f ms; excess over the emulator idle median %.3f p95 %.3f, loaded median %.3f max %.3f ms; forwarder late median %.3f ms",
+		ms(quantile(rtt, .5)), ms(quantile(rtt, .9)), ms(quantile(rtt, 1)), ms(quantile(idleEx, .5)), ms(quantile(idleEx, .95)),
+		ms(quantile(excess, .5)), ms(quantile(excess, 1)), ms(quantile(late, .5)))
+	if got := quantile(virtual, 1); math.Abs(float64(got-issue))/float64(issue) > 0.05 {
+		t.Errorf("the emulator's longest hold of a ping %.3f ms, want %.3f ms ± 5 %%", ms(got), ms(issue))
+	}
+	checkHostNoise(t, excess, quantile(late, .5), quantile(idleEx, .95)+100*time.Microsecond)
 	st := l.Snapshot()
 	if st.Up.Drops["queue"] == 0 {
 		t.Fatal("a flood at 1.5 × the rate overflowed no queue")

@@ -24,6 +24,7 @@ type Packet struct {
 	Class int           // priority class: 0 high, 1 normal (only with a Priority stage)
 	Born  time.Duration // when it entered the chain
 	Buf   []byte        // the owner's storage behind Data; stages never touch it
+	Tag   int           // the owner's label (lab: trace record + 1); stages never touch it
 }
 
 // Len is the packet's size in bytes at the IP layer.

@@ -217,6 +217,9 @@ func (b *Bottleneck) Pull() *Packet {
 // QueuedBytes is the bytes waiting, not counting the one in service.
 func (b *Bottleneck) QueuedBytes() int { return b.qbytes[0] + b.qbytes[1] }
 
+// QueuedPackets is the packets waiting, not counting the one in service.
+func (b *Bottleneck) QueuedPackets() int { return b.queues[0].len() + b.queues[1].len() }
+
 // MaxQueuedBytes is the most bytes that ever waited.
 func (b *Bottleneck) MaxQueuedBytes() int { return b.maxQueued }
 

@@ -1,0 +1,111 @@
+package lab
+
+import (
+	"context"
+	"regexp"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// pinged is one ping as ping saw it and as the forwarder recorded it.
+type pinged struct {
+	Seq     int
+	RTT     time.Duration // ping's figure (printed to 0.1 ms at 10-100 ms)
+	Virtual time.Duration // the emulated path's hold of the request plus the reply
+	Late    time.Duration // how late after their virtual departures the forwarder wrote them
+	Up      TraceRecord   // the request
+	Down    TraceRecord   // the reply
+}
+
+// Excess is what the hosts added to the emulated path: ping's RTT minus
+// the time the emulator held the request and the reply.
+func (p pinged) Excess() time.Duration { return p.RTT - p.Virtual }
+
+var pingSeqTime = regexp.MustCompile(`icmp_seq=([0-9]+) .*time=([0-9.]+) ms`)
+
+// pingTraced pings from the client count times every gap and joins each
+// answered ping with the forwarder's records of its request and reply
+// (new records only, so earlier pings of the same test do not match).
+func pingTraced(t *testing.T, l *Lab, count int, gap time.Duration, size int) []pinged {
+	t.Helper()
+	up0, down0 := l.Trace()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second+time.Duration(count)*gap)
+	defer cancel()
+	out, err := inNSCmd(ctx, l.Client.NetNS, "ping", "-n", "-c", strconv.Itoa(count), "-i", strconv.FormatFloat(gap.Seconds(), 'f', 3, 64),
+		"-s", strconv.Itoa(size), l.Server.Addr.String()).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ping: %v\n%s", err, out)
+	}
+	up, down := l.Trace()
+	req := map[uint16]TraceRecord{}
+	for _, r := range up[len(up0):] {
+		if r.ICMPType == 8 {
+			req[r.Seq] = r
+		}
+	}
+	rep := map[uint16]TraceRecord{}
+	for _, r := range down[len(down0):] {
+		if r.ICMPType == 0 {
+			rep[r.Seq] = r
+		}
+	}
+	var ps []pinged
+	for _, m := range pingSeqTime.FindAllStringSubmatch(string(out), -1) {
+		seq, _ := strconv.Atoi(m[1])
+		ms, _ := strconv.ParseFloat(m[2], 64)
+		u, okU := req[uint16(seq)]
+		d, okD := rep[uint16(seq)]
+		if !okU || !okD || u.Written == 0 || d.Written == 0 {
+			t.Fatalf("ping %d answered but the forwarder has no record of its request and reply", seq)
+		}
+		ps = append(ps, pinged{Seq: seq, RTT: time.Duration(ms * float64(time.Millisecond)), Virtual: u.Virtual() + d.Virtual(),
+			Late: u.Late() + d.Late(), Up: u, Down: d})
+	}
+	if len(ps) == 0 {
+		t.Fatalf("no ping answered:\n%s", out)
+	}
+	return ps
+}
+
+// quantile is the q-quantile (nearest rank) of ds.
+func quantile(ds []time.Duration, q float64) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := int(q*float64(len(s))+0.5) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}
+
+func excesses(ps []pinged) []time.Duration {
+	out := make([]time.Duration, len(ps))
+	for i, p := range ps {
+		out[i] = p.Excess()
+	}
+	return out
+}
+
+// latenessQuantile reads the q-quantile of the forwarder's write lateness
+// histogram accumulated between two snapshots (bucket upper bound).
+func latenessQuantile(before, after []uint64, q float64) time.Duration {
+	var total uint64
+	d := make([]uint64, len(after))
+	for i := range after {
+		d[i] = after[i] - before[i]
+		total += d[i]
+	}
+	if total == 0 {
+		return 0
+	}
+	want := uint64(q * float64(total))
+	var cum uint64
+	for i, n := range d {
+		cum += n
+		if cum >= want {
+			return time.Duration(i+1) * LateBucket
+		}
+	}
+	return time.Duration(len(d)) * LateBucket
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
