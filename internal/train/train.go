@@ -1,0 +1,448 @@
+// Package train reads what limits a path from back-to-back packet trains:
+// a queue (a shaper, or a FIFO in front of a slower link), a token-bucket
+// policer, or nothing below the sender's own rate. It is pure: no sockets,
+// no clock; the caller passes each packet's send and receive times.
+//
+// The physics it relies on (the issue "measurement truth on hard paths"):
+//   - A queue in front of a link of rate B spaces the packets of a train
+//     sent faster than B at B (dispersion), and delays packet i by the
+//     bytes queued ahead of it: the one-way delay grows along the train
+//     until the queue is full, then packets are dropped while the rest
+//     still leave at B. The largest delay increase × B is the queue.
+//   - A policer has no queue: what its bucket holds passes at the rate it
+//     arrives (no added delay, no dispersion below that rate), then
+//     packets are dropped except as tokens come back, at the policed rate.
+//     So after the first loss, packets get through slower than before it,
+//     and the bucket is the head's bytes less what refilled meanwhile.
+//   - A path that neither spaces, delays nor drops the train has no
+//     bottleneck below the sender's rate, up to the longest train sent.
+//
+// Times are on two clocks (sender's for sending, receiver's for arrival);
+// only differences along one train are used, so the clocks need not agree.
+package train
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// Packet is one packet of a train.
+type Packet struct {
+	Bytes  int           // size as the rates count it (IP bytes plus any per-packet overhead the caller adds)
+	SentAt time.Duration // sender's clock
+	Got    bool          // arrived
+	RecvAt time.Duration // receiver's clock; only when Got
+}
+
+// Train is the packets of one train in the order they were sent.
+type Train []Packet
+
+// Reading is what one train shows.
+type Reading struct {
+	Sent, Got int
+	SendBps   float64 // the sender's rate over the train
+	// Head: the packets before the first loss (all of them without loss).
+	HeadPackets int
+	HeadBytes   int
+	HeadSpan    time.Duration // receiver's clock, first to last head packet
+	HeadBps     float64       // arrival rate of the head (bytes after the first / span)
+	// Tail: the packets that got through after the first loss.
+	TailPackets int
+	TailSpan    time.Duration // receiver's clock, first to last tail packet
+	TailBps     float64       // arrival rate of the tail; 0 when fewer than MinTail
+	// DelayRise is the largest one-way delay increase over the first
+	// packet's, anywhere in the train; TailRise the median increase of
+	// the tail's packets (a full queue's wait, read from many packets so
+	// that timestamp noise averages out; 0 without a tail).
+	DelayRise time.Duration
+	TailRise  time.Duration
+}
+
+// MinTail is how many packets must get through after the first loss
+// before a tail rate is read from them.
+const MinTail = 8
+
+// Read computes a train's reading. Packets must be in send order.
+func Read(t Train) Reading {
+	var r Reading
+	r.Sent = len(t)
+	if len(t) == 0 {
+		return r
+	}
+	if span := t[len(t)-1].SentAt - t[0].SentAt; span > 0 {
+		r.SendBps = float64(totalBytes(t[1:])) * 8 / span.Seconds()
+	}
+	first, firstLoss := -1, len(t)
+	var got []int
+	for i, p := range t {
+		if !p.Got {
+			if firstLoss == len(t) {
+				firstLoss = i
+			}
+			continue
+		}
+		r.Got++
+		got = append(got, i)
+		if first < 0 {
+			first = i
+		}
+		if d := (p.RecvAt - p.SentAt) - (t[first].RecvAt - t[first].SentAt); d > r.DelayRise {
+			r.DelayRise = d
+		}
+	}
+	if first != 0 { // the very first packet was lost: no head
+		return r
+	}
+	head := t[:firstLoss]
+	r.HeadPackets, r.HeadBytes = len(head), totalBytes(head)
+	r.HeadSpan = head[len(head)-1].RecvAt - head[0].RecvAt
+	r.HeadBps = rate(head)
+	var tail Train
+	for _, i := range got {
+		if i > firstLoss {
+			tail = append(tail, t[i])
+		}
+	}
+	r.TailPackets = len(tail)
+	if len(tail) > 0 {
+		base := t[0].RecvAt - t[0].SentAt
+		rises := make([]float64, len(tail))
+		for i, p := range tail {
+			rises[i] = float64(p.RecvAt - p.SentAt - base)
+		}
+		r.TailRise = time.Duration(median(rises))
+	}
+	if len(tail) >= MinTail {
+		r.TailSpan = tail[len(tail)-1].RecvAt - tail[0].RecvAt
+		r.TailBps = rate(tail)
+	}
+	return r
+}
+
+func totalBytes(t Train) int {
+	n := 0
+	for _, p := range t {
+		n += p.Bytes
+	}
+	return n
+}
+
+// rate is the arrival rate of delivered packets: the bytes after the
+// first over the receiver's span from the first to the last (0 when the
+// span is empty).
+func rate(t Train) float64 {
+	if len(t) < 2 {
+		return 0
+	}
+	span := t[len(t)-1].RecvAt - t[0].RecvAt
+	if span <= 0 {
+		return 0
+	}
+	return float64(totalBytes(t[1:])) * 8 / span.Seconds()
+}
+
+// Kind names what limits the path.
+type Kind string
+
+// Kinds.
+const (
+	Clean   Kind = "clean"   // no bottleneck below the sender's rate, up to the longest train
+	Queue   Kind = "queue"   // a queue drains at a rate below the sender's: a shaper or a FIFO in front of a slower link
+	Policer Kind = "policer" // a token bucket: bursts pass, then drops at the policed rate
+	Lossy   Kind = "lossy"   // packets lost with neither spacing nor a slower tail: loss on the line, not a limit
+	Unknown Kind = "unknown" // the trains do not tell (too few packets, or contradictory)
+)
+
+// Estimate is an estimate with its uncertainty (half-width).
+type Estimate struct {
+	Value float64 `json:"value"`
+	Err   float64 `json:"err"`
+}
+
+func (e Estimate) String() string { return fmt.Sprintf("%.0f ± %.0f", e.Value, e.Err) }
+
+// Verdict is what a set of trains of increasing length shows.
+type Verdict struct {
+	Kind Kind `json:"kind"`
+	// SenderBps is the rate the trains were sent at (median).
+	SenderBps float64 `json:"sender_bps"`
+	// RateBps is the bottleneck's rate (Queue) or the policed rate
+	// (Policer), in bit/s of the packets' Bytes.
+	RateBps Estimate `json:"rate_bps"`
+	// QueueBytes is the queue (Queue): its drain time × the rate. A lower
+	// bound when no train overflowed it (QueueAtLeast).
+	QueueBytes   Estimate `json:"queue_bytes"`
+	QueueAtLeast bool     `json:"queue_at_least,omitempty"`
+	// BucketBytes is the policer's bucket (Policer).
+	BucketBytes Estimate `json:"bucket_bytes"`
+	// LongestBytes is the longest train sent, in bytes.
+	LongestBytes int `json:"longest_bytes"`
+	// Why says, in words, what decided.
+	Why string `json:"why"`
+}
+
+// Thresholds of the classification, each a physical margin:
+const (
+	// dispersed: a head arriving below this share of the sender's rate
+	// was spaced by a slower link (a clean path delivers at the sender's
+	// rate; receive timestamps' noise is far below 20 %).
+	dispersed = 0.8
+	// slower: a tail getting through below this share of the head's rate,
+	// even with both rates pushed by the timestamps' noise towards each
+	// other, is a policer's refill, not the same queue still draining: a
+	// queue serves at one rate before and after it starts to drop.
+	slower = 0.95
+)
+
+// Classify reads trains (of increasing length, as sent) and tells what
+// limits the path. noise is the receive timestamps' uncertainty, used for
+// the estimates' error bars.
+func Classify(trains []Train, noise time.Duration) Verdict {
+	var rs []Reading
+	var v Verdict
+	var send []float64
+	for _, t := range trains {
+		r := Read(t)
+		if r.Sent < 2 || r.HeadPackets < 2 {
+			continue
+		}
+		rs = append(rs, r)
+		send = append(send, r.SendBps)
+		v.LongestBytes = max(v.LongestBytes, totalBytes(t))
+	}
+	if len(rs) == 0 {
+		v.Kind, v.Why = Unknown, "no train had two packets through before a loss"
+		return v
+	}
+	v.SenderBps = median(send)
+	var lossy []Reading
+	for _, r := range rs {
+		if r.Got < r.Sent {
+			lossy = append(lossy, r)
+		}
+	}
+	long := rs[len(rs)-1] // the longest train
+	if len(lossy) == 0 {
+		if long.HeadBps >= dispersed*v.SenderBps {
+			v.Kind = Clean
+			v.Why = fmt.Sprintf("trains up to %d B arrived whole at %.1f Mbit/s, the rate they were sent at: no bottleneck below it", v.LongestBytes, long.HeadBps/1e6)
+			return v
+		}
+		return queueVerdict(v, rs, noise, true)
+	}
+	// Trains that lost packets and kept enough of a tail to read a rate.
+	var withTail []Reading
+	for _, r := range lossy {
+		if r.TailBps > 0 {
+			withTail = append(withTail, r)
+		}
+	}
+	if len(withTail) == 0 {
+		v.Kind, v.Why = Unknown, "trains lost packets but too few got through after the first loss to read a rate"
+		return v
+	}
+	slowerTails := 0
+	for _, r := range withTail {
+		// The slowest the head and the fastest the tail can have been,
+		// each span off by two timestamps' noise.
+		headBits := r.HeadBps * r.HeadSpan.Seconds() // bytes after the first, in bits
+		if r.HeadSpan <= 0 {
+			headBits = float64((r.HeadBytes - r.HeadBytes/r.HeadPackets) * 8)
+		}
+		headLow := headBits / (max(r.HeadSpan, 0) + 2*noise).Seconds()
+		tailHigh := math.Inf(1)
+		if r.TailSpan > 2*noise {
+			tailHigh = r.TailBps * r.TailSpan.Seconds() / (r.TailSpan - 2*noise).Seconds()
+		}
+		if tailHigh < slower*headLow {
+			slowerTails++
+		}
+	}
+	if 2*slowerTails > len(withTail) {
+		return policerVerdict(v, withTail, noise)
+	}
+	return queueVerdict(v, rs, noise, false)
+}
+
+// queueVerdict: the head is spaced at the bottleneck's rate and the delay
+// rises until the queue is full. The rate is read from the longest
+// train's head (the most bytes, so the least relative noise); the queue
+// from the largest delay rise of the trains that overflowed it (or, with
+// atLeast, of any train: a lower bound).
+func queueVerdict(v Verdict, rs []Reading, noise time.Duration, atLeast bool) Verdict {
+	long := rs[len(rs)-1]
+	if long.HeadBps >= dispersed*v.SenderBps {
+		lost, sent := 0, 0
+		for _, r := range rs {
+			lost, sent = lost+r.Sent-r.Got, sent+r.Sent
+		}
+		v.Kind = Lossy
+		v.Why = fmt.Sprintf("trains lost %d of %d packets but arrived at %.1f Mbit/s, the rate they were sent at, and got through no slower after a loss: loss on the line, neither a queue nor a policer", lost, sent, long.HeadBps/1e6)
+		return v
+	}
+	v.Kind = Queue
+	b := long.HeadBps
+	// Rate: ± the timestamps' noise at both ends of the head's span.
+	v.RateBps = Estimate{b, b * 2 * noise.Seconds() / long.HeadSpan.Seconds()}
+	// A full queue's wait: the median rise of the packets that got through
+	// after the first loss (the queue is full whenever one arrives), or,
+	// when nothing overflowed it, the largest rise seen (a lower bound).
+	var rises []float64
+	for _, r := range rs {
+		switch {
+		case atLeast:
+			rises = append(rises, r.DelayRise.Seconds())
+		case r.TailPackets > 0:
+			rises = append(rises, r.TailRise.Seconds())
+		}
+	}
+	if len(rises) == 0 {
+		v.Kind, v.Why = Unknown, "the trains overflowed a queue but none got a packet through after the first loss"
+		return v
+	}
+	rise := slices.Max(rises)
+	q := rise * b / 8
+	// Queue: ± the noise of one delay rise (two timestamps), the rate's
+	// error, and one packet (the one in service when the queue filled).
+	pkt := float64(long.HeadBytes) / float64(long.HeadPackets)
+	v.QueueBytes = Estimate{q, 2*noise.Seconds()*b/8 + q*v.RateBps.Err/b + pkt}
+	v.QueueAtLeast = atLeast
+	if atLeast {
+		v.Why = fmt.Sprintf("trains up to %d B were spaced to %.1f Mbit/s (sent at %.1f) and delayed up to %.2f ms more along the train, with no loss: a queue of at least %.0f B in front of a %.1f Mbit/s link",
+			v.LongestBytes, b/1e6, v.SenderBps/1e6, rise*1e3, q, b/1e6)
+	} else {
+		v.Why = fmt.Sprintf("the trains were spaced to %.1f Mbit/s (sent at %.1f), delayed up to %.2f ms more along the train, then lost packets while the rest still arrived at that rate: a queue of %.0f B (%.2f ms) in front of a %.1f Mbit/s link",
+			b/1e6, v.SenderBps/1e6, rise*1e3, q, rise*1e3, b/1e6)
+	}
+	return v
+}
+
+// policerVerdict: the head passes at the rate it arrives, then packets get
+// through only as tokens return. The policed rate is the tail's rate; the
+// bucket is the head's bytes less the tokens that came back while the
+// head passed (rate × the head's span), the first packet included (the
+// bucket starts full).
+func policerVerdict(v Verdict, rs []Reading, noise time.Duration) Verdict {
+	var rates, buckets []float64
+	for _, r := range rs {
+		rates = append(rates, r.TailBps)
+	}
+	cir := median(rates)
+	pkt := float64(rs[0].HeadBytes) / float64(rs[0].HeadPackets)
+	for _, r := range rs {
+		// The next packet found fewer tokens than its size: the bucket
+		// held between 0 and one packet more than the head used; take the
+		// middle.
+		buckets = append(buckets, float64(r.HeadBytes)-cir/8*r.HeadSpan.Seconds()+pkt/2)
+	}
+	b := median(buckets)
+	v.Kind = Policer
+	v.RateBps = Estimate{cir, spread(rates) + cir*0.02}
+	// Bucket: ± one packet (a packet passes whole or not at all), the
+	// spread between trains, and the rate's error over the head's span.
+	v.BucketBytes = Estimate{b, pkt/2 + spread(buckets) + v.RateBps.Err/8*rs[len(rs)-1].HeadSpan.Seconds()}
+	var rise time.Duration
+	for _, r := range rs {
+		rise = max(rise, r.DelayRise)
+	}
+	v.Why = fmt.Sprintf("the first %.0f B of each train passed at %.1f Mbit/s with the delay rising at most %.2f ms, then only %.1f Mbit/s got through with losses: a policer at %.1f Mbit/s with a bucket of %.0f B (%.1f ms at that rate)",
+		float64(rs[len(rs)-1].HeadBytes), rs[len(rs)-1].HeadBps/1e6, rise.Seconds()*1e3, cir/1e6, cir/1e6, b, b*8/cir*1e3)
+	_ = noise
+	return v
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// spread is half the range of v (0 for fewer than two values).
+func spread(v []float64) float64 {
+	if len(v) < 2 {
+		return 0
+	}
+	return (slices.Max(v) - slices.Min(v)) / 2
+}
+
+// Lengths returns train lengths in packets, doubling from first until a
+// train of maxBytes (of packets of size bytes), the last one capped.
+func Lengths(first, size, maxBytes int) []int {
+	var out []int
+	for n := max(first, 2); ; n *= 2 {
+		if n*size >= maxBytes {
+			out = append(out, max(2, maxBytes/size))
+			return out
+		}
+		out = append(out, n)
+	}
+}
+
+// SmallBufferShare is the share of the BDP below which a queue is too
+// small for one TCP flow: after a loss a CUBIC sender cuts its window to
+// β = 0.7 of what filled pipe and queue, and keeps the link busy only if
+// that still covers the BDP: 0.7 × (BDP + Q) ≥ BDP, so Q ≥ 0.3/0.7 × BDP.
+const SmallBufferShare = 0.3 / 0.7
+
+// SmallBuffer reports whether a queue of q bytes is too small for one
+// TCP flow on a path whose BDP is bdp bytes.
+func SmallBuffer(q, bdp float64) bool { return q < SmallBufferShare*bdp }
+
+// ms converts bytes at a rate to milliseconds of that rate.
+func ms(bytes, bps float64) float64 {
+	if bps <= 0 {
+		return math.Inf(1)
+	}
+	return bytes * 8 / bps * 1e3
+}
+
+// Enough reports whether the trains so far decide: two that lost packets
+// with a readable tail (the policer's rate and bucket from two), or one
+// that overflowed a queue (the tail drains at the head's rate).
+func Enough(rs []Reading) bool {
+	n := 0
+	for _, r := range rs {
+		if r.TailBps > 0 {
+			n++
+		}
+	}
+	return n >= 2
+}
+
+// MinPacket is the smallest train packet: small enough that a bucket or
+// queue of a few kB still holds several, large enough that a sender and
+// a receiver keep up with the packet rate.
+const MinPacket = 200
+
+// PacketSize picks a train's packet size for a bucket or queue of about
+// limit bytes: full-size (1500) when that holds at least 8 of them,
+// smaller down to MinPacket so it holds 8.
+func PacketSize(limit float64) int {
+	return int(max(MinPacket, min(1500, limit/8)))
+}
+
+// Longest bounds the trains' size: long enough to overflow a queue of 3
+// × the BDP or to empty a bucket of 250 ms of the rate, both while the
+// bottleneck drains at rateBps under a sender at senderBps (a train of L
+// bytes fills a queue or empties a bucket by L × (1 − rate/sender)), plus
+// a tail that gets 2 × MinTail packets of size bytes through after the
+// first loss (at rate/sender of what is sent); at most MaxBytes. A bigger
+// bucket or queue reads as clean, or as a queue of at least the longest
+// train's rise, and says so.
+func Longest(rateBps, bdpBytes, senderBps float64, size int) int {
+	fill := max(0.1, 1-rateBps/senderBps)
+	need := max(3*bdpBytes, 0.25*rateBps/8) / fill
+	tail := 2 * MinTail * float64(size) * senderBps / rateBps
+	return int(min(MaxBytes, max(need+tail, 64e3)))
+}
+
+// MaxBytes is the most one train may carry.
+const MaxBytes = 32 << 20
