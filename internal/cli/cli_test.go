@@ -160,9 +160,17 @@ func TestSecretFile(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "key")
 	bad := filepath.Join(dir, "wrong")
-	os.WriteFile(good, []byte("s3cret\n"), 0o600)
-	os.WriteFile(bad, []byte("guess\n"), 0o600)
-	addr := server(t, serve.Config{Secret: []byte("s3cret")})
+	weak := filepath.Join(dir, "weak")
+	os.WriteFile(good, []byte("q8Vd0uFZk1mJ3xR7tWcPzA==\n"), 0o600)
+	os.WriteFile(bad, []byte("Zm9vYmFyYmF6cXV4cXV1eA==\n"), 0o600)
+	os.WriteFile(weak, []byte("s3cret\n"), 0o600)
+	addr := server(t, serve.Config{Secret: []byte("q8Vd0uFZk1mJ3xR7tWcPzA==")})
+	if code, _, errs := run(t, context.Background(), "rtt", addr, "-c", "2", "-i", "10ms", "--secret-file", weak); code == 0 || !strings.Contains(errs, "head -c 32 /dev/urandom | base64") {
+		t.Fatalf("weak secret: exit %d stderr %q, want a refusal that says how to make a secret", code, errs)
+	}
+	if code, _, errs := run(t, context.Background(), "serve", "--listen", "127.0.0.1:0", "--secret-file", weak); code == 0 || !strings.Contains(errs, "head -c 32 /dev/urandom | base64") {
+		t.Fatalf("serve with a weak secret: exit %d stderr %q, want a refusal that says how to make a secret", code, errs)
+	}
 	if code, _, errs := run(t, context.Background(), "rtt", addr, "-c", "2", "-i", "10ms", "--secret-file", bad); code != ExitRefused || !strings.Contains(errs, "secret") {
 		t.Fatalf("wrong secret: exit %d stderr %q", code, errs)
 	}

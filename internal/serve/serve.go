@@ -5,6 +5,7 @@ package serve
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -25,10 +26,11 @@ type Config struct {
 	MaxDuration time.Duration // per test; default 10m
 	MaxStreams  int           // TCP streams per direction per test; default 32
 	MaxRateBps  int64         // cap on what the server sends (UDP rate, TCP pacing), summed over sessions; 0 = none
-	Secret      []byte        // when set, clients must prove it (HMAC challenge)
+	Secret      []byte        // when set, clients must prove it and the responder proves it back; at least 16 random bytes (wire.CheckSecret)
+	TLS         *tls.Config   // when set, control connections must be TLS (data connections stay plain TCP)
 	Log         *slog.Logger  // default: discard
-	Software    string        // "fullpipe VERSION", sent in the hello
-	Kernel      string        // uname release, sent in the hello
+	Software    string        // "fullpipe VERSION", sent in accept
+	Kernel      string        // uname release, sent in accept
 }
 
 // Defaults for zero Config fields.
@@ -65,9 +67,10 @@ func (c *Config) fill() {
 
 // Server is a running responder.
 type Server struct {
-	cfg Config
-	tcp *net.TCPListener
-	udp *net.UDPConn
+	cfg     Config
+	authLim *authLimiter
+	tcp     *net.TCPListener
+	udp     *net.UDPConn
 	// born is the responder's monotonic time base for stamped echo
 	// replies (wire.EchoStamped): receive times are ns since it.
 	born time.Time
@@ -82,6 +85,11 @@ type Server struct {
 // Listen opens the TCP and UDP sockets; Serve runs them.
 func Listen(cfg Config) (*Server, error) {
 	cfg.fill()
+	if len(cfg.Secret) > 0 {
+		if err := wire.CheckSecret(cfg.Secret); err != nil {
+			return nil, fmt.Errorf("responder secret: %w", err)
+		}
+	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("listen tcp %s: %w", cfg.Listen, err)
@@ -100,7 +108,7 @@ func Listen(cfg Config) (*Server, error) {
 		_ = sockopt.SetDontFragment(rc, false)
 		_ = sockopt.SetDontFragment(rc, true)
 	}
-	return &Server{cfg: cfg, tcp: ln.(*net.TCPListener), udp: uc.(*net.UDPConn), born: time.Now(), sessions: map[wire.Cookie]*session{}}, nil
+	return &Server{cfg: cfg, authLim: newAuthLimiter(authBurst, authRefill), tcp: ln.(*net.TCPListener), udp: uc.(*net.UDPConn), born: time.Now(), sessions: map[wire.Cookie]*session{}}, nil
 }
 
 // Addr is the TCP address the server listens on (UDP uses the same port).
@@ -136,27 +144,26 @@ func (s *Server) Serve(ctx context.Context) error {
 // or data path. It ends when that connection's work ends.
 func (s *Server) routineConn(ctx context.Context, c *net.TCPConn) {
 	defer s.wg.Done()
-	_ = c.SetReadDeadline(time.Now().Add(handshakeTimeout))
-	magic, version, err := wire.ReadPreamble(c)
+	conn, magic, version, err := s.preamble(c)
 	if err != nil {
 		s.cfg.Log.Info("dropped connection without a fullpipe preamble", "peer", c.RemoteAddr(), "err", err)
-		c.Close()
+		conn.Close()
 		return
 	}
 	if version != wire.Version {
 		s.cfg.Log.Warn("refused client with another protocol version", "peer", c.RemoteAddr(), "theirs", version, "ours", wire.Version)
 		if magic == wire.MagicControl {
-			_ = wire.WritePreamble(c, wire.MagicControl)
-			_ = wire.Encode(c, wire.TypeError, (&wire.VersionError{Ours: wire.Version, Theirs: version}).AsWire())
+			_ = wire.WritePreamble(conn, wire.MagicControl)
+			_ = wire.Encode(conn, wire.TypeError, (&wire.VersionError{Ours: wire.Version, Theirs: version}).AsWire())
 		}
-		c.Close()
+		conn.Close()
 		return
 	}
 	if magic == wire.MagicData {
 		s.attachData(c)
 		return
 	}
-	s.control(ctx, c)
+	s.control(ctx, conn)
 }
 
 // routineUDP answers RTT probes, learns clients' UDP addresses and feeds

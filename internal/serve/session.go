@@ -167,7 +167,7 @@ func (ss *session) udpData(h wire.UDPHeader, n int) {
 // control runs one control connection: greeting, auth, request, the test
 // and its result. It returns when the session has ended and released
 // everything it held.
-func (s *Server) control(ctx context.Context, c *net.TCPConn) {
+func (s *Server) control(ctx context.Context, c net.Conn) {
 	defer c.Close()
 	log := s.cfg.Log.With("peer", c.RemoteAddr().String())
 	br := bufio.NewReader(c)
@@ -176,27 +176,12 @@ func (s *Server) control(ctx context.Context, c *net.TCPConn) {
 		_ = c.SetWriteDeadline(time.Now().Add(handshakeTimeout))
 		_ = wire.Encode(c, wire.TypeError, e)
 	}
-	hello := wire.Hello{Version: wire.Version, Server: s.cfg.Software, Kernel: s.cfg.Kernel}
-	if len(s.cfg.Secret) > 0 {
-		hello.Challenge = wire.NewChallenge()
-	}
-	_ = c.SetDeadline(time.Now().Add(handshakeTimeout))
-	if wire.WritePreamble(c, wire.MagicControl) != nil || wire.Encode(c, wire.TypeHello, hello) != nil {
-		return
-	}
-	if hello.Challenge != nil {
-		var a wire.Auth
-		if err := readMsg(br, wire.TypeAuth, &a); err != nil || !wire.CheckMAC(s.cfg.Secret, hello.Challenge, a.MAC) {
-			fail(&wire.Error{Code: wire.CodeAuth, Message: "authentication failed: the client must pass --secret-file with the responder's secret"})
-			return
+	req, err := s.authenticate(c, br)
+	if err != nil {
+		var we *wire.Error
+		if errors.As(err, &we) {
+			fail(we)
 		}
-		if wire.Encode(c, wire.TypeAuthOK, nil) != nil {
-			return
-		}
-	}
-	var req wire.Request
-	if err := readMsg(br, wire.TypeRequest, &req); err != nil {
-		fail(&wire.Error{Code: wire.CodeProtocol, Message: err.Error()})
 		return
 	}
 	if err := s.validate(req); err != nil {
@@ -215,7 +200,7 @@ func (s *Server) control(ctx context.Context, c *net.TCPConn) {
 	defer ss.closeStreams()
 	log = log.With("session", ss.cookie.String()[:8], "kind", req.Kind)
 	ss.log = log
-	if wire.Encode(c, wire.TypeAccept, wire.Accept{Cookie: ss.cookie, CC: flow.DefaultCC(), MaxTime: s.cfg.MaxDuration}) != nil {
+	if wire.Encode(c, wire.TypeAccept, wire.Accept{Cookie: ss.cookie, CC: flow.DefaultCC(), MaxTime: s.cfg.MaxDuration, Host: wire.Host{Server: s.cfg.Software, Kernel: s.cfg.Kernel}}) != nil {
 		return
 	}
 	if err := readMsg(br, wire.TypeStart, nil); err != nil {
