@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -220,5 +222,80 @@ func TestVersionMismatch(t *testing.T) {
 	code, _, errs := run(t, context.Background(), "rtt", ln.Addr().String(), "-c", "1")
 	if code != ExitRefused || !strings.Contains(errs, fmt.Sprintf("we speak %d, the peer speaks %d", wire.Version, wire.Version+1)) {
 		t.Fatalf("exit %d stderr %q", code, errs)
+	}
+}
+
+// lockedBuffer is a writer safe for the responder's concurrent logging.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestServeJSONLogs: with --log-format json every stderr line of serve is
+// a JSON object, the start line and the refusal of a stray connection
+// included; --results-dir is created at start.
+func TestServeJSONLogs(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "results")
+	ctx, cancel := context.WithCancel(context.Background())
+	var stderr lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--log-format", "json", "--results-dir", dir}, io.Discard, &stderr)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Error("serve did not stop within 5 s of the cancel")
+		}
+	})
+	var start map[string]any
+	deadline := time.Now().Add(5 * time.Second)
+	for start == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("no start line within 5 s: %q", stderr.String())
+		}
+		if line, _, ok := strings.Cut(stderr.String(), "\n"); ok {
+			if err := json.Unmarshal([]byte(line), &start); err != nil {
+				t.Fatalf("start line is not JSON: %q", line)
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	addr, _ := start["addr"].(string)
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatalf("start line %v: %v", start, err)
+	}
+	_, _ = c.Write([]byte("GARBAGE!"))
+	c.Close()
+	deadline = time.Now().Add(5 * time.Second)
+	for !strings.Contains(stderr.String(), "without a fullpipe preamble") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no log line for the stray connection: %q", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil || m["msg"] == nil || m["level"] == nil {
+			t.Errorf("not a JSON log record with msg and level: %q (%v)", line, err)
+		}
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		t.Errorf("--results-dir %s not created: %v", dir, err)
 	}
 }

@@ -75,6 +75,7 @@ type serveFlags struct {
 	secretFile          string
 	tlsCert, tlsKey     string
 	quiet               bool
+	logFormat           string
 	maxRate             int64
 	fingerprint, secret string // for the banner
 }
@@ -88,6 +89,9 @@ func (f *serveFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&f.secretFile, "secret-file", "", "file whose first line is the shared secret (16+ random bytes: head -c 32 /dev/urandom | base64 > key)")
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate: control connections must then be TLS (clients pin it with --tls-pin)")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
+	fs.StringVar(&f.cfg.ResultsDir, "results-dir", "", "directory where every test's JSON document (the responder's view) is stored, one file per test")
+	fs.StringVar(&f.logFormat, "log-format", "text", "log lines as text (key=value) or json, on stderr")
+	fs.IntVar(&f.cfg.LogLinesPerAddr, "log-lines-per-addr", serve.DefaultLogLinesPerAddr, "most log lines one client address may cause per 10 s; the rest are counted")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "log only errors")
 }
 
@@ -111,11 +115,22 @@ func (f *serveFlags) config(e env) (serve.Config, error) {
 	if cfg.TLS, f.fingerprint, err = loadTLS(f.tlsCert, f.tlsKey); err != nil {
 		return cfg, err
 	}
+	if cfg.LogLinesPerAddr < 1 {
+		return cfg, usagef("--log-lines-per-addr must be at least 1")
+	}
 	level := slog.LevelInfo
 	if f.quiet {
 		level = slog.LevelError
 	}
-	cfg.Log = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+	opts := &slog.HandlerOptions{Level: level}
+	switch f.logFormat {
+	case "text":
+		cfg.Log = slog.New(slog.NewTextHandler(e.stderr, opts))
+	case "json":
+		cfg.Log = slog.New(slog.NewJSONHandler(e.stderr, opts))
+	default:
+		return cfg, usagef("--log-format %q: want text or json", f.logFormat)
+	}
 	cfg.Software, cfg.Kernel = version.Software(), version.Kernel()
 	return cfg, nil
 }
@@ -147,6 +162,11 @@ func (f *serveFlags) banner(e env, cfg serve.Config, srv *serve.Server) {
 	rate := "no rate cap"
 	if cfg.MaxRateBps > 0 {
 		rate = "sends at most " + units.FormatRate(float64(cfg.MaxRateBps))
+	}
+	if f.logFormat == "json" { // every stderr line stays one JSON object
+		cfg.Log.Info("responder listening", "version", version.Release, "addr", srv.Addr().String(), "max_sessions", cfg.MaxSessions,
+			"max_streams", cfg.MaxStreams, "max_duration", cfg.MaxDuration, "max_rate_bps", cfg.MaxRateBps, "auth", auth, "results_dir", cfg.ResultsDir)
+		return
 	}
 	fmt.Fprintf(e.stderr, "fullpipe %s responder on %s (TCP+UDP): up to %d sessions, %d streams each, %v per test, %s; %s. Ctrl-C stops.\n",
 		version.Release, srv.Addr(), cfg.MaxSessions, cfg.MaxStreams, cfg.MaxDuration.Round(time.Second), rate, auth)

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +20,14 @@ var testSecret = []byte("q8Vd0uFZk1mJ3xR7tWcPzA==")
 // startServer runs a responder on a loopback port until the test ends.
 func startServer(t *testing.T, cfg Config) *Server {
 	t.Helper()
+	srv, _ := runServer(t, cfg)
+	return srv
+}
+
+// runServer runs a responder on a loopback port; stop ends it and waits
+// (also done at cleanup; calling it twice is fine).
+func runServer(t *testing.T, cfg Config) (*Server, func()) {
+	t.Helper()
 	if cfg.Listen == "" {
 		cfg.Listen = "127.0.0.1:0"
 	}
@@ -29,15 +38,19 @@ func startServer(t *testing.T, cfg Config) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			t.Error("responder did not stop within 5 s")
-		}
-	})
-	return srv
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				t.Error("responder did not stop within 5 s")
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return srv, stop
 }
 
 // rawClient is a hand-driven control connection, as an attacker has.

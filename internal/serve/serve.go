@@ -28,9 +28,13 @@ type Config struct {
 	MaxRateBps  int64         // cap on what the server sends (UDP rate, TCP pacing), summed over sessions; 0 = none
 	Secret      []byte        // when set, clients must prove it and the responder proves it back; at least 16 random bytes (wire.CheckSecret)
 	TLS         *tls.Config   // when set, control connections must be TLS (data connections stay plain TCP)
-	Log         *slog.Logger  // default: discard
-	Software    string        // "fullpipe VERSION", sent in accept
-	Kernel      string        // uname release, sent in accept
+	Log         *slog.Logger  // default: discard; rate-limited per client address (LogLinesPerAddr)
+	// LogLinesPerAddr bounds the lines one client address may cause per
+	// 10 s; the rest are counted in one "suppressed K lines" line. Default 20.
+	LogLinesPerAddr int
+	ResultsDir      string // when set, every test's Record is stored there, one JSON file per test
+	Software        string // "fullpipe VERSION", sent in accept
+	Kernel          string // uname release, sent in accept
 }
 
 // Defaults for zero Config fields.
@@ -60,6 +64,9 @@ func (c *Config) fill() {
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
+	if c.LogLinesPerAddr <= 0 {
+		c.LogLinesPerAddr = DefaultLogLinesPerAddr
+	}
 	if c.Software == "" {
 		c.Software = "fullpipe"
 	}
@@ -69,6 +76,7 @@ func (c *Config) fill() {
 type Server struct {
 	cfg     Config
 	authLim *authLimiter
+	logLim  *logLimiter
 	tcp     *net.TCPListener
 	udp     *net.UDPConn
 	// born is the responder's monotonic time base for stamped echo
@@ -90,6 +98,13 @@ func Listen(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("responder secret: %w", err)
 		}
 	}
+	if cfg.ResultsDir != "" {
+		if err := checkResultsDir(cfg.ResultsDir); err != nil {
+			return nil, err
+		}
+	}
+	logLim := newLogLimiter(cfg.Log.Handler(), cfg.LogLinesPerAddr, logWindow, time.Now)
+	cfg.Log = slog.New(logLim.handler())
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("listen tcp %s: %w", cfg.Listen, err)
@@ -108,7 +123,7 @@ func Listen(cfg Config) (*Server, error) {
 		_ = sockopt.SetDontFragment(rc, false)
 		_ = sockopt.SetDontFragment(rc, true)
 	}
-	return &Server{cfg: cfg, authLim: newAuthLimiter(authBurst, authRefill), tcp: ln.(*net.TCPListener), udp: uc.(*net.UDPConn), born: time.Now(), sessions: map[wire.Cookie]*session{}}, nil
+	return &Server{cfg: cfg, authLim: newAuthLimiter(authBurst, authRefill), logLim: logLim, tcp: ln.(*net.TCPListener), udp: uc.(*net.UDPConn), born: time.Now(), sessions: map[wire.Cookie]*session{}}, nil
 }
 
 // Addr is the TCP address the server listens on (UDP uses the same port).
@@ -121,8 +136,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	defer cancel()
 	stop := context.AfterFunc(ctx, func() { s.tcp.Close(); s.udp.Close() })
 	defer stop()
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go s.routineUDP(ctx)
+	go s.routineLogFlush(ctx)
 	var err error
 	for {
 		c, aerr := s.tcp.AcceptTCP()

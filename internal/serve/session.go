@@ -23,6 +23,7 @@ type session struct {
 	srv     *Server
 	cookie  wire.Cookie
 	req     wire.Request
+	peer    string // the control connection's remote address
 	peerIP  netip.Addr
 	sendBps int64 // guarded by srv.mu
 	log     *slog.Logger
@@ -30,6 +31,7 @@ type session struct {
 	mu        sync.Mutex // guards the fields below
 	streams   []*stream
 	attachErr error
+	streamErr error // the first error a stream ended with during the test
 	udpPeer   netip.AddrPort
 	clock     flow.Clock
 	started   bool
@@ -188,7 +190,7 @@ func (s *Server) control(ctx context.Context, c net.Conn) {
 		fail(&wire.Error{Code: wire.CodeBadRequest, Message: err.Error()})
 		return
 	}
-	ss := &session{srv: s, cookie: wire.NewCookie(), req: req, peerIP: addrIP(c.RemoteAddr()), log: log, attached: make(chan struct{}, 1)}
+	ss := &session{srv: s, cookie: wire.NewCookie(), req: req, peer: c.RemoteAddr().String(), peerIP: addrIP(c.RemoteAddr()), log: log, attached: make(chan struct{}, 1)}
 	if req.Kind == wire.KindUDP && !req.Reverse {
 		ss.udpRx = flow.NewUDPReceiver()
 	}
