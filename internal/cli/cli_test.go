@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/fullpipe/fullpipe/internal/serve"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
@@ -298,4 +300,19 @@ func TestServeJSONLogs(t *testing.T) {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		t.Errorf("--results-dir %s not created: %v", dir, err)
 	}
+}
+
+// TestServeFlagsDocumented: every serve flag is in docs/serve.md's table.
+func TestServeFlagsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/serve.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := newFlagSet(lookup("serve"))
+	lookup("serve").flags(fs)
+	fs.VisitAll(func(f *pflag.Flag) {
+		if !strings.Contains(string(doc), "`--"+f.Name) {
+			t.Errorf("serve --%s is not documented in docs/serve.md", f.Name)
+		}
+	})
 }

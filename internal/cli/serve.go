@@ -33,7 +33,13 @@ an address that fails 5 times waits 12 s per further try. With
 --tls-cert and --tls-key, control connections are TLS 1.3 (data
 connections stay plain TCP: they carry only test payload). Nothing about
 the host (software, kernel) is sent before a client is authenticated.
-See docs/serve.md for operators. Logs go to stderr, one line per session event. Stop with Ctrl-C:
+
+Logs go to stderr, one line per session event (text or JSON), at most
+--log-lines-per-addr per client address per 10 s. Every test's figures
+are logged when it ends, also when its client vanished; with
+--results-dir each test is kept as one JSON file. It needs no root and
+no capabilities; docs/serve.md is the operator's guide (limits, auth,
+TLS, results, capabilities, systemd). Stop with Ctrl-C:
 running sessions are ended and their clients told.`,
 		flags: func(fs *pflag.FlagSet) func(env, []string) error {
 			var f serveFlags

@@ -238,3 +238,30 @@ func TestLogLimiterWindows(t *testing.T) {
 		t.Errorf("line 7 is %q", got)
 	}
 }
+
+// TestRecordDocumented: every key of a results file is in docs/serve.md.
+func TestRecordDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/serve.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(Record{Reason: "x"})
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(b, &top); err != nil {
+		t.Fatal(err)
+	}
+	keys := []string{}
+	for k := range top {
+		keys = append(keys, k)
+	}
+	var fig map[string]any
+	_ = json.Unmarshal(top["figures"], &fig)
+	for k := range fig {
+		keys = append(keys, k)
+	}
+	for _, k := range keys {
+		if !bytes.Contains(doc, []byte("`"+k+"`")) {
+			t.Errorf("results key %q is not documented in docs/serve.md", k)
+		}
+	}
+}
