@@ -55,6 +55,9 @@ func TestBadFlags(t *testing.T) {
 		"--dscp 64":       {"tcp", "127.0.0.1", "--dscp", "64"},
 		"unknown command": {"tpc", "127.0.0.1"},
 		"no unit\" (dur":  {"rtt", "127.0.0.1", "-i", "10"},
+		"--tls-pin":       {"tcp", "127.0.0.1", "--tls-pin", "md5:00"},
+		"--log-format":    {"serve", "--listen", "127.0.0.1:0", "--log-format", "xml"},
+		"--tls-cert and":  {"serve", "--listen", "127.0.0.1:0", "--tls-cert", "c.pem"},
 	}
 	for want, args := range cases {
 		code, out, errs := run(t, context.Background(), args...)
