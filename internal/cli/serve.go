@@ -77,13 +77,13 @@ running sessions are ended and their clients told.`,
 
 // serveFlags are serve's flags; config turns them into a serve.Config.
 type serveFlags struct {
-	cfg                 serve.Config
-	secretFile          string
-	tlsCert, tlsKey     string
-	quiet               bool
-	logFormat           string
-	maxRate             int64
-	fingerprint, secret string // for the banner
+	cfg             serve.Config
+	secretFile      string
+	tlsCert, tlsKey string
+	quiet           bool
+	logFormat       string
+	maxRate         int64
+	fingerprint     string // of the TLS certificate, for the banner
 }
 
 func (f *serveFlags) add(fs *pflag.FlagSet) {
