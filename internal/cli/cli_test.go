@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fullpipe/fullpipe/internal/serve"
+	"github.com/fullpipe/fullpipe/internal/serve/servetest"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
@@ -318,4 +319,32 @@ func TestServeFlagsDocumented(t *testing.T) {
 			t.Errorf("serve --%s is not documented in docs/serve.md", f.Name)
 		}
 	})
+}
+
+// TestTLSFlags: serve's --tls-cert/--tls-key files load into the config
+// whose fingerprint the banner prints; a client with --tls-pin of that
+// fingerprint tests, one with another pin is refused in one line.
+func TestTLSFlags(t *testing.T) {
+	cert, err := servetest.Cert()
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile, err := servetest.WritePEM(t.TempDir(), cert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, fp, err := loadTLS(certFile, keyFile)
+	if err != nil || fp != wire.Fingerprint(cert.Certificate[0]) {
+		t.Fatalf("loadTLS: fingerprint %q, err %v; want %s", fp, err, wire.Fingerprint(cert.Certificate[0]))
+	}
+	addr := server(t, serve.Config{TLS: cfg})
+	if code, _, errs := run(t, context.Background(), "rtt", addr, "-c", "2", "-i", "10ms", "--tls-pin", fp); code != 0 {
+		t.Fatalf("right pin: exit %d stderr %q", code, errs)
+	}
+	wrong := "sha256:" + strings.Repeat("ab", 32)
+	code, _, errs := run(t, context.Background(), "rtt", addr, "-c", "2", "-i", "10ms", "--tls-pin", wrong)
+	lines := strings.Split(strings.TrimSpace(errs), "\n")
+	if code != ExitRefused || !strings.Contains(lines[len(lines)-1], "--tls-pin") || !strings.Contains(errs, fp) {
+		t.Fatalf("wrong pin: exit %d stderr %q, want exit %d and a line naming the certificate and --tls-pin", code, errs, ExitRefused)
+	}
 }

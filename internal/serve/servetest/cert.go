@@ -1,5 +1,5 @@
 // Package servetest helps tests run a responder: a self-signed TLS
-// certificate for loopback.
+// certificate for loopback, in memory or as PEM files.
 package servetest
 
 import (
@@ -9,8 +9,11 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/pem"
 	"math/big"
 	"net"
+	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -36,4 +39,21 @@ func Cert() (tls.Certificate, error) {
 		return tls.Certificate{}, err
 	}
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
+}
+
+// WritePEM writes cert and its key as PEM files into dir, as an operator
+// gives them to serve --tls-cert and --tls-key.
+func WritePEM(dir string, cert tls.Certificate) (certFile, keyFile string, err error) {
+	der, err := x509.MarshalPKCS8PrivateKey(cert.PrivateKey)
+	if err != nil {
+		return "", "", err
+	}
+	certFile, keyFile = filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]}), 0o644); err != nil {
+		return "", "", err
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		return "", "", err
+	}
+	return certFile, keyFile, nil
 }
