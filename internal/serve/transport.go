@@ -20,7 +20,9 @@ const tlsHandshakeRecord = 0x16
 // inside TLS: preamble returns the TLS connection with the preamble read
 // from inside it. Data connections are always plain TCP.
 func (s *Server) preamble(c *net.TCPConn) (net.Conn, string, uint16, error) {
-	_ = c.SetDeadline(time.Now().Add(handshakeTimeout))
+	// A read deadline only: a data connection keeps no write deadline
+	// into its test (attachData clears the read one).
+	_ = c.SetReadDeadline(time.Now().Add(handshakeTimeout))
 	var first [1]byte
 	if _, err := io.ReadFull(c, first[:]); err != nil {
 		return c, "", 0, err
@@ -29,6 +31,7 @@ func (s *Server) preamble(c *net.TCPConn) (net.Conn, string, uint16, error) {
 		magic, version, err := wire.ReadPreamble(io.MultiReader(bytes.NewReader(first[:]), c))
 		return c, magic, version, err
 	}
+	_ = c.SetDeadline(time.Now().Add(handshakeTimeout)) // the handshake writes too; control resets it
 	tc := tls.Server(&prefixConn{TCPConn: c, prefix: first[:]}, s.cfg.TLS)
 	if err := tc.Handshake(); err != nil {
 		return c, "", 0, fmt.Errorf("TLS handshake: %w", err)

@@ -118,3 +118,23 @@ func TestTLSRefusals(t *testing.T) {
 		t.Errorf("TLS client, plain responder: err = %v, want one line naming --tls-cert", err)
 	}
 }
+
+// TestTLSReverseOutlivesHandshake: a reverse test longer than the
+// responder's 10 s handshake timeout, over a TLS control connection, runs
+// to its end: no deadline of the greeting stays on a data connection or
+// on the control connection. Paced at 8 Mbit/s to cost little CPU.
+func TestTLSReverseOutlivesHandshake(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 11 s")
+	}
+	addr, pin := tlsServer(t)
+	cfg := TCPConfig{Streams: 1, Duration: 11 * time.Second, Reverse: true, PacingBps: 8_000_000, Interval: time.Second}
+	res, err := RunTCP(testCtx(t, 30*time.Second), Target{Addr: addr, TLS: true, TLSPin: pin}, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 11 s at 8 Mbit/s is 11 MB; more than 9 MB says the stream ran past 10 s.
+	if res.Summary.Bytes < 9_000_000 {
+		t.Errorf("received %d bytes, want about 11,000,000 (8 Mbit/s for 11 s)", res.Summary.Bytes)
+	}
+}
