@@ -5,14 +5,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/fullpipe/fullpipe/internal/serve"
+	"github.com/fullpipe/fullpipe/internal/serve/servetest"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
@@ -51,6 +56,9 @@ func TestBadFlags(t *testing.T) {
 		"--dscp 64":       {"tcp", "127.0.0.1", "--dscp", "64"},
 		"unknown command": {"tpc", "127.0.0.1"},
 		"no unit\" (dur":  {"rtt", "127.0.0.1", "-i", "10"},
+		"--tls-pin":       {"tcp", "127.0.0.1", "--tls-pin", "md5:00"},
+		"--log-format":    {"serve", "--listen", "127.0.0.1:0", "--log-format", "xml"},
+		"--tls-cert and":  {"serve", "--listen", "127.0.0.1:0", "--tls-cert", "c.pem"},
 	}
 	for want, args := range cases {
 		code, out, errs := run(t, context.Background(), args...)
@@ -160,9 +168,17 @@ func TestSecretFile(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "key")
 	bad := filepath.Join(dir, "wrong")
-	os.WriteFile(good, []byte("s3cret\n"), 0o600)
-	os.WriteFile(bad, []byte("guess\n"), 0o600)
-	addr := server(t, serve.Config{Secret: []byte("s3cret")})
+	weak := filepath.Join(dir, "weak")
+	os.WriteFile(good, []byte("q8Vd0uFZk1mJ3xR7tWcPzA==\n"), 0o600)
+	os.WriteFile(bad, []byte("Zm9vYmFyYmF6cXV4cXV1eA==\n"), 0o600)
+	os.WriteFile(weak, []byte("s3cret\n"), 0o600)
+	addr := server(t, serve.Config{Secret: []byte("q8Vd0uFZk1mJ3xR7tWcPzA==")})
+	if code, _, errs := run(t, context.Background(), "rtt", addr, "-c", "2", "-i", "10ms", "--secret-file", weak); code == 0 || !strings.Contains(errs, "head -c 32 /dev/urandom | base64") {
+		t.Fatalf("weak secret: exit %d stderr %q, want a refusal that says how to make a secret", code, errs)
+	}
+	if code, _, errs := run(t, context.Background(), "serve", "--listen", "127.0.0.1:0", "--secret-file", weak); code == 0 || !strings.Contains(errs, "head -c 32 /dev/urandom | base64") {
+		t.Fatalf("serve with a weak secret: exit %d stderr %q, want a refusal that says how to make a secret", code, errs)
+	}
 	if code, _, errs := run(t, context.Background(), "rtt", addr, "-c", "2", "-i", "10ms", "--secret-file", bad); code != ExitRefused || !strings.Contains(errs, "secret") {
 		t.Fatalf("wrong secret: exit %d stderr %q", code, errs)
 	}
@@ -212,5 +228,123 @@ func TestVersionMismatch(t *testing.T) {
 	code, _, errs := run(t, context.Background(), "rtt", ln.Addr().String(), "-c", "1")
 	if code != ExitRefused || !strings.Contains(errs, fmt.Sprintf("we speak %d, the peer speaks %d", wire.Version, wire.Version+1)) {
 		t.Fatalf("exit %d stderr %q", code, errs)
+	}
+}
+
+// lockedBuffer is a writer safe for the responder's concurrent logging.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestServeJSONLogs: with --log-format json every stderr line of serve is
+// a JSON object, the start line and the refusal of a stray connection
+// included; --results-dir is created at start.
+func TestServeJSONLogs(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "results")
+	ctx, cancel := context.WithCancel(context.Background())
+	var stderr lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--log-format", "json", "--results-dir", dir}, io.Discard, &stderr)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Error("serve did not stop within 5 s of the cancel")
+		}
+	})
+	var start map[string]any
+	deadline := time.Now().Add(5 * time.Second)
+	for start == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("no start line within 5 s: %q", stderr.String())
+		}
+		if line, _, ok := strings.Cut(stderr.String(), "\n"); ok {
+			if err := json.Unmarshal([]byte(line), &start); err != nil {
+				t.Fatalf("start line is not JSON: %q", line)
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	addr, _ := start["addr"].(string)
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatalf("start line %v: %v", start, err)
+	}
+	_, _ = c.Write([]byte("GARBAGE!"))
+	c.Close()
+	deadline = time.Now().Add(5 * time.Second)
+	for !strings.Contains(stderr.String(), "without a fullpipe preamble") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no log line for the stray connection: %q", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil || m["msg"] == nil || m["level"] == nil {
+			t.Errorf("not a JSON log record with msg and level: %q (%v)", line, err)
+		}
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		t.Errorf("--results-dir %s not created: %v", dir, err)
+	}
+}
+
+// TestServeFlagsDocumented: every serve flag is in docs/serve.md's table.
+func TestServeFlagsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/serve.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := newFlagSet(lookup("serve"))
+	lookup("serve").flags(fs)
+	fs.VisitAll(func(f *pflag.Flag) {
+		if !strings.Contains(string(doc), "`--"+f.Name) {
+			t.Errorf("serve --%s is not documented in docs/serve.md", f.Name)
+		}
+	})
+}
+
+// TestTLSFlags: serve's --tls-cert/--tls-key files load into the config
+// whose fingerprint the banner prints; a client with --tls-pin of that
+// fingerprint tests, one with another pin is refused in one line.
+func TestTLSFlags(t *testing.T) {
+	cert, err := servetest.Cert()
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile, err := servetest.WritePEM(t.TempDir(), cert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, fp, err := loadTLS(certFile, keyFile)
+	if err != nil || fp != wire.Fingerprint(cert.Certificate[0]) {
+		t.Fatalf("loadTLS: fingerprint %q, err %v; want %s", fp, err, wire.Fingerprint(cert.Certificate[0]))
+	}
+	addr := server(t, serve.Config{TLS: cfg})
+	if code, _, errs := run(t, context.Background(), "rtt", addr, "-c", "2", "-i", "10ms", "--tls-pin", fp); code != 0 {
+		t.Fatalf("right pin: exit %d stderr %q", code, errs)
+	}
+	wrong := "sha256:" + strings.Repeat("ab", 32)
+	code, _, errs := run(t, context.Background(), "rtt", addr, "-c", "2", "-i", "10ms", "--tls-pin", wrong)
+	lines := strings.Split(strings.TrimSpace(errs), "\n")
+	if code != ExitRefused || !strings.Contains(lines[len(lines)-1], "--tls-pin") || !strings.Contains(errs, fp) {
+		t.Fatalf("wrong pin: exit %d stderr %q, want exit %d and a line naming the certificate and --tls-pin", code, errs, ExitRefused)
 	}
 }

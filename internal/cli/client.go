@@ -20,6 +20,8 @@ type clientFlags struct {
 	v4, v6     bool
 	bind       string
 	secretFile string
+	tls        bool
+	tlsPin     string
 	json       bool
 }
 
@@ -27,7 +29,9 @@ func (c *clientFlags) add(fs *pflag.FlagSet) {
 	fs.BoolVarP(&c.v4, "ipv4", "4", false, "use IPv4 only")
 	fs.BoolVarP(&c.v6, "ipv6", "6", false, "use IPv6 only")
 	fs.StringVar(&c.bind, "bind", "", "local address to send from")
-	fs.StringVar(&c.secretFile, "secret-file", "", "file whose first line is the responder's shared secret")
+	fs.StringVar(&c.secretFile, "secret-file", "", "file whose first line is the responder's shared secret (the responder must prove it too)")
+	fs.BoolVar(&c.tls, "tls", false, "control connection over TLS (a responder with --tls-cert); certificate checked against the system's roots unless --tls-pin")
+	fs.StringVar(&c.tlsPin, "tls-pin", "", "accept only the responder certificate with this fingerprint, sha256:HEX (implies --tls)")
 	fs.BoolVar(&c.json, "json", false, "print one JSON document (schema in docs/json.md) instead of the live view")
 }
 
@@ -56,6 +60,12 @@ func (c *clientFlags) target(args []string) (tester.Target, error) {
 		return t, err
 	}
 	t.Secret = s
+	if c.tlsPin != "" {
+		if t.TLSPin, err = wire.ParsePin(c.tlsPin); err != nil {
+			return t, usagef("--tls-pin: %v", err)
+		}
+	}
+	t.TLS = c.tls || t.TLSPin != nil
 	return t, nil
 }
 

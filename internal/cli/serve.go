@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net"
@@ -25,61 +26,37 @@ data connections) and UDP (RTT probes and UDP streams), default 6349.
 
 It serves many clients at once: each test is its own session, with its own
 streams, until a limit below refuses new ones with a message to the client.
-With --secret-file, a client must prove it knows the secret (HMAC over a
-random challenge; the secret never crosses the network) before any data
-flows. Logs go to stderr, one line per session event. Stop with Ctrl-C:
+With --secret-file, a client must prove it knows the secret and the
+responder proves it back (HMAC over both sides' random nonces and the
+request; the secret never crosses the network) before any data flows;
+an address that fails 5 times waits 12 s per further try. With
+--tls-cert and --tls-key, control connections are TLS 1.3 (data
+connections stay plain TCP: they carry only test payload). Nothing about
+the host (software, kernel) is sent before a client is authenticated.
+
+Logs go to stderr, one line per session event (text or JSON), at most
+--log-lines-per-addr per client address per 10 s. Every test's figures
+are logged when it ends, also when its client vanished; with
+--results-dir each test is kept as one JSON file. It needs no root and
+no capabilities; docs/serve.md is the operator's guide (limits, auth,
+TLS, results, capabilities, systemd). Stop with Ctrl-C:
 running sessions are ended and their clients told.`,
 		flags: func(fs *pflag.FlagSet) func(env, []string) error {
-			cfg := serve.Config{}
-			var secretFile string
-			var quiet bool
-			var maxRate int64
-			fs.StringVarP(&cfg.Listen, "listen", "l", ":"+strconv.Itoa(wire.DefaultPort), "address and port to listen on (TCP and UDP)")
-			fs.IntVar(&cfg.MaxSessions, "max-sessions", serve.DefaultMaxSessions, "most tests running at once")
-			durVar(fs, &cfg.MaxDuration, "max-duration", "", serve.DefaultMaxDuration, "longest test accepted")
-			fs.IntVar(&cfg.MaxStreams, "max-streams", serve.DefaultMaxStreams, "most TCP streams per direction in one test")
-			rateVar(fs, &maxRate, "max-rate", "", 0, "most the responder sends in total over all sessions (UDP rate, paced TCP), 0 = no cap")
-			fs.StringVar(&secretFile, "secret-file", "", "file whose first line is the shared secret clients must prove")
-			fs.BoolVarP(&quiet, "quiet", "q", false, "log only errors")
+			var f serveFlags
+			f.add(fs)
 			return func(e env, args []string) error {
 				if len(args) > 0 {
 					return usagef("unexpected argument %q", args[0])
 				}
-				if cfg.MaxSessions < 1 || cfg.MaxStreams < 1 {
-					return usagef("--max-sessions and --max-streams must be at least 1")
-				}
-				if cfg.MaxDuration <= 0 {
-					return usagef("--max-duration must be positive")
-				}
-				if _, _, err := net.SplitHostPort(cfg.Listen); err != nil {
-					return usagef("--listen %q: want HOST:PORT or :PORT", cfg.Listen)
-				}
-				cfg.MaxRateBps = maxRate
-				secret, err := readSecret(secretFile)
+				cfg, err := f.config(e)
 				if err != nil {
 					return err
 				}
-				cfg.Secret = secret
-				level := slog.LevelInfo
-				if quiet {
-					level = slog.LevelError
-				}
-				cfg.Log = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
-				cfg.Software, cfg.Kernel = version.Software(), version.Kernel()
 				srv, err := serve.Listen(cfg)
 				if err != nil {
 					return exitError{ExitRefused, err}
 				}
-				auth := "no secret: any client may test"
-				if secret != nil {
-					auth = "clients must prove the shared secret"
-				}
-				rate := "no rate cap"
-				if maxRate > 0 {
-					rate = "sends at most " + units.FormatRate(float64(maxRate))
-				}
-				fmt.Fprintf(e.stderr, "fullpipe %s responder on %s (TCP+UDP): up to %d sessions, %d streams each, %v per test, %s; %s. Ctrl-C stops.\n",
-					version.Release, srv.Addr(), cfg.MaxSessions, cfg.MaxStreams, cfg.MaxDuration.Round(time.Second), rate, auth)
+				f.banner(e, cfg, srv)
 				return srv.Serve(e.ctx)
 			}
 		},
@@ -96,4 +73,107 @@ running sessions are ended and their clients told.`,
 			}
 		},
 	})
+}
+
+// serveFlags are serve's flags; config turns them into a serve.Config.
+type serveFlags struct {
+	cfg             serve.Config
+	secretFile      string
+	tlsCert, tlsKey string
+	quiet           bool
+	logFormat       string
+	maxRate         int64
+	fingerprint     string // of the TLS certificate, for the banner
+}
+
+func (f *serveFlags) add(fs *pflag.FlagSet) {
+	fs.StringVarP(&f.cfg.Listen, "listen", "l", ":"+strconv.Itoa(wire.DefaultPort), "address and port to listen on (TCP and UDP)")
+	fs.IntVar(&f.cfg.MaxSessions, "max-sessions", serve.DefaultMaxSessions, "most tests running at once")
+	durVar(fs, &f.cfg.MaxDuration, "max-duration", "", serve.DefaultMaxDuration, "longest test accepted")
+	fs.IntVar(&f.cfg.MaxStreams, "max-streams", serve.DefaultMaxStreams, "most TCP streams per direction in one test")
+	rateVar(fs, &f.maxRate, "max-rate", "", 0, "most the responder sends in total over all sessions (UDP rate, paced TCP), 0 = no cap")
+	fs.StringVar(&f.secretFile, "secret-file", "", "file whose first line is the shared secret (16+ random bytes: head -c 32 /dev/urandom | base64 > key)")
+	fs.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate: control connections must then be TLS (clients pin it with --tls-pin)")
+	fs.StringVar(&f.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
+	fs.StringVar(&f.cfg.ResultsDir, "results-dir", "", "directory where every test's JSON document (the responder's view) is stored, one file per test")
+	fs.StringVar(&f.logFormat, "log-format", "text", "log lines as text (key=value) or json, on stderr")
+	fs.IntVar(&f.cfg.LogLinesPerAddr, "log-lines-per-addr", serve.DefaultLogLinesPerAddr, "most log lines one client address may cause per 10 s; the rest are counted")
+	fs.BoolVarP(&f.quiet, "quiet", "q", false, "log only errors")
+}
+
+func (f *serveFlags) config(e env) (serve.Config, error) {
+	cfg := f.cfg
+	if cfg.MaxSessions < 1 || cfg.MaxStreams < 1 {
+		return cfg, usagef("--max-sessions and --max-streams must be at least 1")
+	}
+	if cfg.MaxDuration <= 0 {
+		return cfg, usagef("--max-duration must be positive")
+	}
+	if _, _, err := net.SplitHostPort(cfg.Listen); err != nil {
+		return cfg, usagef("--listen %q: want HOST:PORT or :PORT", cfg.Listen)
+	}
+	cfg.MaxRateBps = f.maxRate
+	secret, err := readSecret(f.secretFile)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Secret = secret
+	if cfg.TLS, f.fingerprint, err = loadTLS(f.tlsCert, f.tlsKey); err != nil {
+		return cfg, err
+	}
+	if cfg.LogLinesPerAddr < 1 {
+		return cfg, usagef("--log-lines-per-addr must be at least 1")
+	}
+	level := slog.LevelInfo
+	if f.quiet {
+		level = slog.LevelError
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch f.logFormat {
+	case "text":
+		cfg.Log = slog.New(slog.NewTextHandler(e.stderr, opts))
+	case "json":
+		cfg.Log = slog.New(slog.NewJSONHandler(e.stderr, opts))
+	default:
+		return cfg, usagef("--log-format %q: want text or json", f.logFormat)
+	}
+	cfg.Software, cfg.Kernel = version.Software(), version.Kernel()
+	return cfg, nil
+}
+
+// loadTLS reads the responder's certificate and key; none gives nil.
+func loadTLS(certFile, keyFile string) (*tls.Config, string, error) {
+	if certFile == "" && keyFile == "" {
+		return nil, "", nil
+	}
+	if certFile == "" || keyFile == "" {
+		return nil, "", usagef("--tls-cert and --tls-key go together")
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, "", fmt.Errorf("TLS certificate: %w (make a self-signed one: openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 3650 -subj /CN=fullpipe -keyout key.pem -out cert.pem)", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}, wire.Fingerprint(cert.Certificate[0]), nil
+}
+
+// banner says what the responder serves, on stderr.
+func (f *serveFlags) banner(e env, cfg serve.Config, srv *serve.Server) {
+	auth := "no secret: any client may test"
+	if cfg.Secret != nil {
+		auth = "clients must prove the shared secret, and it proves it back"
+	}
+	if f.fingerprint != "" {
+		auth += "; control over TLS, certificate " + f.fingerprint
+	}
+	rate := "no rate cap"
+	if cfg.MaxRateBps > 0 {
+		rate = "sends at most " + units.FormatRate(float64(cfg.MaxRateBps))
+	}
+	if f.logFormat == "json" { // every stderr line stays one JSON object
+		cfg.Log.Info("responder listening", "version", version.Release, "addr", srv.Addr().String(), "max_sessions", cfg.MaxSessions,
+			"max_streams", cfg.MaxStreams, "max_duration", cfg.MaxDuration, "max_rate_bps", cfg.MaxRateBps, "auth", auth, "results_dir", cfg.ResultsDir)
+		return
+	}
+	fmt.Fprintf(e.stderr, "fullpipe %s responder on %s (TCP+UDP): up to %d sessions, %d streams each, %v per test, %s; %s. Ctrl-C stops.\n",
+		version.Release, srv.Addr(), cfg.MaxSessions, cfg.MaxStreams, cfg.MaxDuration.Round(time.Second), rate, auth)
 }

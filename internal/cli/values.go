@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fullpipe/fullpipe/internal/units"
+	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
 // rateFlag is a pflag.Value in bits per second (units.ParseRate).
@@ -66,6 +67,9 @@ func readSecret(path string) ([]byte, error) {
 	line = strings.TrimSpace(line)
 	if line == "" {
 		return nil, fmt.Errorf("secret file %s is empty", path)
+	}
+	if err := wire.CheckSecret([]byte(line)); err != nil {
+		return nil, fmt.Errorf("secret file %s: %w", path, err)
 	}
 	return []byte(line), nil
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"time"
@@ -15,7 +16,7 @@ import (
 // run measures: it starts the session's workers, reports every interval,
 // and sends the result when the workers are done, the client stops, or the
 // hard deadline passes. It returns an error when the test ended early.
-func (ss *session) run(ctx context.Context, c *net.TCPConn, br *bufio.Reader) error {
+func (ss *session) run(ctx context.Context, c net.Conn, br *bufio.Reader) error {
 	req := ss.req
 	hard := req.Duration + endGrace
 	if req.Duration <= 0 {
@@ -61,6 +62,9 @@ func (ss *session) run(ctx context.Context, c *net.TCPConn, br *bufio.Reader) er
 			if err := wire.Encode(c, wire.TypeInterval, iv); err != nil {
 				cancel()
 				<-workersDone
+				res := ss.result()
+				res.Partial, res.Reason = true, "control connection lost: "+err.Error()
+				ss.record(res)
 				return err
 			}
 			idx++
@@ -86,9 +90,13 @@ func (ss *session) run(ctx context.Context, c *net.TCPConn, br *bufio.Reader) er
 	cancel()
 	<-workersDone
 	res := ss.result()
+	if reason == "" {
+		reason = ss.streamFailure() // streams that end in an error end the test early too (a vanished client)
+	}
 	if reason != "" && reason != "done" {
 		res.Partial, res.Reason = true, reason
 	}
+	ss.record(res)
 	// Free the session's slot before the client hears the result, so a
 	// client that starts its next test at once is not refused as busy.
 	ss.srv.unregister(ss)
@@ -100,6 +108,25 @@ func (ss *session) run(ctx context.Context, c *net.TCPConn, br *bufio.Reader) er
 		return errors.New(reason)
 	}
 	return nil
+}
+
+// streamFailed keeps the first error a stream ended with.
+func (ss *session) streamFailed(err error) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.streamErr == nil {
+		ss.streamErr = err
+	}
+}
+
+// streamFailure is why the streams ended early, "" if none failed.
+func (ss *session) streamFailure() string {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.streamErr == nil {
+		return ""
+	}
+	return ss.streamErr.Error()
 }
 
 func (ss *session) hasWorkers() bool {
@@ -142,6 +169,7 @@ func (ss *session) startWorkers(ctx context.Context) *sync.WaitGroup {
 			}
 			if err != nil && ctx.Err() == nil {
 				ss.log.Info("stream ended with an error", "stream", st.hello.Stream, "err", err)
+				ss.streamFailed(fmt.Errorf("stream %d: %w", st.hello.Stream, err))
 			}
 		}()
 	}

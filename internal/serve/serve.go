@@ -5,6 +5,7 @@ package serve
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -25,10 +26,15 @@ type Config struct {
 	MaxDuration time.Duration // per test; default 10m
 	MaxStreams  int           // TCP streams per direction per test; default 32
 	MaxRateBps  int64         // cap on what the server sends (UDP rate, TCP pacing), summed over sessions; 0 = none
-	Secret      []byte        // when set, clients must prove it (HMAC challenge)
-	Log         *slog.Logger  // default: discard
-	Software    string        // "fullpipe VERSION", sent in the hello
-	Kernel      string        // uname release, sent in the hello
+	Secret      []byte        // when set, clients must prove it and the responder proves it back; at least 16 random bytes (wire.CheckSecret)
+	TLS         *tls.Config   // when set, control connections must be TLS (data connections stay plain TCP)
+	Log         *slog.Logger  // default: discard; rate-limited per client address (LogLinesPerAddr)
+	// LogLinesPerAddr bounds the lines one client address may cause per
+	// 10 s; the rest are counted in one "suppressed K lines" line. Default 20.
+	LogLinesPerAddr int
+	ResultsDir      string // when set, every test's Record is stored there, one JSON file per test
+	Software        string // "fullpipe VERSION", sent in accept
+	Kernel          string // uname release, sent in accept
 }
 
 // Defaults for zero Config fields.
@@ -58,6 +64,9 @@ func (c *Config) fill() {
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
+	if c.LogLinesPerAddr <= 0 {
+		c.LogLinesPerAddr = DefaultLogLinesPerAddr
+	}
 	if c.Software == "" {
 		c.Software = "fullpipe"
 	}
@@ -65,9 +74,11 @@ func (c *Config) fill() {
 
 // Server is a running responder.
 type Server struct {
-	cfg Config
-	tcp *net.TCPListener
-	udp *net.UDPConn
+	cfg     Config
+	authLim *authLimiter
+	logLim  *logLimiter
+	tcp     *net.TCPListener
+	udp     *net.UDPConn
 	// born is the responder's monotonic time base for stamped echo
 	// replies (wire.EchoStamped): receive times are ns since it.
 	born time.Time
@@ -82,6 +93,18 @@ type Server struct {
 // Listen opens the TCP and UDP sockets; Serve runs them.
 func Listen(cfg Config) (*Server, error) {
 	cfg.fill()
+	if len(cfg.Secret) > 0 {
+		if err := wire.CheckSecret(cfg.Secret); err != nil {
+			return nil, fmt.Errorf("responder secret: %w", err)
+		}
+	}
+	if cfg.ResultsDir != "" {
+		if err := checkResultsDir(cfg.ResultsDir); err != nil {
+			return nil, err
+		}
+	}
+	logLim := newLogLimiter(cfg.Log.Handler(), cfg.LogLinesPerAddr, logWindow, time.Now)
+	cfg.Log = slog.New(logLim.handler())
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("listen tcp %s: %w", cfg.Listen, err)
@@ -100,7 +123,7 @@ func Listen(cfg Config) (*Server, error) {
 		_ = sockopt.SetDontFragment(rc, false)
 		_ = sockopt.SetDontFragment(rc, true)
 	}
-	return &Server{cfg: cfg, tcp: ln.(*net.TCPListener), udp: uc.(*net.UDPConn), born: time.Now(), sessions: map[wire.Cookie]*session{}}, nil
+	return &Server{cfg: cfg, authLim: newAuthLimiter(authBurst, authRefill), logLim: logLim, tcp: ln.(*net.TCPListener), udp: uc.(*net.UDPConn), born: time.Now(), sessions: map[wire.Cookie]*session{}}, nil
 }
 
 // Addr is the TCP address the server listens on (UDP uses the same port).
@@ -113,8 +136,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	defer cancel()
 	stop := context.AfterFunc(ctx, func() { s.tcp.Close(); s.udp.Close() })
 	defer stop()
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go s.routineUDP(ctx)
+	go s.routineLogFlush(ctx)
 	var err error
 	for {
 		c, aerr := s.tcp.AcceptTCP()
@@ -136,27 +160,26 @@ func (s *Server) Serve(ctx context.Context) error {
 // or data path. It ends when that connection's work ends.
 func (s *Server) routineConn(ctx context.Context, c *net.TCPConn) {
 	defer s.wg.Done()
-	_ = c.SetReadDeadline(time.Now().Add(handshakeTimeout))
-	magic, version, err := wire.ReadPreamble(c)
+	conn, magic, version, err := s.preamble(c)
 	if err != nil {
 		s.cfg.Log.Info("dropped connection without a fullpipe preamble", "peer", c.RemoteAddr(), "err", err)
-		c.Close()
+		conn.Close()
 		return
 	}
 	if version != wire.Version {
 		s.cfg.Log.Warn("refused client with another protocol version", "peer", c.RemoteAddr(), "theirs", version, "ours", wire.Version)
 		if magic == wire.MagicControl {
-			_ = wire.WritePreamble(c, wire.MagicControl)
-			_ = wire.Encode(c, wire.TypeError, (&wire.VersionError{Ours: wire.Version, Theirs: version}).AsWire())
+			_ = wire.WritePreamble(conn, wire.MagicControl)
+			_ = wire.Encode(conn, wire.TypeError, (&wire.VersionError{Ours: wire.Version, Theirs: version}).AsWire())
 		}
-		c.Close()
+		conn.Close()
 		return
 	}
 	if magic == wire.MagicData {
 		s.attachData(c)
 		return
 	}
-	s.control(ctx, c)
+	s.control(ctx, conn)
 }
 
 // routineUDP answers RTT probes, learns clients' UDP addresses and feeds

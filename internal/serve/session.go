@@ -23,6 +23,7 @@ type session struct {
 	srv     *Server
 	cookie  wire.Cookie
 	req     wire.Request
+	peer    string // the control connection's remote address
 	peerIP  netip.Addr
 	sendBps int64 // guarded by srv.mu
 	log     *slog.Logger
@@ -30,6 +31,7 @@ type session struct {
 	mu        sync.Mutex // guards the fields below
 	streams   []*stream
 	attachErr error
+	streamErr error // the first error a stream ended with during the test
 	udpPeer   netip.AddrPort
 	clock     flow.Clock
 	started   bool
@@ -167,7 +169,7 @@ func (ss *session) udpData(h wire.UDPHeader, n int) {
 // control runs one control connection: greeting, auth, request, the test
 // and its result. It returns when the session has ended and released
 // everything it held.
-func (s *Server) control(ctx context.Context, c *net.TCPConn) {
+func (s *Server) control(ctx context.Context, c net.Conn) {
 	defer c.Close()
 	log := s.cfg.Log.With("peer", c.RemoteAddr().String())
 	br := bufio.NewReader(c)
@@ -176,34 +178,19 @@ func (s *Server) control(ctx context.Context, c *net.TCPConn) {
 		_ = c.SetWriteDeadline(time.Now().Add(handshakeTimeout))
 		_ = wire.Encode(c, wire.TypeError, e)
 	}
-	hello := wire.Hello{Version: wire.Version, Server: s.cfg.Software, Kernel: s.cfg.Kernel}
-	if len(s.cfg.Secret) > 0 {
-		hello.Challenge = wire.NewChallenge()
-	}
-	_ = c.SetDeadline(time.Now().Add(handshakeTimeout))
-	if wire.WritePreamble(c, wire.MagicControl) != nil || wire.Encode(c, wire.TypeHello, hello) != nil {
-		return
-	}
-	if hello.Challenge != nil {
-		var a wire.Auth
-		if err := readMsg(br, wire.TypeAuth, &a); err != nil || !wire.CheckMAC(s.cfg.Secret, hello.Challenge, a.MAC) {
-			fail(&wire.Error{Code: wire.CodeAuth, Message: "authentication failed: the client must pass --secret-file with the responder's secret"})
-			return
+	req, err := s.authenticate(c, br)
+	if err != nil {
+		var we *wire.Error
+		if errors.As(err, &we) {
+			fail(we)
 		}
-		if wire.Encode(c, wire.TypeAuthOK, nil) != nil {
-			return
-		}
-	}
-	var req wire.Request
-	if err := readMsg(br, wire.TypeRequest, &req); err != nil {
-		fail(&wire.Error{Code: wire.CodeProtocol, Message: err.Error()})
 		return
 	}
 	if err := s.validate(req); err != nil {
 		fail(&wire.Error{Code: wire.CodeBadRequest, Message: err.Error()})
 		return
 	}
-	ss := &session{srv: s, cookie: wire.NewCookie(), req: req, peerIP: addrIP(c.RemoteAddr()), log: log, attached: make(chan struct{}, 1)}
+	ss := &session{srv: s, cookie: wire.NewCookie(), req: req, peer: c.RemoteAddr().String(), peerIP: addrIP(c.RemoteAddr()), log: log, attached: make(chan struct{}, 1)}
 	if req.Kind == wire.KindUDP && !req.Reverse {
 		ss.udpRx = flow.NewUDPReceiver()
 	}
@@ -215,7 +202,7 @@ func (s *Server) control(ctx context.Context, c *net.TCPConn) {
 	defer ss.closeStreams()
 	log = log.With("session", ss.cookie.String()[:8], "kind", req.Kind)
 	ss.log = log
-	if wire.Encode(c, wire.TypeAccept, wire.Accept{Cookie: ss.cookie, CC: flow.DefaultCC(), MaxTime: s.cfg.MaxDuration}) != nil {
+	if wire.Encode(c, wire.TypeAccept, wire.Accept{Cookie: ss.cookie, CC: flow.DefaultCC(), MaxTime: s.cfg.MaxDuration, Host: wire.Host{Server: s.cfg.Software, Kernel: s.cfg.Kernel}}) != nil {
 		return
 	}
 	if err := readMsg(br, wire.TypeStart, nil); err != nil {

@@ -606,7 +606,7 @@ func TestRTTSeries(t *testing.T) {
 // tester with the wrong one, each with a message that names the fix, and
 // still serves one with the right secret afterwards.
 func TestAuth(t *testing.T) {
-	secret := []byte("correct horse battery staple")
+	secret := []byte("q8Vd0uFZk1mJ3xR7tWcPzA==")
 	srv, addr := startServer(t, serve.Config{Secret: secret})
 	quick := TCPConfig{Streams: 1, Bytes: 1_000_000, Interval: time.Second}
 
@@ -623,7 +623,7 @@ func TestAuth(t *testing.T) {
 		}
 	})
 	t.Run("wrong secret", func(t *testing.T) {
-		_, err := RunTCP(testCtx(t, 15*time.Second), Target{Addr: addr, Secret: []byte("wrong")}, quick, nil)
+		_, err := RunTCP(testCtx(t, 15*time.Second), Target{Addr: addr, Secret: []byte("Zm9vYmFyYmF6cXV4cXV1eA==")}, quick, nil)
 		var we *wire.Error
 		if !errors.As(err, &we) || we.Code != wire.CodeAuth {
 			t.Fatalf("err = %v, want a wire.Error with code %q", err, wire.CodeAuth)

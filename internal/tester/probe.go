@@ -205,6 +205,6 @@ func meta(s *session, test string, cfg any) result.Meta {
 		Schema: result.Schema, Tool: "fullpipe", Version: version.Release, Command: os.Args, Test: test,
 		Started: time.Now(), Target: s.addr, Config: cfg,
 		Client: result.Host{Software: version.Software(), Kernel: version.Kernel()},
-		Server: result.Host{Software: s.hello.Server, Kernel: s.hello.Kernel},
+		Server: result.Host{Software: s.accept.Server, Kernel: s.accept.Kernel},
 	}
 }

@@ -6,6 +6,7 @@ package tester
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -20,9 +21,15 @@ import (
 // Target says where the responder is and how to reach it.
 type Target struct {
 	Addr   string // HOST or HOST:PORT; default port 6349
-	Secret []byte // shared secret, when the responder requires one
+	Secret []byte // shared secret: the responder must ask for it and prove it too
 	Bind   string // local address to send from
 	Family string // "4", "6" or "" (any)
+	// TLS runs the control connection over TLS (data connections stay
+	// plain TCP). With TLSPin (a certificate's SHA-256, wire.ParsePin)
+	// the responder's certificate must be that one; without it, it must
+	// be valid for the host under the system's roots.
+	TLS    bool
+	TLSPin []byte
 }
 
 // ErrPartial marks a result that stopped before its end (Ctrl-C, a peer
@@ -43,8 +50,8 @@ func HostPort(addr string) string {
 // session is an open control connection with an accepted test.
 type session struct {
 	target Target
-	addr   string // host:port
-	ctrl   *net.TCPConn
+	addr   string   // host:port
+	ctrl   net.Conn // the control connection: TCP, or TLS over it
 	br     *bufio.Reader
 	hello  wire.Hello
 	accept wire.Accept
@@ -83,8 +90,14 @@ func open(ctx context.Context, t Target, req wire.Request) (*session, error) {
 	if err != nil {
 		return nil, dialError(s.addr, err)
 	}
-	s.ctrl = c.(*net.TCPConn)
-	s.remote = s.ctrl.RemoteAddr().(*net.TCPAddr)
+	s.ctrl = c
+	s.remote = c.RemoteAddr().(*net.TCPAddr)
+	if t.TLS {
+		if s.ctrl, err = s.startTLS(ctx, c); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
 	s.br = bufio.NewReader(s.ctrl)
 	if err := s.handshake(ctx, req); err != nil {
 		s.ctrl.Close()
@@ -120,24 +133,56 @@ func (s *session) handshake(ctx context.Context, req wire.Request) error {
 	if err := s.read(wire.TypeHello, &s.hello); err != nil {
 		return err
 	}
-	if s.hello.Challenge != nil {
-		if len(s.target.Secret) == 0 {
-			return fmt.Errorf("%s requires a shared secret: pass --secret-file", s.addr)
-		}
-		if err := wire.Encode(s.ctrl, wire.TypeAuth, wire.Auth{MAC: wire.AuthMAC(s.target.Secret, s.hello.Challenge)}); err != nil {
-			return err
-		}
-		if err := s.read(wire.TypeAuthOK, nil); err != nil {
-			return err
-		}
-	}
-	if err := wire.Encode(s.ctrl, wire.TypeRequest, req); err != nil {
+	if err := s.authenticate(req); err != nil {
 		return err
 	}
 	if err := s.read(wire.TypeAccept, &s.accept); err != nil {
 		return err
 	}
 	_ = s.ctrl.SetDeadline(time.Time{})
+	return nil
+}
+
+// authenticate sends the request and, when the responder asks for the
+// secret, proves it and checks the responder's proof in return. A client
+// with a secret insists on that proof: a responder that asks for no
+// secret could be anyone.
+func (s *session) authenticate(req wire.Request) error {
+	secret, challenge := s.target.Secret, s.hello.Challenge
+	switch {
+	case challenge == nil && len(secret) > 0:
+		return fmt.Errorf("%s: %w", s.addr, &wire.ResponderAuthError{Why: "it asks for no secret"})
+	case challenge != nil && len(secret) == 0:
+		return fmt.Errorf("%s requires a shared secret: pass --secret-file", s.addr)
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return fmt.Errorf("encode request: %w", err)
+	}
+	// The frame carries body byte for byte (it is already compact JSON),
+	// so both ends' proofs cover the same bytes.
+	if err := wire.Encode(s.ctrl, wire.TypeRequest, json.RawMessage(body)); err != nil {
+		return fmt.Errorf("%s: control connection: %w", s.addr, err)
+	}
+	if challenge == nil {
+		return nil
+	}
+	nonce := wire.NewNonce()
+	a := wire.Auth{Nonce: nonce, MAC: wire.ProofMAC(secret, wire.RoleClient, challenge, nonce, body)}
+	if err := wire.Encode(s.ctrl, wire.TypeAuth, a); err != nil {
+		return fmt.Errorf("%s: control connection: %w", s.addr, err)
+	}
+	var ok wire.AuthOK
+	if err := s.read(wire.TypeAuthOK, &ok); err != nil {
+		var pe *wire.ProtocolError
+		if errors.As(err, &pe) {
+			return fmt.Errorf("%s: %w", s.addr, &wire.ResponderAuthError{Why: pe.Reason})
+		}
+		return err
+	}
+	if !wire.CheckProof(secret, wire.RoleResponder, challenge, nonce, body, ok.MAC) {
+		return fmt.Errorf("%s: %w", s.addr, &wire.ResponderAuthError{Why: "its proof does not match"})
+	}
 	return nil
 }
 

@@ -35,6 +35,7 @@ type Accept struct {
 	Cookie  Cookie        `json:"cookie"`
 	CC      string        `json:"cc"` // congestion control the server's sockets use by default
 	MaxTime time.Duration `json:"max_duration_ns"`
+	Host                  // the responder's software and kernel (first sent here, or in auth_ok)
 }
 
 // Started says the server's measurement clock started.

@@ -5,9 +5,7 @@
 package wire
 
 import (
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -17,7 +15,7 @@ import (
 )
 
 // Version is the protocol version this build speaks. Peers must match exactly.
-const Version uint16 = 2
+const Version uint16 = 3
 
 // DefaultPort is the responder's TCP (control and data) and UDP (probes) port.
 const DefaultPort = 6349
@@ -112,9 +110,9 @@ func ReadPreamble(r io.Reader) (magic string, version uint16, err error) {
 // Message types.
 const (
 	TypeHello    = "hello"    // server → client, after the preamble
+	TypeRequest  = "request"  // client → server: the test wanted (before auth, bound by its MAC)
 	TypeAuth     = "auth"     // client → server, answer to the challenge
-	TypeAuthOK   = "auth_ok"  // server → client
-	TypeRequest  = "request"  // client → server: the test wanted
+	TypeAuthOK   = "auth_ok"  // server → client, the responder's own proof
 	TypeAccept   = "accept"   // server → client: session created
 	TypeStart    = "start"    // client → server: data connections are open, go
 	TypeStarted  = "started"  // server → client: measurement clock started
@@ -138,6 +136,8 @@ type ErrorCode string
 const (
 	CodeVersion    ErrorCode = "version"
 	CodeAuth       ErrorCode = "auth"
+	CodeThrottled  ErrorCode = "throttled" // too many failed authentications from one address
+	CodeTLS        ErrorCode = "tls"       // the responder requires TLS on the control connection
 	CodeBadRequest ErrorCode = "bad_request"
 	CodeLimit      ErrorCode = "limit"
 	CodeBusy       ErrorCode = "busy"
@@ -152,40 +152,6 @@ type Error struct {
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("responder refused (%s): %s", e.Code, e.Message) }
-
-// Hello is the server's greeting.
-type Hello struct {
-	Version   uint16 `json:"version"`
-	Server    string `json:"server"`              // software and version
-	Kernel    string `json:"kernel"`              // uname release of the responder
-	Challenge []byte `json:"challenge,omitempty"` // present when a secret is required
-}
-
-// Auth answers a challenge.
-type Auth struct {
-	MAC []byte `json:"mac"`
-}
-
-// AuthMAC computes the response to challenge for secret: HMAC-SHA256 over a
-// fixed label and the challenge. The secret itself never crosses the wire.
-func AuthMAC(secret, challenge []byte) []byte {
-	m := hmac.New(sha256.New, secret)
-	m.Write([]byte("fullpipe-auth-v1\x00"))
-	m.Write(challenge)
-	return m.Sum(nil)
-}
-
-// CheckMAC reports whether mac answers challenge for secret (constant time).
-func CheckMAC(secret, challenge, mac []byte) bool {
-	return hmac.Equal(AuthMAC(secret, challenge), mac)
-}
-
-// NewChallenge returns 32 random bytes.
-func NewChallenge() []byte {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	return b
-}
 
 // Encode writes one frame: a 4-byte big-endian body length, then the JSON of
 // a Msg whose body is v (nil for no body).

@@ -1,0 +1,158 @@
+package serve
+
+import (
+	"bufio"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/wire"
+)
+
+// authenticate runs a control connection from its preamble to its
+// request: greeting, request and, with a secret, the mutual proof (the
+// client's auth, the responder's auth_ok, both bound to both nonces and
+// the request's bytes). It returns the request once the client may have
+// a session. An error is a *wire.Error to send the client, or a
+// connection error only to log.
+func (s *Server) authenticate(c net.Conn, br *bufio.Reader) (wire.Request, error) {
+	var req wire.Request
+	_ = c.SetDeadline(time.Now().Add(handshakeTimeout))
+	if err := wire.WritePreamble(c, wire.MagicControl); err != nil {
+		return req, err
+	}
+	if _, isTLS := c.(*tls.Conn); s.cfg.TLS != nil && !isTLS {
+		return req, &wire.Error{Code: wire.CodeTLS, Message: "this responder takes control connections only over TLS: pass --tls and --tls-pin with the fingerprint its operator gives you"}
+	}
+	peer := addrIP(c.RemoteAddr())
+	hello := wire.Hello{Version: wire.Version}
+	if len(s.cfg.Secret) > 0 {
+		if wait, ok := s.authLim.take(peer, time.Now()); !ok {
+			return req, &wire.Error{Code: wire.CodeThrottled, Message: fmt.Sprintf("too many failed authentications from %v: wait %v, and check that --secret-file holds the responder's secret", peer, wait.Round(time.Second))}
+		}
+		hello.Challenge = wire.NewNonce()
+	}
+	if err := wire.Encode(c, wire.TypeHello, hello); err != nil {
+		return req, err
+	}
+	m, err := wire.Decode(br)
+	if err == nil {
+		err = m.Into(wire.TypeRequest, &req)
+	}
+	if err != nil {
+		if hello.Challenge != nil && errors.Is(err, io.EOF) {
+			s.authLim.refund(peer, time.Now()) // left without trying a proof
+		}
+		return req, &wire.Error{Code: wire.CodeProtocol, Message: err.Error()}
+	}
+	if hello.Challenge == nil {
+		return req, nil
+	}
+	var a wire.Auth
+	am, err := wire.Decode(br)
+	if err == nil {
+		err = am.Into(wire.TypeAuth, &a)
+	}
+	if err != nil || !wire.CheckProof(s.cfg.Secret, wire.RoleClient, hello.Challenge, a.Nonce, m.Body, a.MAC) {
+		return req, &wire.Error{Code: wire.CodeAuth, Message: "authentication failed: the client must pass --secret-file with the responder's secret"}
+	}
+	s.authLim.refund(peer, time.Now())
+	ok := wire.AuthOK{MAC: wire.ProofMAC(s.cfg.Secret, wire.RoleResponder, hello.Challenge, a.Nonce, m.Body)}
+	return req, wire.Encode(c, wire.TypeAuthOK, ok)
+}
+
+// Defaults of the authentication throttle: an address may fail
+// authBurst times at once, then once per authRefill.
+const (
+	authBurst  = 5
+	authRefill = 12 * time.Second
+	// authMaxBuckets bounds the throttle's memory (about 64 B a bucket).
+	authMaxBuckets = 1 << 16
+)
+
+// authLimiter throttles authentication per client address (per /64 for
+// IPv6, which a client gets whole) with a token bucket: each attempt
+// takes a token, a success or an attempt never made gives it back, so
+// failures drain the bucket and concurrent guesses are bounded too. The
+// caller passes now; the limiter reads no clock.
+type authLimiter struct {
+	burst  float64
+	refill time.Duration
+
+	mu      sync.Mutex // guards buckets
+	buckets map[netip.Prefix]bucket
+}
+
+type bucket struct {
+	tokens float64
+	at     time.Time // when tokens was last brought up to date
+}
+
+func newAuthLimiter(burst int, refill time.Duration) *authLimiter {
+	return &authLimiter{burst: float64(burst), refill: refill, buckets: map[netip.Prefix]bucket{}}
+}
+
+func throttleKey(a netip.Addr) netip.Prefix {
+	if a.Is4() {
+		return netip.PrefixFrom(a, 32)
+	}
+	p, _ := a.Prefix(64)
+	return p
+}
+
+// level returns b's tokens at now.
+func (l *authLimiter) level(b bucket, now time.Time) float64 {
+	return math.Min(l.burst, b.tokens+float64(now.Sub(b.at))/float64(l.refill))
+}
+
+// take spends one attempt of addr at now. When none is left it returns
+// false and how long until the next one.
+func (l *authLimiter) take(addr netip.Addr, now time.Time) (time.Duration, bool) {
+	k := throttleKey(addr)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, seen := l.buckets[k]
+	tokens := l.burst
+	if seen {
+		tokens = l.level(b, now)
+	}
+	if tokens < 1 {
+		return time.Duration((1 - tokens) * float64(l.refill)), false
+	}
+	if !seen && len(l.buckets) >= authMaxBuckets {
+		l.prune(now)
+	}
+	l.buckets[k] = bucket{tokens: tokens - 1, at: now}
+	return 0, true
+}
+
+// refund gives back the attempt of a client that proved the secret or
+// left without trying.
+func (l *authLimiter) refund(addr netip.Addr, now time.Time) {
+	k := throttleKey(addr)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if b, ok := l.buckets[k]; ok {
+		l.buckets[k] = bucket{tokens: math.Min(l.burst, l.level(b, now)+1), at: now}
+	}
+}
+
+// prune drops full buckets (they hold nothing a new one would not); if
+// that frees nothing, it forgets every address: memory stays bounded and
+// the cost is a fresh burst for each, documented in docs/serve.md.
+func (l *authLimiter) prune(now time.Time) {
+	for k, b := range l.buckets {
+		if l.level(b, now) >= l.burst {
+			delete(l.buckets, k)
+		}
+	}
+	if len(l.buckets) >= authMaxBuckets {
+		clear(l.buckets)
+	}
+}

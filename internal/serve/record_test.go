@@ -1,0 +1,267 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/tester"
+)
+
+// helperClientEnv, when set to a responder's address, makes the test
+// binary a client that runs a 30 s reverse TCP test against it (and is
+// killed by the test that started it).
+const helperClientEnv = "FULLPIPE_SERVE_TEST_CLIENT"
+
+func TestMain(m *testing.M) {
+	if addr := os.Getenv(helperClientEnv); addr != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+		defer cancel()
+		_, err := tester.RunTCP(ctx, tester.Target{Addr: addr}, tester.TCPConfig{Streams: 1, Duration: 30 * time.Second, Reverse: true, Interval: time.Second}, nil)
+		fmt.Fprintln(os.Stderr, "helper client:", err)
+		os.Exit(3)
+	}
+	os.Exit(m.Run())
+}
+
+// syncBuffer is a log destination safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// lines returns the JSON log records written so far.
+func (s *syncBuffer) records(t *testing.T) []map[string]any {
+	t.Helper()
+	s.mu.Lock()
+	text := s.b.String()
+	s.mu.Unlock()
+	var out []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(text), "\n") {
+		if l == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("log line is not JSON: %q: %v", l, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func jsonLog(buf *syncBuffer) *slog.Logger { return slog.New(slog.NewJSONHandler(buf, nil)) }
+
+// waitFor polls cond (in-process state) every 10 ms for up to d.
+func waitFor(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
+}
+
+func (s *Server) startedSessions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, ss := range s.sessions {
+		ss.mu.Lock()
+		if ss.started {
+			n++
+		}
+		ss.mu.Unlock()
+	}
+	return n
+}
+
+// TestVanishedClientLeavesRecord: a client process killed (SIGKILL) in
+// the middle of a reverse TCP test. The responder logs the test's figures
+// in one line and leaves exactly one JSON document in --results-dir,
+// partial, with the request, the peer and the bytes it sent.
+func TestVanishedClientLeavesRecord(t *testing.T) {
+	dir := t.TempDir()
+	var logs syncBuffer
+	srv := startServer(t, Config{ResultsDir: dir, Log: jsonLog(&logs)})
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperClientEnv+"="+srv.Addr().String())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	if !waitFor(10*time.Second, func() bool { return srv.startedSessions() == 1 }) {
+		t.Fatal("the client process's test did not start within 10 s")
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	var files []string
+	if !waitFor(10*time.Second, func() bool { files, _ = filepath.Glob(filepath.Join(dir, "[0-9]*.json")); return len(files) > 0 }) {
+		t.Fatal("no result file 10 s after the client was killed")
+	}
+	b, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec Record
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Fatalf("result file is not a Record: %v\n%s", err, b)
+	}
+	if !rec.Partial || rec.Reason == "" {
+		t.Errorf("partial %v reason %q, want partial with a reason", rec.Partial, rec.Reason)
+	}
+	if rec.Schema != RecordSchema || rec.Request.Kind != "tcp" || !rec.Request.Reverse || !strings.HasPrefix(rec.Peer, "127.0.0.1:") {
+		t.Errorf("record %+v: want schema %d, the reverse tcp request and the peer", rec, RecordSchema)
+	}
+	if rec.Figures.Streams != 1 || rec.Figures.BytesTx <= 0 || rec.DurationNs <= 0 || !rec.End.After(rec.Start) {
+		t.Errorf("figures %+v duration %d ns: want 1 stream and bytes sent", rec.Figures, rec.DurationNs)
+	}
+	if want := recordName(rec); filepath.Base(files[0]) != want {
+		t.Errorf("file %s, want %s (time and session)", filepath.Base(files[0]), want)
+	}
+	if all, _ := filepath.Glob(filepath.Join(dir, "*")); len(all) != 1 {
+		t.Errorf("files in the results directory: %v, want one", all)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) != 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+	var fig map[string]any
+	for _, r := range logs.records(t) {
+		if r["msg"] == "test figures" {
+			fig = r
+		}
+	}
+	if fig == nil || fig["partial"] != true || fig["bytes_tx"].(float64) <= 0 || fig["streams"].(float64) != 1 || fig["duration"] == nil {
+		t.Errorf("figures log line %v: want partial, bytes_tx > 0, 1 stream, a duration", fig)
+	}
+}
+
+// TestLogFlood: 200 connections from one address that send garbage cause
+// at most the per-address budget of lines, then one summary line with
+// the count held back; another address still gets its line.
+func TestLogFlood(t *testing.T) {
+	var logs syncBuffer
+	srv, stop := runServer(t, Config{Log: jsonLog(&logs)})
+	const flood = 200
+	garbage := func(local string) {
+		d := net.Dialer{Timeout: 5 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
+		c, err := d.Dial("tcp", srv.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_, _ = c.Write([]byte("GARBAGE!"))
+	}
+	for range flood {
+		garbage("127.0.0.1")
+	}
+	garbage("127.0.0.2")
+	counted := func() int {
+		srv.logLim.mu.Lock()
+		defer srv.logLim.mu.Unlock()
+		n := 0
+		for _, a := range srv.logLim.addrs {
+			n += a.passed + a.suppressed
+		}
+		return n
+	}
+	if !waitFor(10*time.Second, func() bool { return counted() == flood+1 }) {
+		t.Fatalf("the responder counted %d lines, want %d", counted(), flood+1)
+	}
+	stop() // flushes the summaries
+	perAddr := map[string]int{}
+	var summaries []string
+	for _, r := range logs.records(t) {
+		msg, _ := r["msg"].(string)
+		switch {
+		case strings.HasPrefix(msg, "dropped connection"):
+			perAddr[strings.Split(r["peer"].(string), ":")[0]]++
+		case strings.HasPrefix(msg, "suppressed"):
+			summaries = append(summaries, msg)
+		}
+	}
+	if perAddr["127.0.0.1"] != DefaultLogLinesPerAddr || perAddr["127.0.0.2"] != 1 {
+		t.Errorf("lines per address %v, want %d from the flood and 1 from the other", perAddr, DefaultLogLinesPerAddr)
+	}
+	want := fmt.Sprintf("suppressed %d lines from 127.0.0.1", flood-DefaultLogLinesPerAddr)
+	if len(summaries) != 1 || summaries[0] != want {
+		t.Errorf("summaries %q, want [%q]", summaries, want)
+	}
+}
+
+// TestLogLimiterWindows: on a manual clock, a window passes perAddr
+// lines per address; the lines held back are summed up when the window
+// ends, by flush or by the address's next line.
+func TestLogLimiterWindows(t *testing.T) {
+	var logs syncBuffer
+	now := time.Unix(1000, 0)
+	l := newLogLimiter(slog.NewJSONHandler(&logs, nil), 3, 10*time.Second, func() time.Time { return now })
+	log := slog.New(l.handler())
+	a := log.With("peer", "192.0.2.1:5000")
+	for i := range 5 {
+		a.Info("line", "i", i)
+	}
+	log.Info("no address: never limited")
+	slog.New(l.handler()).Info("other", "peer", "192.0.2.2:1")
+	now = now.Add(9 * time.Second)
+	l.flush(false)
+	if n := len(logs.records(t)); n != 5 {
+		t.Fatalf("%d lines within the window, want 3 + 1 + 1", n)
+	}
+	now = now.Add(time.Second)
+	a.Info("next window")
+	recs := logs.records(t)
+	if got := recs[5]["msg"]; got != "suppressed 2 lines from 192.0.2.1" {
+		t.Errorf("line 6 is %q, want the summary before the next window's line", got)
+	}
+	if got := recs[6]["msg"]; got != "next window" {
+		t.Errorf("line 7 is %q", got)
+	}
+}
+
+// TestRecordDocumented: every key of a results file is in docs/serve.md.
+func TestRecordDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/serve.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(Record{Reason: "x"})
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(b, &top); err != nil {
+		t.Fatal(err)
+	}
+	keys := []string{}
+	for k := range top {
+		keys = append(keys, k)
+	}
+	var fig map[string]any
+	_ = json.Unmarshal(top["figures"], &fig)
+	for k := range fig {
+		keys = append(keys, k)
+	}
+	for _, k := range keys {
+		if !bytes.Contains(doc, []byte("`"+k+"`")) {
+			t.Errorf("results key %q is not documented in docs/serve.md", k)
+		}
+	}
+}
