@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/fullpipe/fullpipe/internal/train"
 )
 
 // Thresholds decide pass or fail. Defaults: actual ≥ 95 % of ideal and
@@ -73,6 +75,13 @@ type ShapingEvidence struct {
 	// apart (lab: policed 7-25 %, shaped 2.6-10.7 %). The verdict rests
 	// on loss and delay. Negative: not measured.
 	RateSpreadPct float64
+	// Trains is what back-to-back packet trains showed (nil: not run).
+	// When they name a policer, a queue or a clean path, that decides;
+	// the TCP figures above are supporting evidence.
+	Trains *train.Verdict
+	// BDPBytes is the path's BDP, to tell a small queue from one that
+	// holds TCP's bursts.
+	BDPBytes float64
 }
 
 // RateSpreadPct is the coefficient of variation of rates in percent:
@@ -111,16 +120,22 @@ func Fairness(rates []float64) float64 {
 	return s * s / (float64(len(rates)) * s2)
 }
 
-// ClassifyShaping tells a policer (loss at the rate, little added delay,
-// unfair shares) from a shaper (added delay, little loss, fair shares)
-// from a path that does neither at this load. It returns the verdict and
-// the evidence in words.
+// ClassifyShaping tells a policer from a shaper from a path that does
+// neither. Packet trains decide when they were run and tell (see package
+// train: a policer passes its bucket unspaced then only its rate, a queue
+// spaces and delays); TCP's loss, delay and fairness at and above the CIR
+// are then supporting evidence, and they decide alone only without a
+// train verdict (a policer drops rather than queues, a shaper queues). It
+// returns the verdict and the evidence in words.
 func ClassifyShaping(e ShapingEvidence) (Shaping, string) {
 	fair := Fairness(e.PerConnBps)
 	ev := fmt.Sprintf("loss %.2f %%, buffer delay %.0f %%, fairness %.2f (Jain; 1 = equal shares), total %.1f Mbit/s against a CIR of %.1f Mbit/s",
 		e.LossPct, e.BufferDelayPct, fair, e.TotalBps/1e6, e.CIRBps/1e6)
 	if e.RateSpreadPct >= 0 {
 		ev += fmt.Sprintf(", rate spread %.1f %% over 100 ms windows", e.RateSpreadPct)
+	}
+	if v, why, ok := trainShaping(e); ok {
+		return v, why + "; TCP with several connections: " + ev
 	}
 	switch {
 	case e.CIRBps > 0 && e.TotalBps > 1.05*e.CIRBps:
@@ -135,6 +150,46 @@ func ClassifyShaping(e ShapingEvidence) (Shaping, string) {
 		return Shaped, "shaped with a queue that also overflows (" + ev + ")"
 	}
 	return None, "neither policing nor shaping seen at this load (" + ev + ")"
+}
+
+// trainShaping is the verdict of the packet trains, with the fix that
+// fits; ok is false when they were not run or did not tell.
+func trainShaping(e ShapingEvidence) (Shaping, string, bool) {
+	t := e.Trains
+	if t == nil {
+		return None, "", false
+	}
+	switch t.Kind {
+	case train.Policer:
+		fix := fmt.Sprintf("shape to %.1f Mbit/s at your CPE (a shaper with a queue of at least the BDP), or ask the provider for a committed burst of at least the BDP", t.RateBps.Value/1e6)
+		if e.BDPBytes > 0 {
+			fix = fmt.Sprintf("shape to %.1f Mbit/s at your CPE (a shaper with a queue of at least the BDP, %.0f B), or ask the provider for a committed burst of at least %.0f B", t.RateBps.Value/1e6, e.BDPBytes, e.BDPBytes)
+		}
+		return Policed, fmt.Sprintf("policed at %.1f ± %.1f Mbit/s with a bucket of %.0f ± %.0f B (%.1f ms of that rate): %s. Fix: %s",
+			t.RateBps.Value/1e6, t.RateBps.Err/1e6, t.BucketBytes.Value, t.BucketBytes.Err, t.BucketBytes.Value*8/t.RateBps.Value*1e3, t.Why, fix), true
+	case train.Queue:
+		q := fmt.Sprintf("a queue of %.0f ± %.0f B (%.1f ms at %.1f Mbit/s)", t.QueueBytes.Value, t.QueueBytes.Err, t.QueueBytes.Value*8/t.RateBps.Value*1e3, t.RateBps.Value/1e6)
+		if t.QueueAtLeast {
+			q = fmt.Sprintf("a queue of at least %.0f B (%.1f ms at %.1f Mbit/s)", t.QueueBytes.Value, t.QueueBytes.Value*8/t.RateBps.Value*1e3, t.RateBps.Value/1e6)
+		}
+		if !t.QueueAtLeast && e.BDPBytes > 0 && train.SmallBuffer(t.QueueBytes.Value, e.BDPBytes) {
+			return Shaped, fmt.Sprintf("shaped, but by %s, %.0f %% of the BDP (%.0f B): too small for TCP's bursts, since a CUBIC sender needs %.0f %% of the BDP to keep the link busy after a loss: %s. Fix: ask the provider for a buffer of at least the BDP",
+				q, t.QueueBytes.Value/e.BDPBytes*100, e.BDPBytes, train.SmallBufferShare*100, t.Why), true
+		}
+		return Shaped, fmt.Sprintf("shaped: %s holds the rate: %s", q, t.Why), true
+	case train.Clean:
+		return None, "no limit below the sender's rate: " + t.Why, true
+	case train.Lossy:
+		return None, "no rate limit, but loss on the line: " + t.Why, true
+	}
+	return None, "", false
+}
+
+// SmallQueue reports whether the trains found a queue too small for the
+// BDP, with the sentence that says so.
+func (e ShapingEvidence) SmallQueue() bool {
+	t := e.Trains
+	return t != nil && t.Kind == train.Queue && !t.QueueAtLeast && e.BDPBytes > 0 && train.SmallBuffer(t.QueueBytes.Value, e.BDPBytes)
 }
 
 // Finding is one diagnosed cause, in plain words with the numbers.
@@ -154,9 +209,13 @@ type Evidence struct {
 	BufferDelayPct float64
 	// LineLossPct is the loss of the paced UDP stream at the CIR (step 2):
 	// no bursts, no queue overflow, so what is lost is lost on the line.
-	LineLossPct      float64
-	Shaping          Shaping
-	ShapingDetail    string
+	LineLossPct   float64
+	Shaping       Shaping
+	ShapingDetail string
+	// Trains is the packet trains' verdict (nil: not run): a policer, or
+	// a queue too small for the BDP, named from the physics rather than
+	// guessed from TCP's loss and delay.
+	Trains           *train.Verdict
 	MTUUp, MTUDown   int  // path MTU found (0 = not measured)
 	LocalMTU         int  // the interface MTU
 	ICMPSeen         bool // an ICMP frag-needed came back
@@ -189,7 +248,18 @@ func Diagnose(e Evidence, th Thresholds) []Finding {
 			"lossy line: paced UDP streams lost %.3f %% of their packets at a quarter of the CIR as at the full CIR: loss that does not grow with the load is random loss or bit errors on the path", e.LineLossPct)})
 	}
 	short := e.ActualBps < e.IdealBps*th.MinActualPct/100
-	if (short || e.EfficiencyPct < th.MinEfficiencyPct) && e.EfficiencyPct < 99.95 && e.Shaping != Policed && e.BufferDelayPct < 25 && !lossy {
+	// The trains, when they named a policer or a queue, decide whether
+	// the buffer is the cause; TCP's retransmissions without queueing are
+	// the guess only without them.
+	named := e.Trains != nil && (e.Trains.Kind == train.Policer || e.Trains.Kind == train.Queue)
+	switch sq := (ShapingEvidence{Trains: e.Trains, BDPBytes: bdp}); {
+	case sq.SmallQueue():
+		t := e.Trains
+		f = append(f, Finding{"buffer", fmt.Sprintf(
+			"buffer too small for the BDP: packet trains found a queue of %.0f ± %.0f B (%.1f ms) in front of %.1f Mbit/s, %.0f %% of the BDP (%.0f B); TCP got %.1f of %.1f Mbit/s with %.2f %% of bytes retransmitted. Ask the provider for a buffer of at least the BDP",
+			t.QueueBytes.Value, t.QueueBytes.Err, t.QueueBytes.Value*8/t.RateBps.Value*1e3, t.RateBps.Value/1e6, t.QueueBytes.Value/bdp*100, bdp, e.ActualBps/1e6, e.IdealBps/1e6, 100-e.EfficiencyPct)})
+	case named: // a policer (found above) or a queue that holds the BDP: not the buffer
+	case (short || e.EfficiencyPct < th.MinEfficiencyPct) && e.EfficiencyPct < 99.95 && e.Shaping != Policed && e.BufferDelayPct < 25 && !lossy:
 		f = append(f, Finding{"buffer", fmt.Sprintf(
 			"buffer too small for the BDP: at the full window %.2f %% of bytes were retransmitted while the RTT rose only %.0f %%, and TCP got %.1f of %.1f Mbit/s; a bottleneck queue that holds a BDP (%.0f B) would absorb the bursts", 100-e.EfficiencyPct, e.BufferDelayPct, e.ActualBps/1e6, e.IdealBps/1e6, bdp)})
 	}

@@ -1,8 +1,11 @@
 package rfc6349
 
 import (
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fullpipe/fullpipe/internal/train"
 )
 
 // Vector 37 and the notes' §7 table: BB 100 Mbit/s, base RTT 10 ms (BDP
@@ -98,5 +101,54 @@ func TestPass(t *testing.T) {
 	}
 	if ok, _ := Pass(94e6, 94e6, 98, DefaultThresholds); ok {
 		t.Error("98 % efficiency passed")
+	}
+}
+
+// TestTrainsDecide: when packet trains named the limit, it decides the
+// shaping verdict and the buffer finding, whatever TCP's loss and delay
+// suggest. The misread case: a 60 Mbit/s policer with a 30 kB
+// bucket gave TCP loss without queueing at well under half the CIR,
+// which the TCP rule alone calls "a queue too small for TCP's bursts".
+func TestTrainsDecide(t *testing.T) {
+	bdp := BDPBytes(60e6, ms(20)) // 150,000 B
+	tcp := ShapingEvidence{LossPct: 2, BufferDelayPct: 3, PerConnBps: []float64{10e6, 12e6}, TotalBps: 22e6, CIRBps: 60e6, RateSpreadPct: -1, BDPBytes: bdp}
+	if v, _ := ClassifyShaping(tcp); v != None {
+		t.Fatalf("without trains the TCP rule gives %s; this test expects the misread None", v)
+	}
+	policer := &train.Verdict{Kind: train.Policer, RateBps: train.Estimate{Value: 60.3e6, Err: 1e6}, BucketBytes: train.Estimate{Value: 30_400, Err: 600}, Why: "w"}
+	smallQ := &train.Verdict{Kind: train.Queue, RateBps: train.Estimate{Value: 60e6, Err: 1e5}, QueueBytes: train.Estimate{Value: 20_000, Err: 900}, Why: "w"}
+	bigQ := &train.Verdict{Kind: train.Queue, RateBps: train.Estimate{Value: 60e6, Err: 1e5}, QueueBytes: train.Estimate{Value: 200_000, Err: 900}, Why: "w"}
+	clean := &train.Verdict{Kind: train.Clean, Why: "w"}
+	for _, c := range []struct {
+		name   string
+		trains *train.Verdict
+		want   Shaping
+		words  string
+		buffer bool
+	}{
+		{"policer", policer, Policed, "shape to 60.3 Mbit/s at your CPE", false},
+		{"small queue", smallQ, Shaped, "too small for TCP's bursts", true},
+		{"queue of a BDP", bigQ, Shaped, "holds the rate", false},
+		{"clean", clean, None, "no limit below", true}, // no train verdict on the buffer: TCP's rule applies
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := tcp
+			e.Trains = c.trains
+			v, why := ClassifyShaping(e)
+			if v != c.want || !strings.Contains(why, c.words) {
+				t.Errorf("got %s: %q; want %s saying %q", v, why, c.want, c.words)
+			}
+			fs := Diagnose(Evidence{BBBps: 60e6, RTT: ms(20), IdealBps: 56e6, ActualBps: 22e6, EfficiencyPct: 98, BufferDelayPct: 3, Shaping: v, ShapingDetail: why, Trains: c.trains}, DefaultThresholds)
+			var causes []string
+			for _, f := range fs {
+				causes = append(causes, f.Cause)
+			}
+			if got := slices.Contains(causes, "buffer"); got != c.buffer {
+				t.Errorf("causes %v: buffer named %v, want %v", causes, got, c.buffer)
+			}
+			if got := slices.Contains(causes, "policer"); got != (c.want == Policed) {
+				t.Errorf("causes %v: policer named %v, want %v", causes, got, c.want == Policed)
+			}
+		})
 	}
 }
