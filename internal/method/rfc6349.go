@@ -189,7 +189,7 @@ func Run(ctx context.Context, t tester.Target, cfg Config, progress Progress) (*
 		return nil, err
 	}
 	cfg.link = l
-	r := &runner{ctx: ctx, t: t, cfg: cfg, p: progress,
+	r := &runner{ctx: ctx, t: t, cfg: cfg, p: progress, runRTT: tester.RunRTT,
 		res: &Result{RTT: RTT{UDPMinMs: []float64{}}, Throughput: map[string]*ThroughputRow{}, Shaping: map[string]*ShapingRow{}, Walk: []WalkRow{}, Diagnosis: []rfc6349.Finding{}, Warnings: []string{}}}
 	r.res.Meta = result.Meta{Schema: result.Schema, Tool: "fullpipe", Version: version.Release, Test: "rfc6349",
 		Started: time.Now(), Target: tester.HostPort(t.Addr), Config: cfg,
@@ -214,6 +214,9 @@ type runner struct {
 	bb       map[string]float64
 	mtu      map[string]int
 	lineLoss map[string]float64 // UDP loss at the CIR, per direction
+	// runRTT is the baseline's probe series: tester.RunRTT, or a fake in
+	// tests of the baseline's cross-check.
+	runRTT func(context.Context, tester.Target, tester.RTTConfig, func(uint64, time.Duration)) (*result.RTT, error)
 }
 
 func (r *runner) run() error {
@@ -301,7 +304,7 @@ func (r *runner) measureBaseline() error {
 	var tcpMin time.Duration
 	var whys []string
 	for range 2 {
-		rt, err := tester.RunRTT(r.ctx, r.t, tester.RTTConfig{Count: 20, Interval: 20 * time.Millisecond, Size: 64}, nil)
+		rt, err := r.runRTT(r.ctx, r.t, tester.RTTConfig{Count: 20, Interval: 20 * time.Millisecond, Size: 64}, nil)
 		if err != nil {
 			return err
 		}
