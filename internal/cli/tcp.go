@@ -54,7 +54,7 @@ Examples:
 			fs.BoolVar(&cfg.Bidir, "bidir", false, "both directions at once")
 			sizeVar(fs, &window, "window", "w", 0, "exact TCP window: most bytes in flight per stream (default: unbounded)")
 			fs.StringVar(&cfg.CC, "cc", "", "congestion control on the sending side: reno, cubic, bbr (default: the sender's kernel default)")
-			sizeVar(fs, &mss, "mss", "M", 0, "TCP maximum segment size, announced in the SYN")
+			sizeVar(fs, &mss, "mss", "M", 0, "TCP maximum segment size, announced in the SYN (data and control connections)")
 			rateVar(fs, &pacing, "pacing-rate", "", 0, "cap each stream's sending rate (SO_MAX_PACING_RATE)")
 			fs.IntVar(&cfg.DSCP, "dscp", 0, "DSCP value 0..63 for the data packets")
 			durVar(fs, &cfg.Interval, "interval", "i", time.Second, "reporting interval")

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/result"
@@ -64,12 +65,34 @@ type MTU struct {
 	Probes     int  `json:"probes"`
 }
 
-// RTT is step 2's baseline.
+// RTT is step 2's baseline and its cross-checks against TCP's own
+// minimum RTT (rfc6349.BaselineAgrees).
 type RTT struct {
-	BaselineMs float64 `json:"baseline_ms"` // minimum of UDP probes before any load
+	BaselineMs float64 `json:"baseline_ms"` // what the BDP is built on: the UDP minimum, or TCP's when that disagreed
+	Source     string  `json:"baseline_source"`
 	Probes     int     `json:"probes"`
-	TCPMinMs   float64 `json:"tcp_min_ms"` // TCP's own minimum RTT in the throughput test (cross-check)
+	// UDPMinMs is each series' minimum of UDP probes before any load: one,
+	// or two when the first disagreed with TCP.
+	UDPMinMs []float64 `json:"udp_min_ms"`
+	// ControlTCPMinMs is the kernel's minimum RTT on the control
+	// connections of those series (handshake and frames).
+	ControlTCPMinMs float64 `json:"control_tcp_min_ms"`
+	// TCPMinMs is TCP's own minimum RTT in the throughput test, the lower
+	// of the directions; TCPMinUpMs on the client's sending sockets,
+	// TCPMinDownMs on the responder's.
+	TCPMinMs     float64 `json:"tcp_min_ms"`
+	TCPMinUpMs   float64 `json:"tcp_min_up_ms,omitempty"`
+	TCPMinDownMs float64 `json:"tcp_min_down_ms,omitempty"`
+	// CrossCheck is "" while every TCP figure agrees with the baseline,
+	// else what disagreed (also among the warnings).
+	CrossCheck string `json:"cross_check,omitempty"`
 }
+
+// Baseline sources.
+const (
+	SourceUDP = "udp" // minimum of the UDP probes (RFC 6349 §3.2.1)
+	SourceTCP = "tcp" // TCP's own minimum: two UDP series disagreed with it
+)
 
 // BB is step 2's bottleneck bandwidth, at layer 2 (comparable to the CIR).
 type BB struct {
@@ -166,8 +189,8 @@ func Run(ctx context.Context, t tester.Target, cfg Config, progress Progress) (*
 		return nil, err
 	}
 	cfg.link = l
-	r := &runner{ctx: ctx, t: t, cfg: cfg, p: progress,
-		res: &Result{Throughput: map[string]*ThroughputRow{}, Shaping: map[string]*ShapingRow{}, Walk: []WalkRow{}, Diagnosis: []rfc6349.Finding{}, Warnings: []string{}}}
+	r := &runner{ctx: ctx, t: t, cfg: cfg, p: progress, runRTT: tester.RunRTT,
+		res: &Result{RTT: RTT{UDPMinMs: []float64{}}, Throughput: map[string]*ThroughputRow{}, Shaping: map[string]*ShapingRow{}, Walk: []WalkRow{}, Diagnosis: []rfc6349.Finding{}, Warnings: []string{}}}
 	r.res.Meta = result.Meta{Schema: result.Schema, Tool: "fullpipe", Version: version.Release, Test: "rfc6349",
 		Started: time.Now(), Target: tester.HostPort(t.Addr), Config: cfg,
 		Client: result.Host{Software: version.Software(), Kernel: version.Kernel()}}
@@ -191,6 +214,9 @@ type runner struct {
 	bb       map[string]float64
 	mtu      map[string]int
 	lineLoss map[string]float64 // UDP loss at the CIR, per direction
+	// runRTT is the baseline's probe series: tester.RunRTT, or a fake in
+	// tests of the baseline's cross-check.
+	runRTT func(context.Context, tester.Target, tester.RTTConfig, func(uint64, time.Duration)) (*result.RTT, error)
 }
 
 func (r *runner) run() error {
@@ -239,17 +265,11 @@ func (r *runner) stepMTU() error {
 }
 
 func (r *runner) stepBaseline() error {
-	rt, err := tester.RunRTT(r.ctx, r.t, tester.RTTConfig{Count: 20, Interval: 20 * time.Millisecond, Size: 64}, nil)
-	if err != nil {
+	if err := r.measureBaseline(); err != nil {
 		return err
 	}
-	if rt.Summary.Received == 0 {
-		return errors.New("no RTT probe came back")
-	}
-	r.res.Server = rt.Server
-	r.baseline = time.Duration(rt.Summary.MinUs * 1e3)
-	r.res.RTT = RTT{BaselineMs: rt.Summary.MinUs / 1e3, Probes: rt.Summary.Sent}
-	r.p("2. baseline RTT and bottleneck bandwidth", fmt.Sprintf("baseline RTT %.3f ms (minimum of %d UDP probes)", r.res.RTT.BaselineMs, rt.Summary.Sent))
+	r.p("2. baseline RTT and bottleneck bandwidth", fmt.Sprintf("baseline RTT %.3f ms (%s; UDP minima %v ms, TCP's minimum on the control connection %.3f ms)",
+		r.res.RTT.BaselineMs, r.res.RTT.Source, r.res.RTT.UDPMinMs, r.res.RTT.ControlTCPMinMs))
 	r.bb = map[string]float64{}
 	r.lineLoss = map[string]float64{}
 	r.res.BB = BB{CIRBps: r.cfg.CIRBps, Method: "paced UDP streams of full-size packets, 2 s each, rates at layer 2 (the link's framing counted): one at a quarter of the CIR (for line loss), then a search from the CIR: a stream that arrives at ≥ 98 % of its rate ends it, otherwise the next is sent at the rate that arrived (at most 3); BB is the rate confirmed, or the highest that arrived"}
@@ -272,6 +292,79 @@ func (r *runner) stepBaseline() error {
 		}
 	}
 	return nil
+}
+
+// measureBaseline takes the minimum of 20 UDP probes before any load and
+// checks it against TCP's own minimum RTT on the probe session's control
+// connection (rfc6349.BaselineAgrees). A series that disagrees is not
+// trusted: a second series is taken (with a new control connection, so
+// both figures are measured again). If that one agrees, it is the
+// baseline; if not, TCP's minimum is, and the report says so.
+func (r *runner) measureBaseline() error {
+	var tcpMin time.Duration
+	var whys []string
+	for range 2 {
+		rt, err := r.runRTT(r.ctx, r.t, tester.RTTConfig{Count: 20, Interval: 20 * time.Millisecond, Size: 64}, nil)
+		if err != nil {
+			return err
+		}
+		if rt.Summary.Received == 0 {
+			return errors.New("no RTT probe came back: UDP to the responder's port is blocked or the path drops small packets")
+		}
+		r.res.Server = rt.Server
+		r.res.RTT.Probes += rt.Summary.Sent
+		r.res.RTT.UDPMinMs = append(r.res.RTT.UDPMinMs, rt.Summary.MinUs/1e3)
+		if n := rt.Summary.Rejected; n > 0 {
+			r.warn(fmt.Sprintf("baseline RTT: %d UDP replies answered no probe as sent (another sender's stamp or sequence number) and were not timed", n))
+		}
+		if c := time.Duration(rt.Summary.ControlTCPMinUs) * time.Microsecond; c > 0 && (tcpMin == 0 || c < tcpMin) {
+			tcpMin = c
+			r.res.RTT.ControlTCPMinMs = float64(c) / 1e6
+		}
+		udp := time.Duration(rt.Summary.MinUs * 1e3)
+		ok, why := rfc6349.BaselineAgrees(udp, tcpMin)
+		if ok {
+			r.setBaseline(udp, SourceUDP)
+			if len(whys) > 0 {
+				r.warn("baseline RTT: the first series of UDP probes was an outlier and was not used: " + whys[0] + "; a second series agreed with TCP")
+			}
+			return nil
+		}
+		whys = append(whys, why)
+	}
+	r.setBaseline(tcpMin, SourceTCP)
+	r.res.RTT.CrossCheck = whys[len(whys)-1]
+	r.warn(fmt.Sprintf("baseline RTT: two series of UDP probes disagreed with TCP's own minimum RTT (%s); the BDP is built on TCP's %.3f ms instead",
+		strings.Join(whys, "; then "), float64(tcpMin)/1e6))
+	return nil
+}
+
+func (r *runner) setBaseline(d time.Duration, source string) {
+	r.baseline = d
+	r.res.RTT.BaselineMs, r.res.RTT.Source = float64(d)/1e6, source
+}
+
+// crossCheckBaseline compares the baseline the BDP was built on with
+// TCP's own minimum RTT of a throughput test in direction dir (measured by
+// the sending host's kernel: this one for up, the responder's for down).
+func (r *runner) crossCheckBaseline(dir string, tcpMin time.Duration) {
+	if tcpMin <= 0 {
+		return
+	}
+	ms := float64(tcpMin) / 1e6
+	if dir == "up" {
+		r.res.RTT.TCPMinUpMs = ms
+	} else {
+		r.res.RTT.TCPMinDownMs = ms
+	}
+	if r.res.RTT.TCPMinMs == 0 || ms < r.res.RTT.TCPMinMs {
+		r.res.RTT.TCPMinMs = ms
+	}
+	if ok, why := rfc6349.BaselineAgrees(r.baseline, tcpMin); !ok {
+		r.res.RTT.CrossCheck = dir + ": " + why
+		r.warn(fmt.Sprintf("%s: the BDP and the windows of the walk and throughput steps were built on a baseline RTT of %.3f ms, which TCP's own minimum in the %s throughput test contradicts: %s; rerun the test",
+			dir, r.res.RTT.BaselineMs, dir, why))
+	}
 }
 
 // measureBB searches for the bottleneck bandwidth with paced UDP streams
@@ -464,9 +557,7 @@ func (r *runner) stepThroughput() error {
 		ideal := rfc6349.IdealTransferTime(float64(row.Bytes), row.IdealBps)
 		row.TTR = rfc6349.TTR(time.Duration(row.Seconds*1e9), ideal)
 		row.Pass, row.Why = rfc6349.Pass(row.IdealBps, row.ActualBps, row.EfficiencyPct, r.cfg.Thresholds)
-		if d.RTTMinUs > 0 {
-			r.res.RTT.TCPMinMs = float64(d.RTTMinUs) / 1e3
-		}
+		r.crossCheckBaseline(dir, time.Duration(d.RTTMinUs)*time.Microsecond)
 		r.res.Throughput[dir] = row
 		r.p("4. TCP throughput", fmt.Sprintf("%s: window %d B over %d conn, %.1f s: ideal %.2f, actual %.2f Mbit/s, TTR %.3f, efficiency %.3f %%, buffer delay %.1f %%",
 			dir, row.WindowBytes, n, row.Seconds, row.IdealBps/1e6, row.ActualBps/1e6, row.TTR, row.EfficiencyPct, row.BufferDelayPct))

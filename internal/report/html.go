@@ -249,7 +249,8 @@ td.l,th.l{text-align:left} pre{background:#f7f7f7;padding:.6em;white-space:pre-w
 <tr><td class="l">path MTU (probed)</td><td>{{.R.MTU.UpBytes}} B</td><td>{{.R.MTU.DownBytes}} B</td></tr>
 <tr><td class="l">bottleneck bandwidth (layer 2)</td><td>{{if .R.BB.UpBps}}{{mbps .R.BB.UpBps}}{{else}}not tested{{end}}</td><td>{{if .R.BB.DownBps}}{{mbps .R.BB.DownBps}}{{else}}not tested{{end}}</td></tr>
 <tr><td class="l">BDP</td><td>{{if .R.BDP.UpBytes}}{{printf "%.0f" .R.BDP.UpBytes}} B{{else}}not tested{{end}}</td><td>{{if .R.BDP.DownBytes}}{{printf "%.0f" .R.BDP.DownBytes}} B{{else}}not tested{{end}}</td></tr></table>
-<p>Baseline RTT {{printf "%.3f" .R.RTT.BaselineMs}} ms (minimum of {{.R.RTT.Probes}} UDP probes before any load; TCP's own minimum {{printf "%.3f" .R.RTT.TCPMinMs}} ms). CIR {{mbpsInt .R.BB.CIRBps}}.</p>
+<p>Baseline RTT {{printf "%.3f" .R.RTT.BaselineMs}} ms ({{if eq .R.RTT.Source "tcp"}}TCP's own minimum: the UDP probes disagreed with it twice{{else}}minimum of {{.R.RTT.Probes}} UDP probes before any load{{end}}; TCP's own minimum {{printf "%.3f" .R.RTT.TCPMinMs}} ms). CIR {{mbpsInt .R.BB.CIRBps}}.</p>
+{{if .R.RTT.CrossCheck}}<p><strong>Baseline cross-check failed:</strong> {{.R.RTT.CrossCheck}}</p>{{end}}
 <h2>3. Window walk</h2>
 {{.Chart}}
 <table><tr><th>dir</th><th>% of BDP</th><th>window</th><th>connections</th><th>ideal</th><th>actual</th><th>actual / ideal</th><th>efficiency</th><th>buffer delay</th></tr>

@@ -36,8 +36,11 @@ func Text(w io.Writer, r *method.Result) {
 	for _, s := range r.Warnings {
 		fmt.Fprintf(w, "  warning: %s\n", s)
 	}
-	fmt.Fprintf(w, "\nPath: MTU up %d B, down %d B (ICMP seen %v); baseline RTT %.3f ms (TCP's own minimum %.3f ms)\n",
-		r.MTU.UpBytes, r.MTU.DownBytes, r.MTU.ICMPSeen, r.RTT.BaselineMs, r.RTT.TCPMinMs)
+	fmt.Fprintf(w, "\nPath: MTU up %d B, down %d B (ICMP seen %v); baseline RTT %.3f ms from %s (TCP's own minimum %.3f ms)\n",
+		r.MTU.UpBytes, r.MTU.DownBytes, r.MTU.ICMPSeen, r.RTT.BaselineMs, baselineSource(r.RTT.Source), r.RTT.TCPMinMs)
+	if r.RTT.CrossCheck != "" {
+		fmt.Fprintf(w, "      baseline cross-check FAILED: %s\n", r.RTT.CrossCheck)
+	}
 	fmt.Fprintf(w, "      bottleneck up %s, down %s (CIR %s); BDP up %.0f B, down %.0f B\n",
 		mbps(r.BB.UpBps), mbps(r.BB.DownBps), mbps(float64(r.BB.CIRBps)), r.BDP.UpBytes, r.BDP.DownBytes)
 	if len(r.Walk) > 0 {
@@ -91,4 +94,12 @@ func linkName(r *method.Result) string {
 		return c.Link
 	}
 	return "the link's"
+}
+
+// baselineSource names where the baseline RTT came from.
+func baselineSource(src string) string {
+	if src == method.SourceTCP {
+		return "TCP's own minimum (the UDP probes disagreed with it twice)"
+	}
+	return "the UDP probes"
 }

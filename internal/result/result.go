@@ -201,10 +201,17 @@ type RTT struct {
 // RTTSummary is an RTT test's result.
 type RTTSummary struct {
 	RTTStats
-	SizeBytes     int     `json:"size_bytes"`
-	IntervalMs    float64 `json:"interval_ms"`
-	Partial       bool    `json:"partial"`
-	PartialReason string  `json:"partial_reason,omitempty"`
+	SizeBytes  int     `json:"size_bytes"`
+	IntervalMs float64 `json:"interval_ms"`
+	// Rejected counts replies that answered no probe as sent (a sequence
+	// number not sent, or a stamp other than the one sent with it).
+	Rejected int `json:"rejected_replies"`
+	// ControlTCPMinUs is the kernel's tcpi_min_rtt of the test's control
+	// connection (its handshake and frames, timed by TCP, not by the
+	// probes): a cross-check of MinUs. 0 if unknown.
+	ControlTCPMinUs int64  `json:"control_tcp_min_rtt_us"`
+	Partial         bool   `json:"partial"`
+	PartialReason   string `json:"partial_reason,omitempty"`
 }
 
 // UDPInterval is one interval of a UDP test (receiver figures).

@@ -135,16 +135,3 @@ func RunPMTU(ctx context.Context, t Target, cfg PMTUConfig) (*PMTUResult, error)
 	}
 	return res, nil
 }
-
-// sendEcho sends one echo probe of payload bytes asking for the given
-// reply mode, and returns its sequence number.
-func (p *prober) sendEcho(payload int, mode byte, replySize int) uint64 {
-	p.mu.Lock()
-	seq := p.next
-	p.next++
-	p.mu.Unlock()
-	buf := make([]byte, max(payload, wire.UDPHeaderLen))
-	wire.PutUDP(buf, wire.UDPHeader{Type: wire.UDPEcho, Cookie: p.cookie, Seq: seq, SentNs: int64(p.clk.Since()), EchoMode: mode, EchoSize: uint16(replySize)})
-	_, _ = p.c.Write(buf)
-	return seq
-}

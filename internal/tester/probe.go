@@ -15,7 +15,11 @@ import (
 )
 
 // prober sends UDP echo probes to the responder and times the replies on
-// its own monotonic clock.
+// its own monotonic clock, from its own record of each probe's send time:
+// the stamp a reply carries back only identifies the probe. A reply whose
+// stamp is not the one sent under its sequence number (a reply meant for
+// another prober of the session, a stale or altered datagram) is not this
+// prober's probe coming back and is rejected, never timed.
 type prober struct {
 	c       *net.UDPConn
 	cookie  wire.Cookie
@@ -23,9 +27,11 @@ type prober struct {
 	size    int
 	onReply func(seq uint64, rtt time.Duration) // called from the reader; may be nil
 
-	mu   sync.Mutex // guards rtts and next
-	rtts map[uint64]time.Duration
-	next uint64
+	mu       sync.Mutex       // guards sentNs, rtts, next and rejected
+	sentNs   map[uint64]int64 // each probe's send time on clk, by sequence number
+	rtts     map[uint64]time.Duration
+	next     uint64
+	rejected int // replies whose stamp or sequence number is not one sent
 
 	loaded     []time.Duration // set by loop before it returns
 	loadedSent int
@@ -71,9 +77,16 @@ func newProber(s *session) (*prober, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &prober{c: c, cookie: s.accept.Cookie, clk: flow.NewClock(), size: probeSize, rtts: map[uint64]time.Duration{}, done: make(chan struct{})}
+	return startProber(c, s.accept.Cookie), nil
+}
+
+// startProber starts a prober on c, a UDP socket connected to the
+// responder, for the session of cookie; close ends its reader.
+func startProber(c *net.UDPConn, cookie wire.Cookie) *prober {
+	p := &prober{c: c, cookie: cookie, clk: flow.NewClock(), size: probeSize,
+		sentNs: map[uint64]int64{}, rtts: map[uint64]time.Duration{}, done: make(chan struct{})}
 	go p.routineRead()
-	return p, nil
+	return p
 }
 
 func (p *prober) close() {
@@ -97,14 +110,18 @@ func (p *prober) routineRead() {
 		if err != nil || h.Type != wire.UDPEchoReply || h.Cookie != p.cookie {
 			continue
 		}
-		rtt := now - time.Duration(h.SentNs)
 		p.mu.Lock()
+		sent, ours := p.sentNs[h.Seq]
 		_, dup := p.rtts[h.Seq]
-		if !dup && h.Seq < p.next {
+		rtt := now - time.Duration(sent)
+		switch {
+		case !ours || sent != h.SentNs:
+			p.rejected++
+		case !dup:
 			p.rtts[h.Seq] = rtt
 		}
 		p.mu.Unlock()
-		if !dup && p.onReply != nil {
+		if ours && sent == h.SentNs && !dup && p.onReply != nil {
 			p.onReply(h.Seq, rtt)
 		}
 	}
@@ -116,16 +133,30 @@ func errorIsClosed(err error) bool {
 
 func isClosed(err error) bool { return err != nil && errors.Is(err, net.ErrClosed) }
 
-// send sends one probe and returns its sequence number.
-func (p *prober) send() uint64 {
+// send sends one probe of the prober's size, mirrored back, and returns
+// its sequence number.
+func (p *prober) send() uint64 { return p.sendEcho(p.size, wire.EchoMirror, 0) }
+
+// sendEcho sends one echo probe of payload bytes asking for the given
+// reply mode, records its send time, and returns its sequence number.
+func (p *prober) sendEcho(payload int, mode byte, replySize int) uint64 {
+	buf := make([]byte, max(payload, wire.UDPHeaderLen))
 	p.mu.Lock()
 	seq := p.next
 	p.next++
+	ns := int64(p.clk.Since())
+	p.sentNs[seq] = ns
 	p.mu.Unlock()
-	buf := make([]byte, p.size)
-	wire.PutUDP(buf, wire.UDPHeader{Type: wire.UDPEcho, Cookie: p.cookie, Seq: seq, SentNs: int64(p.clk.Since())})
+	wire.PutUDP(buf, wire.UDPHeader{Type: wire.UDPEcho, Cookie: p.cookie, Seq: seq, SentNs: ns, EchoMode: mode, EchoSize: uint16(replySize)})
 	_, _ = p.c.Write(buf)
 	return seq
+}
+
+// rejectedReplies is how many replies did not answer a probe as sent.
+func (p *prober) rejectedReplies() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.rejected
 }
 
 // replyWait is how long after its last probe a series waits for replies.

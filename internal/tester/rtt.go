@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/tcpinfo"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
@@ -36,7 +37,11 @@ func RunRTT(ctx context.Context, t Target, cfg RTTConfig, onReply func(seq uint6
 	rtts := p.collect(0, uint64(sent), replyWait)
 	res := &result.RTT{Meta: meta(s, "rtt", cfg)}
 	res.Meta.Started = started
-	res.Summary = result.RTTSummary{RTTStats: *result.NewRTTStats(sent, rtts), SizeBytes: cfg.Size, IntervalMs: float64(cfg.Interval.Microseconds()) / 1e3}
+	res.Summary = result.RTTSummary{RTTStats: *result.NewRTTStats(sent, rtts), SizeBytes: cfg.Size, IntervalMs: float64(cfg.Interval.Microseconds()) / 1e3,
+		Rejected: p.rejectedReplies()}
+	if i, err := tcpinfo.Of(s.ctrl); err == nil {
+		res.Summary.ControlTCPMinUs = i.MinRTT.Microseconds()
+	}
 	msgs := make(chan serverMsg, 4)
 	go s.readLoop(msgs)
 	reason := "done"

@@ -83,10 +83,11 @@ func dialError(addr string, err error) error {
 }
 
 // open dials the responder, checks it is fullpipe of our version,
-// authenticates, and asks for req.
+// authenticates, and asks for req. A request with an MSS clamps the
+// control connection too (controlMSS).
 func open(ctx context.Context, t Target, req wire.Request) (*session, error) {
 	s := &session{target: t, addr: HostPort(t.Addr)}
-	c, err := t.dialer(nil).DialContext(ctx, t.network("tcp"), s.addr)
+	c, err := t.dialer(controlMSS(req.MSS)).DialContext(ctx, t.network("tcp"), s.addr)
 	if err != nil {
 		return nil, dialError(s.addr, err)
 	}
@@ -104,6 +105,27 @@ func open(ctx context.Context, t Target, req wire.Request) (*session, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// controlMSS sets TCP_MAXSEG on the control connection before connect,
+// so the MSS it announces in its SYN caps the responder's segments as
+// well as ours. A test that clamps its data connections' MSS (to a path
+// MTU found by probing) needs the same on the control connection: on a
+// path that drops larger packets without ICMP (a PMTUD black hole) and
+// with the kernel's PLPMTUD off (net.ipv4.tcp_mtu_probing = 0, the
+// default), a frame of more than one full segment (an interval with
+// series data and per-stream TCP_INFO is 1-3 kB) is retransmitted at
+// the same size forever, and the result behind it never arrives.
+func controlMSS(mss int) func(network, address string, c syscall.RawConn) error {
+	if mss <= 0 {
+		return nil
+	}
+	return func(_, _ string, rc syscall.RawConn) error {
+		if err := sockopt.SetMaxSeg(rc, mss); err != nil {
+			return fmt.Errorf("control connection: --mss %d: %w", mss, err)
+		}
+		return nil
+	}
 }
 
 func (s *session) handshake(ctx context.Context, req wire.Request) error {
