@@ -26,7 +26,7 @@ func TestControlConnectionMSS(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rc, err := s.ctrl.SyscallConn()
+		rc, err := s.tcp.SyscallConn()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -39,7 +39,7 @@ func RunRTT(ctx context.Context, t Target, cfg RTTConfig, onReply func(seq uint6
 	res.Meta.Started = started
 	res.Summary = result.RTTSummary{RTTStats: *result.NewRTTStats(sent, rtts), SizeBytes: cfg.Size, IntervalMs: float64(cfg.Interval.Microseconds()) / 1e3,
 		Rejected: p.rejectedReplies()}
-	if i, err := tcpinfo.Of(s.ctrl); err == nil {
+	if i, err := tcpinfo.Of(s.tcp); err == nil {
 		res.Summary.ControlTCPMinUs = i.MinRTT.Microseconds()
 	}
 	msgs := make(chan serverMsg, 4)

@@ -50,8 +50,9 @@ func HostPort(addr string) string {
 // session is an open control connection with an accepted test.
 type session struct {
 	target Target
-	addr   string   // host:port
-	ctrl   net.Conn // the control connection: TCP, or TLS over it
+	addr   string       // host:port
+	ctrl   net.Conn     // the control connection: TCP, or TLS over it
+	tcp    *net.TCPConn // the control connection's TCP socket (under TLS too)
 	br     *bufio.Reader
 	hello  wire.Hello
 	accept wire.Accept
@@ -91,7 +92,7 @@ func open(ctx context.Context, t Target, req wire.Request) (*session, error) {
 	if err != nil {
 		return nil, dialError(s.addr, err)
 	}
-	s.ctrl = c
+	s.ctrl, s.tcp = c, c.(*net.TCPConn)
 	s.remote = c.RemoteAddr().(*net.TCPAddr)
 	if t.TLS {
 		if s.ctrl, err = s.startTLS(ctx, c); err != nil {
