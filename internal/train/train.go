@@ -41,23 +41,25 @@ type Train []Packet
 
 // Reading is what one train shows.
 type Reading struct {
-	Sent, Got int
-	SendBps   float64 // the sender's rate over the train
+	Sent    int     `json:"sent"`
+	Got     int     `json:"got"`
+	Bytes   int     `json:"bytes"`    // sent, all packets
+	SendBps float64 `json:"send_bps"` // the sender's rate over the train
 	// Head: the packets before the first loss (all of them without loss).
-	HeadPackets int
-	HeadBytes   int
-	HeadSpan    time.Duration // receiver's clock, first to last head packet
-	HeadBps     float64       // arrival rate of the head (bytes after the first / span)
+	HeadPackets int           `json:"head_packets"`
+	HeadBytes   int           `json:"head_bytes"`
+	HeadSpan    time.Duration `json:"head_span_ns"` // receiver's clock, first to last head packet
+	HeadBps     float64       `json:"head_bps"`     // arrival rate of the head (bytes after the first / span)
 	// Tail: the packets that got through after the first loss.
-	TailPackets int
-	TailSpan    time.Duration // receiver's clock, first to last tail packet
-	TailBps     float64       // arrival rate of the tail; 0 when fewer than MinTail
+	TailPackets int           `json:"tail_packets"`
+	TailSpan    time.Duration `json:"tail_span_ns"` // receiver's clock, first to last tail packet
+	TailBps     float64       `json:"tail_bps"`     // arrival rate of the tail; 0 when fewer than MinTail
 	// DelayRise is the largest one-way delay increase over the first
 	// packet's, anywhere in the train; TailRise the median increase of
 	// the tail's packets (a full queue's wait, read from many packets so
 	// that timestamp noise averages out; 0 without a tail).
-	DelayRise time.Duration
-	TailRise  time.Duration
+	DelayRise time.Duration `json:"delay_rise_ns"`
+	TailRise  time.Duration `json:"tail_rise_ns"`
 }
 
 // MinTail is how many packets must get through after the first loss
@@ -67,7 +69,7 @@ const MinTail = 8
 // Read computes a train's reading. Packets must be in send order.
 func Read(t Train) Reading {
 	var r Reading
-	r.Sent = len(t)
+	r.Sent, r.Bytes = len(t), totalBytes(t)
 	if len(t) == 0 {
 		return r
 	}
@@ -196,21 +198,21 @@ const (
 	slower = 0.95
 )
 
-// Classify reads trains (of increasing length, as sent) and tells what
-// limits the path. noise is the receive timestamps' uncertainty, used for
-// the estimates' error bars.
-func Classify(trains []Train, noise time.Duration) Verdict {
+// Classify reads the readings of trains (of increasing length, as sent)
+// and tells what limits the path. noise is the receive timestamps'
+// uncertainty, used for the estimates' error bars and to tell two rates
+// apart.
+func Classify(readings []Reading, noise time.Duration) Verdict {
 	var rs []Reading
 	var v Verdict
 	var send []float64
-	for _, t := range trains {
-		r := Read(t)
+	for _, r := range readings {
 		if r.Sent < 2 || r.HeadPackets < 2 {
 			continue
 		}
 		rs = append(rs, r)
 		send = append(send, r.SendBps)
-		v.LongestBytes = max(v.LongestBytes, totalBytes(t))
+		v.LongestBytes = max(v.LongestBytes, r.Bytes)
 	}
 	if len(rs) == 0 {
 		v.Kind, v.Why = Unknown, "no train had two packets through before a loss"

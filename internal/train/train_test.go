@@ -41,17 +41,14 @@ func send(mk func() *link.Chain, n, size int, senderBps float64, noise time.Dura
 // Enough says so or maxBytes is reached, then classifies them.
 func probe(mk func() *link.Chain, size, maxBytes int, senderBps float64, noise time.Duration, seed uint64) Verdict {
 	rng := rand.New(rand.NewPCG(seed, 7))
-	var ts []Train
 	var rs []Reading
 	for _, n := range Lengths(16, size, maxBytes) {
-		t := send(mk, n, size, senderBps, noise, rng)
-		ts = append(ts, t)
-		rs = append(rs, Read(t))
+		rs = append(rs, Read(send(mk, n, size, senderBps, noise, rng)))
 		if Enough(rs) {
 			break
 		}
 	}
-	return Classify(ts, noise)
+	return Classify(rs, noise)
 }
 
 func within(got, want, tol float64) bool { return math.Abs(got-want) <= tol*want }
