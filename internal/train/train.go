@@ -31,7 +31,7 @@ import (
 // Packet is one packet of a train.
 type Packet struct {
 	Bytes  int           // size as the rates count it (IP bytes plus any per-packet overhead the caller adds)
-	SentAt time.Duration // sender's clock
+	SentAt time.Duration // sender's clock; only needed when Got (the receiver learns it from the packet)
 	Got    bool          // arrived
 	RecvAt time.Duration // receiver's clock; only when Got
 }
@@ -73,11 +73,29 @@ func Read(t Train) Reading {
 	if len(t) == 0 {
 		return r
 	}
-	if span := t[len(t)-1].SentAt - t[0].SentAt; span > 0 {
-		r.SendBps = float64(totalBytes(t[1:])) * 8 / span.Seconds()
+	// The send rate from the send stamps of the second and the last packet
+	// that arrived (a lost packet's stamp never reached the receiver; the
+	// first write of a train can be slow).
+	lo, hi := -1, -1
+	for i, p := range t[1:] {
+		if p.Got {
+			if lo < 0 {
+				lo = i + 1
+			}
+			hi = i + 1
+		}
 	}
+	if lo >= 0 {
+		if span := t[hi].SentAt - t[lo].SentAt; span > 0 {
+			r.SendBps = float64(totalBytes(t[lo+1:hi+1])) * 8 / span.Seconds()
+		}
+	}
+	// One-way delays (on two clocks: only their differences count) rise
+	// over the least of them, the packet that queued least; not over the
+	// first packet's, whose send stamp a slow first write may inflate.
 	first, firstLoss := -1, len(t)
 	var got []int
+	base := time.Duration(math.MaxInt64)
 	for i, p := range t {
 		if !p.Got {
 			if firstLoss == len(t) {
@@ -90,9 +108,10 @@ func Read(t Train) Reading {
 		if first < 0 {
 			first = i
 		}
-		if d := (p.RecvAt - p.SentAt) - (t[first].RecvAt - t[first].SentAt); d > r.DelayRise {
-			r.DelayRise = d
-		}
+		base = min(base, p.RecvAt-p.SentAt)
+	}
+	for _, i := range got {
+		r.DelayRise = max(r.DelayRise, t[i].RecvAt-t[i].SentAt-base)
 	}
 	if first != 0 { // the very first packet was lost: no head
 		return r
@@ -109,7 +128,6 @@ func Read(t Train) Reading {
 	}
 	r.TailPackets = len(tail)
 	if len(tail) > 0 {
-		base := t[0].RecvAt - t[0].SentAt
 		rises := make([]float64, len(tail))
 		for i, p := range tail {
 			rises[i] = float64(p.RecvAt - p.SentAt - base)

@@ -1,0 +1,104 @@
+package flow
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/train"
+	"github.com/fullpipe/fullpipe/internal/wire"
+)
+
+// maxTrainStall bounds how long a train's sender retries one datagram the
+// local stack has no room for before it gives up on the train.
+const maxTrainStall = time.Second
+
+// SendTrain writes n datagrams of size bytes back to back with write
+// (after one header-only warm-up datagram that is not part of the train),
+// each stamped with its sequence number (0..n-1) and its send time on
+// clk, and returns how many it sent. A datagram the local stack refuses
+// for want of room (ENOBUFS, EAGAIN: a full device queue, reported when
+// the socket has IP_RECVERR) is sent again, so the train has no gap that
+// the network did not make; after maxTrainStall on one datagram, or when
+// ctx ends, it stops with an error.
+func SendTrain(ctx context.Context, write func([]byte) error, clk Clock, cookie wire.Cookie, n, size int) (int, error) {
+	buf := make([]byte, max(size, wire.UDPHeaderLen))
+	// A header-only datagram outside the train first: the first write of a
+	// socket walks cold paths (route, neighbour) and would stretch the
+	// gap after the train's first packet. The receiver ignores it.
+	wire.PutUDP(buf[:wire.UDPHeaderLen], wire.UDPHeader{Type: wire.UDPData, Cookie: cookie, Seq: ^uint64(0)})
+	_ = write(buf[:wire.UDPHeaderLen])
+	for seq := range n {
+		wire.PutUDP(buf, wire.UDPHeader{Type: wire.UDPData, Cookie: cookie, Seq: uint64(seq), SentNs: int64(clk.Since())})
+		var stalled time.Time
+		for {
+			err := write(buf)
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, syscall.ENOBUFS) && !errors.Is(err, syscall.EAGAIN) {
+				return seq, err
+			}
+			if stalled.IsZero() {
+				stalled = time.Now()
+			}
+			if time.Since(stalled) > maxTrainStall || ctx.Err() != nil {
+				return seq, errors.Join(err, ctx.Err())
+			}
+			wire.PutUDP(buf, wire.UDPHeader{Type: wire.UDPData, Cookie: cookie, Seq: uint64(seq), SentNs: int64(clk.Since())})
+		}
+	}
+	return n, nil
+}
+
+// TrainRecorder keeps what a train's receiver saw of each datagram: the
+// sender's stamp and the receive time, by sequence number. Add may be
+// called from one goroutine while Reading is called from another; mu
+// guards the slices.
+type TrainRecorder struct {
+	bytes int // per datagram as rates count it: payload + overhead
+
+	mu     sync.Mutex
+	sentNs []int64
+	recvNs []int64
+	got    []bool
+	dups   int
+}
+
+// NewTrainRecorder expects a train of packets datagrams of size payload
+// bytes; overhead is what the rates count beyond the payload (IP and UDP
+// headers, link framing). Memory is 17 bytes per datagram.
+func NewTrainRecorder(packets, size, overhead int) *TrainRecorder {
+	return &TrainRecorder{bytes: size + overhead, sentNs: make([]int64, packets), recvNs: make([]int64, packets), got: make([]bool, packets)}
+}
+
+// Add records one datagram received at recvNs (any clock, the same for
+// the whole train: a kernel stamp where there is one). Sequence numbers
+// outside the train and second copies are not recorded.
+func (r *TrainRecorder) Add(h wire.UDPHeader, recvNs int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if h.Seq >= uint64(len(r.got)) {
+		return
+	}
+	if r.got[h.Seq] {
+		r.dups++
+		return
+	}
+	r.got[h.Seq], r.sentNs[h.Seq], r.recvNs[h.Seq] = true, h.SentNs, recvNs
+}
+
+// Reading reads the train as received so far (train.Read). A lost
+// datagram's send time is unknown and not needed: only received ones'
+// times are read.
+func (r *TrainRecorder) Reading() train.Reading {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t := make(train.Train, len(r.got))
+	for i := range t {
+		t[i] = train.Packet{Bytes: r.bytes, Got: r.got[i], SentAt: time.Duration(r.sentNs[i]), RecvAt: time.Duration(r.recvNs[i])}
+	}
+	return train.Read(t)
+}
