@@ -37,7 +37,11 @@ func RunPMTU(ctx context.Context, t Target, cfg PMTUConfig) (*PMTUResult, error)
 	if cfg.Tries <= 0 {
 		cfg.Tries = 3
 	}
-	s, p, done, err := openProbing(ctx, t, wire.Request{Kind: wire.KindRTT, Duration: 2 * time.Minute, Interval: time.Second})
+	// The search takes at most Tries probes per size, over two
+	// directions of up to 2 + 16 sizes each (a binary search of 16-bit
+	// sizes), after 5 idle probes.
+	probes := 5 + 2*cfg.Tries*(2+16)
+	s, p, done, err := openProbing(ctx, t, wire.Request{Kind: wire.KindRTT, Duration: 2 * time.Minute, Interval: time.Second, MTU: true, Probes: probes})
 	if err != nil {
 		return nil, err
 	}
