@@ -15,7 +15,7 @@ import (
 // run measures: it starts the session's workers, reports every interval,
 // and sends the result when the workers are done, the client stops, or the
 // hard deadline passes. It returns an error when the test ended early.
-func (ss *session) run(ctx context.Context, c *net.TCPConn, br *bufio.Reader) error {
+func (ss *session) run(ctx context.Context, c net.Conn, br *bufio.Reader) error {
 	req := ss.req
 	tctx, cancel := context.WithTimeout(ctx, ss.srv.hardDeadline(req))
 	defer cancel()

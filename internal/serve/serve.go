@@ -127,6 +127,7 @@ type Server struct {
 	born time.Time
 
 	refusedConns atomic.Int64 // connections closed at accept: a cap was reached
+	acceptErrors atomic.Int64 // temporary accept errors waited out
 	panics       atomic.Int64 // panics recovered
 
 	mu       sync.Mutex // guards sessions and rateBps
@@ -197,6 +198,7 @@ func (s *Server) acceptLoop(ctx context.Context) error {
 			if !temporaryAccept(err) {
 				return fmt.Errorf("accept on %s: %w", s.Addr(), err)
 			}
+			s.acceptErrors.Add(1)
 			backoff = min(max(5*time.Millisecond, 2*backoff), time.Second)
 			s.cfg.Log.Warn("accept failed; waiting before the next", "err", err, "wait", backoff)
 			if !sleepCtx(ctx, backoff) {
@@ -249,8 +251,9 @@ func (s *Server) survive(where, peer string) {
 
 // routineConn reads a connection's preamble and hands it to the control
 // or data path. It ends when that connection's work ends, and releases
-// the connection's slot.
-func (s *Server) routineConn(ctx context.Context, c *net.TCPConn, ip netip.Addr) {
+// the connection's slot. c is a *net.TCPConn but for the fuzz target's
+// in-memory pipes, which only the control path accepts.
+func (s *Server) routineConn(ctx context.Context, c net.Conn, ip netip.Addr) {
 	defer s.wg.Done()
 	defer s.conns.release(ip)
 	defer c.Close()
@@ -316,13 +319,13 @@ func (s *Server) unregister(ss *session) {
 
 // Stats are the responder's counters, for tests, logs and the soak.
 type Stats struct {
-	Sessions, Conns      int
-	RefusedConns, Panics int64
+	Sessions, Conns                    int
+	RefusedConns, AcceptErrors, Panics int64
 }
 
 // Stats returns the responder's counters now.
 func (s *Server) Stats() Stats {
-	return Stats{Sessions: s.Sessions(), Conns: s.conns.open(), RefusedConns: s.refusedConns.Load(), Panics: s.panics.Load()}
+	return Stats{Sessions: s.Sessions(), Conns: s.conns.open(), RefusedConns: s.refusedConns.Load(), AcceptErrors: s.acceptErrors.Load(), Panics: s.panics.Load()}
 }
 
 // Sessions returns how many tests are running (for tests and logs).
@@ -334,7 +337,11 @@ func (s *Server) Sessions() int {
 
 // attachData reads a data connection's hello and gives it to its session;
 // it returns when the session is done with the connection.
-func (s *Server) attachData(ctx context.Context, c *net.TCPConn) {
+func (s *Server) attachData(ctx context.Context, conn net.Conn) {
+	c, ok := conn.(*net.TCPConn)
+	if !ok {
+		return
+	}
 	var dh wire.DataHello
 	m, err := wire.DecodeLimit(c, wire.MaxSmallFrame)
 	if err == nil {

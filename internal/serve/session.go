@@ -27,7 +27,7 @@ type session struct {
 	sendBps int64 // guarded by srv.mu
 	log     *slog.Logger
 
-	endBy     time.Time     // when the session is due to end at the latest (for retry-after)
+	endBy     time.Time     // when the session is due to end at the latest (retry-after); guarded by srv.mu once registered
 	done      chan struct{} // closed when control has ended the session
 	mu        sync.Mutex    // guards the fields below
 	streams   []*stream
@@ -164,7 +164,7 @@ func (ss *session) udpData(h wire.UDPHeader, n int) {
 // control runs one control connection: greeting, auth, request, the test
 // and its result. It returns when the session has ended and released
 // everything it held.
-func (s *Server) control(ctx context.Context, c *net.TCPConn) {
+func (s *Server) control(ctx context.Context, c net.Conn) {
 	defer c.Close()
 	log := s.cfg.Log.With("peer", c.RemoteAddr().String())
 	br := bufio.NewReader(c)
@@ -226,6 +226,9 @@ func (s *Server) control(ctx context.Context, c *net.TCPConn) {
 		return
 	}
 	_ = c.SetDeadline(time.Time{})
+	s.mu.Lock()
+	ss.endBy = time.Now().Add(s.hardDeadline(req))
+	s.mu.Unlock()
 	log.Info("test started", "streams", req.Streams, "reverse", req.Reverse, "bidir", req.Bidir, "duration", req.Duration)
 	if err := ss.run(ctx, c, br); err != nil {
 		log.Info("test ended early", "reason", err)
