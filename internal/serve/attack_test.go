@@ -288,6 +288,31 @@ func TestAttackSlotHog(t *testing.T) {
 	}
 }
 
+// TestAttackStalledReader: an attacker process runs two reverse TCP tests
+// of 1 s and reads neither its data nor its control connection. The
+// responder's sender stops at the duration, waits at most 5 s for
+// acknowledgements that never come, and the result's write times out:
+// the sessions end within 1 s + 6 s + 2 s of their start.
+func TestAttackStalledReader(t *testing.T) {
+	srv, addr := startServer(t, Config{})
+	started := time.Now()
+	a := startChild(t, "attack:hog", hogAttack{Addr: addr, Bind: "127.0.0.2", N: 2,
+		Req: wire.Request{Kind: wire.KindTCP, Streams: 1, Reverse: true, Duration: time.Second, Interval: 10 * time.Millisecond}})
+	var o hogOutcome
+	outcome(t, a, &o)
+	if o.Accepted != 2 {
+		t.Fatalf("hog: %+v, want 2 sessions", o)
+	}
+	if !waitFor(15*time.Second, func() bool { return srv.Sessions() == 0 }) {
+		t.Fatalf("%d sessions still held 15 s later", srv.Sessions())
+	}
+	took := time.Since(started)
+	t.Logf("stalled sessions ended %v after they started", took)
+	if took > time.Second+endGrace+2*time.Second {
+		t.Errorf("the stalled sessions lasted %v, want ≤ 9 s", took)
+	}
+}
+
 // TestAttackLimits: requests that used to lift the responder's limits are
 // refused, each with the limit and the flag that raises it. The first is
 // the overflow: 2 streams paced at 2^62 bit/s summed to a
@@ -328,6 +353,12 @@ func TestAttackLimits(t *testing.T) {
 			}
 		})
 	}
+	// --max-rate bounds what the responder sends, not an upload.
+	s, err := openRaw(addr, "", wire.Request{Kind: wire.KindUDP, RateBps: 50e6, Size: 1000, Duration: time.Second, Interval: time.Second})
+	if err != nil {
+		t.Fatalf("a 50 Mbit/s UDP upload under --max-rate 10M: %v", err)
+	}
+	s.c.Close()
 }
 
 // TestSeqTrackingSizedFromRequest: one datagram with sequence number

@@ -70,6 +70,27 @@ func (s *rawSession) read(typ string, v any) error {
 	return m.Into(typ, v)
 }
 
+// openData opens a data connection with its hello.
+func openData(addr, bind string, dh wire.DataHello) (net.Conn, error) {
+	d := net.Dialer{Timeout: 2 * time.Second}
+	if bind != "" {
+		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(bind)}
+	}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	_ = c.SetWriteDeadline(time.Now().Add(2 * time.Second))
+	if err := wire.WritePreamble(c, wire.MagicData); err == nil {
+		err = wire.Encode(c, wire.TypeData, dh)
+	}
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
 // start sends start and reads started.
 func (s *rawSession) start() error {
 	_ = s.c.SetDeadline(time.Now().Add(5 * time.Second))
@@ -224,6 +245,13 @@ func attackHog(a hogAttack) (any, []net.Conn, error) {
 			return nil, held, err
 		}
 		held = append(held, s.c)
+		for i := range a.Req.Streams { // a tcp test's data connections, never read
+			d, err := openData(a.Addr, a.Bind, wire.DataHello{Cookie: s.accept.Cookie, Stream: i, ClientSends: !a.Req.Reverse})
+			if err != nil {
+				return nil, held, err
+			}
+			held = append(held, d)
+		}
 		if err := s.start(); err != nil {
 			return nil, held, err
 		}

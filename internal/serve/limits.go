@@ -192,13 +192,15 @@ func (l *connLimits) open() int {
 func (s *Server) checkLimits(req wire.Request) error {
 	c := &s.cfg
 	rate := max(req.RateBps, satMul(req.PacingBps, int64(max(req.Streams, 1))))
-	capBps := int64(maxAnyRateBps)
-	if c.MaxRateBps > 0 {
-		capBps = c.MaxRateBps
+	// --max-rate bounds what the responder sends; what a client sends
+	// (an upload's rate or pacing) is only kept finite.
+	capBps, flag := int64(maxAnyRateBps), "no interface sends faster"
+	if sends := req.Reverse || req.Bidir; sends && c.MaxRateBps > 0 {
+		capBps, flag = c.MaxRateBps, "--max-rate"
 	}
 	switch {
-	case req.RateBps > capBps || req.PacingBps > capBps || (req.Reverse || req.Bidir) && rate > capBps:
-		return fmt.Errorf("rate %d bit/s exceeds the responder's limit of %d bit/s (--max-rate)", rate, capBps)
+	case req.RateBps > capBps || req.PacingBps > capBps || rate > capBps:
+		return fmt.Errorf("rate %d bit/s exceeds the responder's limit of %d bit/s (%s)", rate, capBps, flag)
 	case req.Window > c.MaxWindow:
 		return fmt.Errorf("window %d bytes exceeds the responder's limit of %d bytes (--max-window; above net.core.wmem_max it also needs --force-sndbuf)", req.Window, c.MaxWindow)
 	case req.WriteSize > c.MaxWriteSize:
