@@ -100,13 +100,20 @@ func startChild(t *testing.T, role string, arg any) *child {
 	if c.stdin, err = cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
 	}
-	stdout, err := cmd.StdoutPipe()
+	// An os.Pipe, not StdoutPipe: Wait closes StdoutPipe's read end when
+	// the child exits, which can lose its last line (a responder's Stats)
+	// before stop has read it. This one reads to EOF.
+	stdout, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { stdout.Close() })
+	cmd.Stdout = w
 	c.out = bufio.NewScanner(stdout)
 	c.out.Buffer(make([]byte, 1<<20), 1<<20)
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	w.Close() // the child holds its own copy
+	if err != nil {
 		t.Fatal(err)
 	}
 	go func() { c.exit <- cmd.Wait() }()
