@@ -36,6 +36,7 @@ func (ss *session) run(ctx context.Context, c net.Conn, br *bufio.Reader) error 
 		cancel()
 	}()
 
+	_ = c.SetWriteDeadline(time.Now().Add(writeTimeout)) // control cleared the handshake's deadline
 	if err := wire.Encode(c, wire.TypeStarted, wire.Started{}); err != nil {
 		return err
 	}
