@@ -89,7 +89,7 @@ func TestServiceSandbox(t *testing.T) {
 		}
 	}
 	execStart := strings.Join(svc["ExecStart"], " ")
-	for _, arg := range []string{" serve ", "--results-dir ${STATE_DIRECTORY}", "--log-format json"} {
+	for _, arg := range []string{" serve ", "--results-dir ${STATE_DIRECTORY}", "--log-format json", "--max-conns 16384"} {
 		if !strings.Contains(execStart, arg) {
 			t.Errorf("ExecStart %q lacks %q", execStart, arg)
 		}

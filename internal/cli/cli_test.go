@@ -348,3 +348,33 @@ func TestTLSFlags(t *testing.T) {
 		t.Fatalf("wrong pin: exit %d stderr %q, want exit %d and a line naming the certificate and --tls-pin", code, errs, ExitRefused)
 	}
 }
+
+// TestServePublic: --public sets its preset, a flag given beside it wins,
+// and the help lists the preset.
+func TestServePublic(t *testing.T) {
+	fs := newFlagSet(lookup("serve"))
+	var f serveFlags
+	f.add(fs)
+	if err := fs.Parse([]string{"--public", "--max-streams", "4"}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := f.config(env{stderr: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.MaxDuration != 30*time.Second || cfg.MaxSessionsPerAddr != 2 || cfg.MaxRateBps != 1e9 || cfg.MaxWriteSize != 1<<20 || cfg.MaxProbeRate != 100 || cfg.MaxConnsPerAddr != 24 {
+		t.Errorf("--public: %+v", cfg)
+	}
+	if cfg.MaxStreams != 4 {
+		t.Errorf("--max-streams 4 beside --public: got %d", cfg.MaxStreams)
+	}
+	if fmt.Sprint(cfg.AllowDSCP) != "[0 8 10 18 26 34]" {
+		t.Errorf("--public DSCP allowlist %v", cfg.AllowDSCP)
+	}
+	_, out, _ := run(t, context.Background(), "serve", "--help")
+	for _, p := range publicPreset {
+		if !strings.Contains(out, "--"+p[0]+" "+p[1]) {
+			t.Errorf("serve --help does not list --public's --%s %s", p[0], p[1])
+		}
+	}
+}

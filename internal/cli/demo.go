@@ -125,7 +125,8 @@ func (d *demo) responder(listen string, in func(func() error) error) (srv *serve
 	open := func() error {
 		var err error
 		srv, err = serve.Listen(serve.Config{Listen: listen, Software: version.Software(), Kernel: version.Kernel(),
-			Log: slog.New(slog.NewTextHandler(d.e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+			AllowCC: []string{"available"}, // our own responder: the steps' congestion controls (cubic) as loaded
+			Log:     slog.New(slog.NewTextHandler(d.e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 		return err
 	}
 	if in != nil {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -16,31 +17,86 @@ import (
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
+// publicPreset is what --public sets, flag by flag, unless the flag is
+// given too: limits for a responder on a public address, fixed and
+// announced like M-Lab ndt-server's.
+var publicPreset = [][2]string{
+	{"max-duration", "30s"},           // a test, not a load generator
+	{"max-streams", "8"},              // per direction
+	{"max-sessions-per-addr", "2"},    // a sweep: an rtt session beside its tcp test
+	{"max-conns-per-addr", "24"},      // one test's 2 × 8 streams + 8
+	{"max-rate", "1G"},                // in total, over all sessions
+	{"max-write-size", "1MiB"},        // per write call, per stream
+	{"max-probe-rate", "100"},         // echo replies per second of a test
+	{"allow-dscp", "0,8,10,18,26,34"}, // best effort, CS1, AF11, AF21, AF31, AF41
+}
+
+// presetHelp lists the preset for the help text, wrapped at 72 columns.
+func presetHelp() string {
+	var b strings.Builder
+	col := 0
+	for i, p := range publicPreset {
+		item := fmt.Sprintf("--%s %s", p[0], p[1])
+		if i < len(publicPreset)-1 {
+			item += ","
+		} else {
+			item += "."
+		}
+		if col+1+len(item) > 72 {
+			b.WriteString("\n")
+			col = 0
+		} else if i > 0 {
+			b.WriteString(" ")
+			col++
+		}
+		b.WriteString(item)
+		col += len(item)
+	}
+	return b.String()
+}
+
 func init() {
 	register(&command{
 		name:    "serve",
 		summary: "run the responder that tests connect to",
-		usage:   "[--listen HOST:PORT] [flags]",
+		usage:   "[--listen HOST:PORT] [--public] [flags]",
 		long: `Runs the fullpipe responder. It listens on one port for TCP (control and
 data connections) and UDP (RTT probes and UDP streams), default 6349.
 
 It serves many clients at once: each test is its own session, with its own
-streams, until a limit below refuses new ones with a message to the client.
-With --secret-file, a client must prove it knows the secret and the
-responder proves it back (HMAC over both sides' random nonces and the
-request; the secret never crosses the network) before any data flows;
-an address that fails 5 times waits 12 s per further try. With
---tls-cert and --tls-key, control connections are TLS 1.3 (data
-connections stay plain TCP: they carry only test payload). Nothing about
-the host (software, kernel) is sent before a client is authenticated.
+streams, until a limit below refuses new ones with a message to the client
+(a busy answer says when to retry). With --secret-file, a client must
+prove it knows the secret and the responder proves it back (HMAC over
+both sides' random nonces and the request; the secret never crosses the
+network) before any data flows; an address that fails 5 times waits 12 s
+per further try. With --tls-cert and --tls-key, control connections are
+TLS 1.3 (data connections stay plain TCP: they carry only test payload).
+Nothing about the host (software, kernel) is sent before a client is
+authenticated.
+
+Limits that hold on a public address: connections are capped in total
+(default: the open-file limit less 64) and per address (an IPv4 address or
+an IPv6 /64); a connection must send its preamble within 2 s (a TLS
+handshake included); frames before authentication are at most 4 KiB;
+every rate a request names is bounded by --max-rate (1 Tbit/s without
+it), summed without overflow; windows stay within net.core.wmem_max
+unless --force-sndbuf; congestion control and DSCP come from allowlists;
+UDP echo replies go only to the session's own client address and port,
+are never larger than the probe (but for path-MTU probes of an mtu
+session, at most 9000 bytes) and are counted against a budget the request
+announces; a test ends at most 6 s after its duration, whether its client
+reads or not.
 
 Logs go to stderr, one line per session event (text or JSON), at most
 --log-lines-per-addr per client address per 10 s. Every test's figures
 are logged when it ends, also when its client vanished; with
 --results-dir each test is kept as one JSON file. It needs no root and
 no capabilities; docs/serve.md is the operator's guide (limits, auth,
-TLS, results, capabilities, systemd). Stop with Ctrl-C:
-running sessions are ended and their clients told.`,
+TLS, results, capabilities, systemd). Stop with Ctrl-C: running sessions
+are ended and their clients told.
+
+--public sets, unless given too:
+` + presetHelp(),
 		flags: func(fs *pflag.FlagSet) func(env, []string) error {
 			var f serveFlags
 			f.add(fs)
@@ -76,22 +132,39 @@ running sessions are ended and their clients told.`,
 }
 
 // serveFlags are serve's flags; config turns them into a serve.Config.
+// The limit flags' checks and --public are in servecfg.go.
 type serveFlags struct {
+	fs              *pflag.FlagSet // for --public: which flags were given
 	cfg             serve.Config
 	secretFile      string
 	tlsCert, tlsKey string
-	quiet           bool
+	quiet, public   bool
 	logFormat       string
+	allowCC         string
+	allowDSCP       string
 	maxRate         int64
+	maxWindow       int64
+	maxWrite        int64
 	fingerprint     string // of the TLS certificate, for the banner
 }
 
 func (f *serveFlags) add(fs *pflag.FlagSet) {
+	f.fs = fs
 	fs.StringVarP(&f.cfg.Listen, "listen", "l", ":"+strconv.Itoa(wire.DefaultPort), "address and port to listen on (TCP and UDP)")
+	fs.BoolVar(&f.public, "public", false, "limits for a public address (see above); flags given too override them")
 	fs.IntVar(&f.cfg.MaxSessions, "max-sessions", serve.DefaultMaxSessions, "most tests running at once")
+	fs.IntVar(&f.cfg.MaxSessionsPerAddr, "max-sessions-per-addr", serve.DefaultMaxSessionsPerAddr, "most tests running at once from one address (IPv4, or IPv6 /64)")
+	fs.IntVar(&f.cfg.MaxConns, "max-conns", 0, "most TCP connections open at once, 0 = the open-file limit less 64")
+	fs.IntVar(&f.cfg.MaxConnsPerAddr, "max-conns-per-addr", 0, "most TCP connections from one address, 0 = 2 × --max-streams + 8")
 	durVar(fs, &f.cfg.MaxDuration, "max-duration", "", serve.DefaultMaxDuration, "longest test accepted")
 	fs.IntVar(&f.cfg.MaxStreams, "max-streams", serve.DefaultMaxStreams, "most TCP streams per direction in one test")
-	rateVar(fs, &f.maxRate, "max-rate", "", 0, "most the responder sends in total over all sessions (UDP rate, paced TCP), 0 = no cap")
+	rateVar(fs, &f.maxRate, "max-rate", "", 0, "most the responder sends in total over all sessions (UDP rate, paced TCP), 0 = no cap (each request still ≤ 1 Tbit/s)")
+	sizeVar(fs, &f.maxWindow, "max-window", "", 0, "largest window a request may ask for, 0 = net.core.wmem_max (at least 1 MiB), 64 MiB with --force-sndbuf")
+	fs.BoolVar(&f.cfg.ForceSendBuffer, "force-sndbuf", false, "size send buffers with SO_SNDBUFFORCE, past net.core.wmem_max (root; pins kernel memory)")
+	sizeVar(fs, &f.maxWrite, "max-write-size", "", serve.DefaultMaxWriteSize, "largest write_size a request may ask for")
+	fs.IntVar(&f.cfg.MaxProbeRate, "max-probe-rate", serve.DefaultMaxProbeRate, "most UDP echo replies per second of a test's duration")
+	fs.StringVar(&f.allowCC, "allow-cc", "", "congestion controls a request may name, comma-separated, or 'available' (loaded ones only); default: tcp_allowed_congestion_control and the default")
+	fs.StringVar(&f.allowDSCP, "allow-dscp", "0-47", "DSCP values a request may name: values and ranges, comma-separated")
 	fs.StringVar(&f.secretFile, "secret-file", "", "file whose first line is the shared secret (16+ random bytes: head -c 32 /dev/urandom | base64 > key)")
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate: control connections must then be TLS (clients pin it with --tls-pin)")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
@@ -101,18 +174,19 @@ func (f *serveFlags) add(fs *pflag.FlagSet) {
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "log only errors")
 }
 
+// config applies --public, checks the flags and turns them into a
+// serve.Config.
 func (f *serveFlags) config(e env) (serve.Config, error) {
-	cfg := f.cfg
-	if cfg.MaxSessions < 1 || cfg.MaxStreams < 1 {
-		return cfg, usagef("--max-sessions and --max-streams must be at least 1")
+	if err := f.applyPublic(); err != nil {
+		return serve.Config{}, err
 	}
-	if cfg.MaxDuration <= 0 {
-		return cfg, usagef("--max-duration must be positive")
+	cfg := f.cfg
+	if err := f.limits(&cfg); err != nil {
+		return cfg, err
 	}
 	if _, _, err := net.SplitHostPort(cfg.Listen); err != nil {
 		return cfg, usagef("--listen %q: want HOST:PORT or :PORT", cfg.Listen)
 	}
-	cfg.MaxRateBps = f.maxRate
 	secret, err := readSecret(f.secretFile)
 	if err != nil {
 		return cfg, err
@@ -156,7 +230,7 @@ func loadTLS(certFile, keyFile string) (*tls.Config, string, error) {
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}, wire.Fingerprint(cert.Certificate[0]), nil
 }
 
-// banner says what the responder serves, on stderr.
+// banner says what the responder serves and its main limits, on stderr.
 func (f *serveFlags) banner(e env, cfg serve.Config, srv *serve.Server) {
 	auth := "no secret: any client may test"
 	if cfg.Secret != nil {
@@ -169,11 +243,16 @@ func (f *serveFlags) banner(e env, cfg serve.Config, srv *serve.Server) {
 	if cfg.MaxRateBps > 0 {
 		rate = "sends at most " + units.FormatRate(float64(cfg.MaxRateBps))
 	}
+	preset := ""
+	if f.public {
+		preset = " (--public)"
+	}
 	if f.logFormat == "json" { // every stderr line stays one JSON object
-		cfg.Log.Info("responder listening", "version", version.Release, "addr", srv.Addr().String(), "max_sessions", cfg.MaxSessions,
-			"max_streams", cfg.MaxStreams, "max_duration", cfg.MaxDuration, "max_rate_bps", cfg.MaxRateBps, "auth", auth, "results_dir", cfg.ResultsDir)
+		cfg.Log.Info("responder listening", "version", version.Release, "addr", srv.Addr().String(), "public", f.public,
+			"max_sessions", cfg.MaxSessions, "max_sessions_per_addr", cfg.MaxSessionsPerAddr, "max_streams", cfg.MaxStreams,
+			"max_duration", cfg.MaxDuration, "conns", connLimits(cfg), "max_rate_bps", cfg.MaxRateBps, "auth", auth, "results_dir", cfg.ResultsDir)
 		return
 	}
-	fmt.Fprintf(e.stderr, "fullpipe %s responder on %s (TCP+UDP): up to %d sessions, %d streams each, %v per test, %s; %s. Ctrl-C stops.\n",
-		version.Release, srv.Addr(), cfg.MaxSessions, cfg.MaxStreams, cfg.MaxDuration.Round(time.Second), rate, auth)
+	fmt.Fprintf(e.stderr, "fullpipe %s responder on %s (TCP+UDP)%s: up to %d sessions (%d per address), %d streams each, %v per test, %s, %s; %s. Ctrl-C stops.\n",
+		version.Release, srv.Addr(), preset, cfg.MaxSessions, cfg.MaxSessionsPerAddr, cfg.MaxStreams, cfg.MaxDuration.Round(time.Second), connLimits(cfg), rate, auth)
 }

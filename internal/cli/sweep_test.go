@@ -104,7 +104,7 @@ func TestSweepMsgLenLoopback(t *testing.T) {
 // positive goodput. An interrupt during the second point ends the sweep
 // within seconds with the first point printed, exit 1.
 func TestSweepWindowLoopback(t *testing.T) {
-	addr := server(t, serve.Config{})
+	addr := server(t, serve.Config{AllowCC: []string{"available"}}) // --cc cubic: loaded here, not in tcp_allowed_congestion_control
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	code, out, errs := run(t, ctx, "sweep", "window", addr, "--from", "16KiB", "--to", "32KiB", "--step", "16KiB", "-t", "1s",

@@ -219,13 +219,17 @@ func RecvTCP(ctx context.Context, c *net.TCPConn, clk Clock, ctr *Counter) error
 // SizeSendBuffer makes sure a sender's buffer can hold window bytes in
 // flight. Linux autotunes the send buffer up to tcp_wmem's maximum (4 MiB
 // here), so only a window above 1 MiB gets an explicit buffer: twice the
-// window, forced past wmem_max when root.
-func SizeSendBuffer(rc syscall.RawConn, window int) error {
+// window, forced past wmem_max when force is set and the process is root.
+func SizeSendBuffer(rc syscall.RawConn, window int, force bool) error {
 	const autotuneSafe = 1 << 20
 	if window <= autotuneSafe {
 		return nil
 	}
-	got, err := sockopt.SetSendBuffer(rc, 2*window)
+	set := sockopt.SetSendBufferCapped
+	if force {
+		set = sockopt.SetSendBuffer
+	}
+	got, err := set(rc, 2*window)
 	if err != nil {
 		return fmt.Errorf("send buffer for a %d-byte window: %w", window, err)
 	}

@@ -56,13 +56,16 @@ const maxNap = 10 * time.Millisecond
 // from an ICMP) are counted as not sent and do not stop the stream.
 func SendUDP(ctx context.Context, write func([]byte) error, clk Clock, spec UDPSpec, s *UDPSender) {
 	buf := make([]byte, spec.Size)
-	gap := time.Duration(float64(spec.Size*8) / float64(spec.RateBps) * float64(time.Second))
+	gap := packetGap(spec.Size, spec.RateBps)
 	begin := clk.Since()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	for seq := uint64(0); ; seq++ {
 		due := begin + time.Duration(seq)*gap
-		if due-begin >= spec.Duration || ctx.Err() != nil {
+		// The schedule ends at the duration and so does the clock: a
+		// sender behind its schedule (a rate above what the host can
+		// send) stops on time too.
+		if due-begin >= spec.Duration || clk.Since()-begin >= spec.Duration || ctx.Err() != nil {
 			return
 		}
 		for lead := due - clk.Since(); lead > maxLead; lead = due - clk.Since() {
@@ -80,6 +83,16 @@ func SendUDP(ctx context.Context, write func([]byte) error, clk Clock, spec UDPS
 	}
 }
 
+// packetGap is the time between datagrams of size bytes at rateBps, at
+// least 1 ns (a gap that rounds to 0 would never move the schedule).
+func packetGap(size int, rateBps int64) time.Duration {
+	if rateBps <= 0 {
+		return time.Second
+	}
+	gap := time.Duration(float64(size*8) / float64(rateBps) * float64(time.Second))
+	return max(gap, time.Nanosecond)
+}
+
 // UDPReceiver accounts for one UDP stream's arrivals. Safe for one writer
 // (Add) and concurrent readers (Stats).
 type UDPReceiver struct {
@@ -93,6 +106,13 @@ type UDPReceiver struct {
 
 // NewUDPReceiver returns an empty receiver.
 func NewUDPReceiver() *UDPReceiver { return &UDPReceiver{seq: stats.NewSeqTracker()} }
+
+// NewUDPReceiverFor returns an empty receiver whose duplicate detection
+// covers sequence numbers below n (a stream of n datagrams): later ones
+// still count, as unique, and cost no memory.
+func NewUDPReceiverFor(n uint64) *UDPReceiver {
+	return &UDPReceiver{seq: stats.NewSeqTrackerFor(n)}
+}
 
 // Add records one data datagram of n payload bytes received at now.
 func (r *UDPReceiver) Add(h wire.UDPHeader, n int, now time.Duration) {

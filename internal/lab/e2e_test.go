@@ -43,7 +43,7 @@ type tcpSummary struct {
 func startResponder(t *testing.T, ctx context.Context, bin string, l *Lab) {
 	t.Helper()
 	addr := l.Server.Addr.String() + ":6349"
-	srv := inNSCmd(ctx, l.Server.NetNS, bin, "serve", "-q", "-l", addr)
+	srv := inNSCmd(ctx, l.Server.NetNS, bin, "serve", "-q", "-l", addr, "--allow-cc", "available")
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,8 @@ import (
 // authenticate runs a control connection from its preamble to its
 // request: greeting, request and, with a secret, the mutual proof (the
 // client's auth, the responder's auth_ok, both bound to both nonces and
-// the request's bytes). It returns the request once the client may have
+// the request's bytes). The request and auth frames come before any
+// proof: each is read with the small cap (wire.MaxSmallFrame). It returns the request once the client may have
 // a session. An error is a *wire.Error to send the client, or a
 // connection error only to log.
 func (s *Server) authenticate(c net.Conn, br *bufio.Reader) (wire.Request, error) {
@@ -41,7 +42,7 @@ func (s *Server) authenticate(c net.Conn, br *bufio.Reader) (wire.Request, error
 	if err := wire.Encode(c, wire.TypeHello, hello); err != nil {
 		return req, err
 	}
-	m, err := wire.Decode(br)
+	m, err := wire.DecodeLimit(br, wire.MaxSmallFrame) // before auth: small frames only
 	if err == nil {
 		err = m.Into(wire.TypeRequest, &req)
 	}
@@ -55,7 +56,7 @@ func (s *Server) authenticate(c net.Conn, br *bufio.Reader) (wire.Request, error
 		return req, nil
 	}
 	var a wire.Auth
-	am, err := wire.Decode(br)
+	am, err := wire.DecodeLimit(br, wire.MaxSmallFrame)
 	if err == nil {
 		err = am.Into(wire.TypeAuth, &a)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"strings"
@@ -265,5 +266,57 @@ func TestAuthLimiter(t *testing.T) {
 	}
 	if _, ok := l.take(v6b, t0); ok {
 		t.Fatal("another address in the same IPv6 /64 is not throttled")
+	}
+}
+
+// TestFrameCapBeforeAuth: the frames read before the proof, request and
+// auth, may not pass wire.MaxSmallFrame: a larger request is refused at
+// its header (protocol, naming the cap), and a genuine proof padded past
+// the cap is refused (auth). After authentication frames have their
+// normal size: a stop whose reason passes the cap ends the test with
+// that reason.
+func TestFrameCapBeforeAuth(t *testing.T) {
+	srv := startServer(t, Config{Secret: testSecret})
+	pad := strings.Repeat("x", wire.MaxSmallFrame)
+	big := rttReq
+	big.CC = pad
+	r := dialRaw(t, srv, "")
+	r.hello()
+	r.send(wire.TypeRequest, big)
+	if we := r.expectError(wire.CodeProtocol); !strings.Contains(we.Message, fmt.Sprintf("exceeds %d", wire.MaxSmallFrame)) {
+		t.Errorf("a request past the cap: %q, want it named", we.Message)
+	}
+
+	r = dialRaw(t, srv, "")
+	ch := r.hello().Challenge
+	body, _ := json.Marshal(rttReq)
+	nonce := wire.NewNonce()
+	r.send(wire.TypeRequest, json.RawMessage(body))
+	r.send(wire.TypeAuth, map[string]any{"nonce": nonce, "mac": wire.ProofMAC(testSecret, wire.RoleClient, ch, nonce, body), "pad": pad})
+	r.expectError(wire.CodeAuth)
+
+	r = dialRaw(t, srv, "")
+	r.prove(r.hello().Challenge, testSecret, rttReq, rttReq)
+	for _, typ := range []string{wire.TypeAuthOK, wire.TypeAccept} {
+		if m := r.read(); m.Type != typ {
+			t.Fatalf("got %q, want %q", m.Type, typ)
+		}
+	}
+	r.send(wire.TypeStart, nil)
+	if m := r.read(); m.Type != wire.TypeStarted {
+		t.Fatalf("got %q, want started", m.Type)
+	}
+	r.send(wire.TypeStop, wire.Stop{Reason: pad})
+	var res wire.Result
+	for m := r.read(); ; m = r.read() {
+		if m.Type != wire.TypeInterval {
+			if err := m.Into(wire.TypeResult, &res); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	if res.Reason != pad {
+		t.Errorf("a stop past the cap after auth ended the test with %.60q, want its own reason", res.Reason)
 	}
 }

@@ -23,15 +23,14 @@ import (
 // killed by the test that started it).
 const helperClientEnv = "FULLPIPE_SERVE_TEST_CLIENT"
 
-func TestMain(m *testing.M) {
-	if addr := os.Getenv(helperClientEnv); addr != "" {
-		ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
-		defer cancel()
-		_, err := tester.RunTCP(ctx, tester.Target{Addr: addr}, tester.TCPConfig{Streams: 1, Duration: 30 * time.Second, Reverse: true, Interval: time.Second}, nil)
-		fmt.Fprintln(os.Stderr, "helper client:", err)
-		os.Exit(3)
-	}
-	os.Exit(m.Run())
+// helperClientMain is the client of helperClientEnv (TestMain runs it):
+// it exits 3 when the test is over, a kill being what the test expects.
+func helperClientMain(addr string) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	_, err := tester.RunTCP(ctx, tester.Target{Addr: addr}, tester.TCPConfig{Streams: 1, Duration: 30 * time.Second, Reverse: true, Interval: time.Second}, nil)
+	fmt.Fprintln(os.Stderr, "helper client:", err)
+	return 3
 }
 
 // syncBuffer is a log destination safe for concurrent writers.

@@ -18,16 +18,13 @@ import (
 // hard deadline passes. It returns an error when the test ended early.
 func (ss *session) run(ctx context.Context, c net.Conn, br *bufio.Reader) error {
 	req := ss.req
-	hard := req.Duration + endGrace
-	if req.Duration <= 0 {
-		hard = ss.srv.cfg.MaxDuration
-	}
-	tctx, cancel := context.WithTimeout(ctx, hard)
+	tctx, cancel := context.WithTimeout(ctx, ss.srv.hardDeadline(req))
 	defer cancel()
 
 	stopped := make(chan string, 1) // the client's stop reason; closed never
 	go func() {                     // ends when c is closed by control's defer
-		m, err := wire.Decode(br)
+		defer ss.srv.survive("stop reader", ss.peerIP.String())
+		m, err := wire.Decode(br) // after auth: a normal frame
 		reason := "control connection lost"
 		if err == nil {
 			var st wire.Stop
@@ -39,6 +36,7 @@ func (ss *session) run(ctx context.Context, c net.Conn, br *bufio.Reader) error 
 		cancel()
 	}()
 
+	_ = c.SetWriteDeadline(time.Now().Add(writeTimeout)) // control cleared the handshake's deadline
 	if err := wire.Encode(c, wire.TypeStarted, wire.Started{}); err != nil {
 		return err
 	}
@@ -58,7 +56,7 @@ func (ss *session) run(ctx context.Context, c net.Conn, br *bufio.Reader) error 
 		case <-interval.C:
 			iv := ss.sample(idx, next-req.Interval)
 			iv.EndNs = int64(next)
-			_ = c.SetWriteDeadline(time.Now().Add(handshakeTimeout)) // a client that stops reading cannot hold the session
+			_ = c.SetWriteDeadline(time.Now().Add(writeTimeout)) // a client that stops reading cannot hold the session
 			if err := wire.Encode(c, wire.TypeInterval, iv); err != nil {
 				cancel()
 				<-workersDone
@@ -100,7 +98,7 @@ func (ss *session) run(ctx context.Context, c net.Conn, br *bufio.Reader) error 
 	// Free the session's slot before the client hears the result, so a
 	// client that starts its next test at once is not refused as busy.
 	ss.srv.unregister(ss)
-	_ = c.SetWriteDeadline(time.Now().Add(handshakeTimeout))
+	_ = c.SetWriteDeadline(time.Now().Add(writeTimeout))
 	if err := wire.Encode(c, wire.TypeResult, res); err != nil {
 		return err
 	}
@@ -160,6 +158,7 @@ func (ss *session) startWorkers(ctx context.Context) *sync.WaitGroup {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer ss.srv.survive("stream", ss.peerIP.String())
 			var err error
 			if st.serverSends() {
 				spec := flow.SendSpec{Bytes: flow.Share(req.Bytes, req.Streams, st.hello.Stream), Window: req.Window, Test: ctx, WriteSize: req.WriteSize}
@@ -177,6 +176,7 @@ func (ss *session) startWorkers(ctx context.Context) *sync.WaitGroup {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer ss.srv.survive("udp sender", ss.peerIP.String())
 			spec := flow.UDPSpec{Cookie: ss.cookie, RateBps: req.RateBps, Size: req.Size, Duration: req.Duration}
 			flow.SendUDP(ctx, flow.AddrWriter(ss.srv.udp, peer), clk, spec, &ss.udpTx)
 		}()
@@ -184,7 +184,10 @@ func (ss *session) startWorkers(ctx context.Context) *sync.WaitGroup {
 	streamsDone := make(chan struct{})
 	go func() { wg.Wait(); sendCancel(); close(streamsDone) }()
 	if len(senders) > 0 {
-		go ss.rtt.Run(streamsDone, clk, senders) // ends with the streams
+		go func() { // ends with the streams
+			defer ss.srv.survive("rtt sampler", ss.peerIP.String())
+			ss.rtt.Run(streamsDone, clk, senders)
+		}()
 	}
 	return &wg
 }

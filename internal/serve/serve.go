@@ -11,7 +11,10 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"runtime/debug"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/sockopt"
@@ -35,6 +38,16 @@ type Config struct {
 	ResultsDir      string // when set, every test's Record is stored there, one JSON file per test
 	Software        string // "fullpipe VERSION", sent in accept
 	Kernel          string // uname release, sent in accept
+
+	MaxConns           int      // open TCP connections; default DefaultMaxConns() (RLIMIT_NOFILE less a reserve)
+	MaxConnsPerAddr    int      // per IPv4 address or IPv6 /64; default 2 × MaxStreams + 8
+	MaxSessionsPerAddr int      // tests at once per address; default 4
+	MaxWindow          int      // bytes; default KernelMaxWindow(), or 64 MiB with ForceSendBuffer
+	ForceSendBuffer    bool     // size send buffers with SO_SNDBUFFORCE (past net.core.wmem_max)
+	MaxWriteSize       int      // bytes per write call; default 16 MiB
+	MaxProbeRate       int      // echo replies per second of a test's duration; default 1000
+	AllowCC            []string // congestion controls a request may name; default AllowedCC()
+	AllowDSCP          []int    // DSCP values a request may name; default DefaultDSCP() (0-47)
 }
 
 // Defaults for zero Config fields.
@@ -44,8 +57,16 @@ const (
 	DefaultMaxStreams  = 32
 	// handshakeTimeout bounds each step before a test starts.
 	handshakeTimeout = 10 * time.Second
-	// endGrace is how long past its duration a session may take to drain.
-	endGrace = 15 * time.Second
+	// preambleTimeout bounds the wait for a connection's preamble and,
+	// on a data connection, its data frame.
+	preambleTimeout = 2 * time.Second
+	// endGrace is how long past its duration a session may take to
+	// drain: a sender's wait for its last acknowledgements (5 s) and a
+	// second for the result.
+	endGrace = 6 * time.Second
+	// writeTimeout bounds each write to a control connection once the
+	// test runs: a client that stops reading cannot hold its session.
+	writeTimeout = 2 * time.Second
 )
 
 func (c *Config) fill() {
@@ -70,6 +91,39 @@ func (c *Config) fill() {
 	if c.Software == "" {
 		c.Software = "fullpipe"
 	}
+	c.fillLimits()
+}
+
+func (c *Config) fillLimits() {
+	if c.MaxConns <= 0 {
+		c.MaxConns = DefaultMaxConns()
+	}
+	if c.MaxConnsPerAddr <= 0 {
+		c.MaxConnsPerAddr = 2*c.MaxStreams + 8
+	}
+	if c.MaxSessionsPerAddr <= 0 {
+		c.MaxSessionsPerAddr = DefaultMaxSessionsPerAddr
+	}
+	if c.MaxWindow <= 0 {
+		c.MaxWindow = KernelMaxWindow()
+		if c.ForceSendBuffer {
+			c.MaxWindow = forcedMaxWindow
+		}
+	}
+	if c.MaxWriteSize <= 0 {
+		c.MaxWriteSize = DefaultMaxWriteSize
+	}
+	if c.MaxProbeRate <= 0 {
+		c.MaxProbeRate = DefaultMaxProbeRate
+	}
+	if c.AllowCC == nil {
+		c.AllowCC = AllowedCC()
+	} else {
+		c.AllowCC = LoadedCC(c.AllowCC)
+	}
+	if c.AllowDSCP == nil {
+		c.AllowDSCP = DefaultDSCP()
+	}
 }
 
 // Server is a running responder.
@@ -83,9 +137,15 @@ type Server struct {
 	// replies (wire.EchoStamped): receive times are ns since it.
 	born time.Time
 
+	refusedConns atomic.Int64 // connections closed at accept: a cap was reached
+	acceptErrors atomic.Int64 // temporary accept errors waited out
+	panics       atomic.Int64 // panics recovered
+
 	mu       sync.Mutex // guards sessions and rateBps
 	sessions map[wire.Cookie]*session
 	rateBps  int64 // sum of server-sent rate caps of live sessions
+
+	conns connLimits
 
 	wg sync.WaitGroup // connection handlers and the UDP loop
 }
@@ -103,8 +163,6 @@ func Listen(cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
-	logLim := newLogLimiter(cfg.Log.Handler(), cfg.LogLinesPerAddr, logWindow, time.Now)
-	cfg.Log = slog.New(logLim.handler())
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("listen tcp %s: %w", cfg.Listen, err)
@@ -123,14 +181,26 @@ func Listen(cfg Config) (*Server, error) {
 		_ = sockopt.SetDontFragment(rc, false)
 		_ = sockopt.SetDontFragment(rc, true)
 	}
-	return &Server{cfg: cfg, authLim: newAuthLimiter(authBurst, authRefill), logLim: logLim, tcp: ln.(*net.TCPListener), udp: uc.(*net.UDPConn), born: time.Now(), sessions: map[wire.Cookie]*session{}}, nil
+	s := newServer(cfg)
+	s.tcp, s.udp = ln.(*net.TCPListener), uc.(*net.UDPConn)
+	return s, nil
+}
+
+// newServer is a responder of a filled cfg without its sockets: its
+// limiters and counters (the fuzz targets run it as is).
+func newServer(cfg Config) *Server {
+	logLim := newLogLimiter(cfg.Log.Handler(), cfg.LogLinesPerAddr, logWindow, time.Now)
+	cfg.Log = slog.New(logLim.handler())
+	return &Server{cfg: cfg, authLim: newAuthLimiter(authBurst, authRefill), logLim: logLim, born: time.Now(), sessions: map[wire.Cookie]*session{},
+		conns: connLimits{max: cfg.MaxConns, maxPerAddr: cfg.MaxConnsPerAddr}}
 }
 
 // Addr is the TCP address the server listens on (UDP uses the same port).
 func (s *Server) Addr() *net.TCPAddr { return s.tcp.Addr().(*net.TCPAddr) }
 
 // Serve accepts until ctx ends, then closes the listeners, ends every
-// session and returns once all goroutines have finished.
+// session and returns once all goroutines have finished. Accept errors
+// that a full fd table or memory pressure cause are waited out.
 func (s *Server) Serve(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -139,105 +209,132 @@ func (s *Server) Serve(ctx context.Context) error {
 	s.wg.Add(2)
 	go s.routineUDP(ctx)
 	go s.routineLogFlush(ctx)
-	var err error
-	for {
-		c, aerr := s.tcp.AcceptTCP()
-		if aerr != nil {
-			if ctx.Err() == nil {
-				err = aerr
-			}
-			break
-		}
-		s.wg.Add(1)
-		go s.routineConn(ctx, c)
-	}
+	err := s.acceptLoop(ctx)
 	cancel()
 	s.wg.Wait()
 	return err
 }
 
+// acceptLoop hands each connection to routineConn until the listener is
+// closed. On a temporary error (EMFILE, ENFILE, ECONNABORTED, ENOBUFS,
+// ENOMEM) it waits 5 ms, doubling to 1 s while the errors last, as
+// net/http does; a connection beyond the connection caps is closed at once.
+func (s *Server) acceptLoop(ctx context.Context) error {
+	var backoff time.Duration
+	for {
+		c, err := s.tcp.AcceptTCP()
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			if !temporaryAccept(err) {
+				return fmt.Errorf("accept on %s: %w", s.Addr(), err)
+			}
+			s.acceptErrors.Add(1)
+			backoff = min(max(5*time.Millisecond, 2*backoff), time.Second)
+			s.cfg.Log.Warn("accept failed; waiting before the next", "err", err, "wait", backoff)
+			if !sleepCtx(ctx, backoff) {
+				return nil
+			}
+			continue
+		}
+		backoff = 0
+		ip := addrIP(c.RemoteAddr())
+		if !s.conns.acquire(ip) {
+			s.refusedConns.Add(1)
+			_ = c.SetLinger(0)
+			c.Close()
+			continue
+		}
+		s.wg.Add(1)
+		go s.routineConn(ctx, c, ip)
+	}
+}
+
+func temporaryAccept(err error) bool {
+	for _, e := range []syscall.Errno{syscall.EMFILE, syscall.ENFILE, syscall.ECONNABORTED, syscall.ENOBUFS, syscall.ENOMEM} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// sleepCtx waits d or until ctx ends; false when ctx ended.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// survive, deferred, turns a panic into a log line so that one client's
+// input cannot stop the responder.
+func (s *Server) survive(where, peer string) {
+	if r := recover(); r != nil {
+		s.panics.Add(1)
+		s.cfg.Log.Error("recovered from a panic; the responder goes on", "in", where, "peer", peer, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+	}
+}
+
 // routineConn reads a connection's preamble and hands it to the control
-// or data path. It ends when that connection's work ends.
-func (s *Server) routineConn(ctx context.Context, c *net.TCPConn) {
+// or data path. It ends when that connection's work ends, and releases
+// the connection's slot. c is a *net.TCPConn but for the fuzz target's
+// in-memory pipes, which only the control path accepts.
+func (s *Server) routineConn(ctx context.Context, c net.Conn, ip netip.Addr) {
 	defer s.wg.Done()
+	defer s.conns.release(ip)
+	defer c.Close()
+	defer s.survive("connection", c.RemoteAddr().String())
 	conn, magic, version, err := s.preamble(c)
+	if conn != c {
+		defer conn.Close() // TLS: close_notify, then the TCP connection
+	}
 	if err != nil {
 		s.cfg.Log.Info("dropped connection without a fullpipe preamble", "peer", c.RemoteAddr(), "err", err)
-		conn.Close()
 		return
 	}
 	if version != wire.Version {
 		s.cfg.Log.Warn("refused client with another protocol version", "peer", c.RemoteAddr(), "theirs", version, "ours", wire.Version)
 		if magic == wire.MagicControl {
+			_ = conn.SetWriteDeadline(time.Now().Add(writeTimeout))
 			_ = wire.WritePreamble(conn, wire.MagicControl)
 			_ = wire.Encode(conn, wire.TypeError, (&wire.VersionError{Ours: wire.Version, Theirs: version}).AsWire())
 		}
-		conn.Close()
 		return
 	}
 	if magic == wire.MagicData {
-		s.attachData(c)
+		s.attachData(ctx, c)
 		return
 	}
 	s.control(ctx, conn)
 }
 
-// routineUDP answers RTT probes, learns clients' UDP addresses and feeds
-// UDP data to sessions. It ends when the UDP socket is closed.
-func (s *Server) routineUDP(ctx context.Context) {
-	defer s.wg.Done()
-	buf := make([]byte, 65536)
-	for {
-		n, from, err := s.udp.ReadFromUDPAddrPort(buf)
-		recvNs := time.Since(s.born).Nanoseconds()
-		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
-				return
-			}
-			continue
-		}
-		h, err := wire.ParseUDP(buf[:n])
-		if err != nil {
-			continue
-		}
-		s.mu.Lock()
-		ss := s.sessions[h.Cookie]
-		s.mu.Unlock()
-		if ss == nil || from.Addr().Unmap() != ss.peerIP {
-			continue // only sessions' own clients get answers
-		}
-		switch h.Type {
-		case wire.UDPEcho:
-			buf[4] = wire.UDPEchoReply
-			reply := n
-			switch h.EchoMode {
-			case wire.EchoSmall:
-				reply = wire.UDPHeaderLen
-			case wire.EchoSized:
-				reply = max(wire.UDPHeaderLen, int(h.EchoSize))
-				clear(buf[n:reply]) // padding, not a previous datagram's bytes
-			case wire.EchoStamped:
-				reply = max(n, wire.EchoStampLen)
-				wire.PutEchoStamp(buf[:reply], recvNs)
-			}
-			_, _ = s.udp.WriteToUDPAddrPort(buf[:reply], from)
-		case wire.UDPHello:
-			ss.setUDPPeer(from)
-		case wire.UDPData:
-			ss.udpData(h, n)
-		}
-	}
-}
-
-// register adds a session if the limits allow it.
+// register adds a session if the limits allow it. A busy answer carries
+// when the first session in the way is due to end.
 func (s *Server) register(ss *session, sendBps int64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.sessions) >= s.cfg.MaxSessions {
-		return &wire.Error{Code: wire.CodeBusy, Message: fmt.Sprintf("responder is running its maximum of %d tests; try again shortly", s.cfg.MaxSessions)}
+	now := time.Now()
+	var all, mine []time.Time
+	for _, o := range s.sessions {
+		all = append(all, o.endBy)
+		if addrKey(o.peerIP) == addrKey(ss.peerIP) {
+			mine = append(mine, o.endBy)
+		}
 	}
-	if s.cfg.MaxRateBps > 0 && s.rateBps+sendBps > s.cfg.MaxRateBps {
-		return &wire.Error{Code: wire.CodeLimit, Message: fmt.Sprintf("requested send rate %d bit/s exceeds the responder's remaining rate budget of %d bit/s", sendBps, s.cfg.MaxRateBps-s.rateBps)}
+	if len(s.sessions) >= s.cfg.MaxSessions {
+		return &wire.Error{Code: wire.CodeBusy, RetryAfter: retryAfter(all, now), Message: fmt.Sprintf("responder is running its maximum of %d tests (--max-sessions); try again shortly", s.cfg.MaxSessions)}
+	}
+	if len(mine) >= s.cfg.MaxSessionsPerAddr {
+		return &wire.Error{Code: wire.CodeBusy, RetryAfter: retryAfter(mine, now), Message: fmt.Sprintf("your address already runs the responder's maximum of %d tests per address (--max-sessions-per-addr)", s.cfg.MaxSessionsPerAddr)}
+	}
+	if s.cfg.MaxRateBps > 0 && satAdd(s.rateBps, sendBps) > s.cfg.MaxRateBps {
+		return &wire.Error{Code: wire.CodeLimit, RetryAfter: retryAfter(all, now), Message: fmt.Sprintf("requested send rate %d bit/s exceeds the responder's remaining rate budget of %d bit/s (--max-rate)", sendBps, s.cfg.MaxRateBps-s.rateBps)}
 	}
 	s.sessions[ss.cookie] = ss
 	s.rateBps += sendBps
@@ -254,6 +351,17 @@ func (s *Server) unregister(ss *session) {
 	}
 }
 
+// Stats are the responder's counters, for tests, logs and the soak.
+type Stats struct {
+	Sessions, Conns                    int
+	RefusedConns, AcceptErrors, Panics int64
+}
+
+// Stats returns the responder's counters now.
+func (s *Server) Stats() Stats {
+	return Stats{Sessions: s.Sessions(), Conns: s.conns.open(), RefusedConns: s.refusedConns.Load(), AcceptErrors: s.acceptErrors.Load(), Panics: s.panics.Load()}
+}
+
 // Sessions returns how many tests are running (for tests and logs).
 func (s *Server) Sessions() int {
 	s.mu.Lock()
@@ -261,16 +369,20 @@ func (s *Server) Sessions() int {
 	return len(s.sessions)
 }
 
-// attachData reads a data connection's hello and gives it to its session.
-func (s *Server) attachData(c *net.TCPConn) {
+// attachData reads a data connection's hello and gives it to its session;
+// it returns when the session is done with the connection.
+func (s *Server) attachData(ctx context.Context, conn net.Conn) {
+	c, ok := conn.(*net.TCPConn)
+	if !ok {
+		return
+	}
 	var dh wire.DataHello
-	m, err := wire.Decode(c)
+	m, err := wire.DecodeLimit(c, wire.MaxSmallFrame)
 	if err == nil {
 		err = m.Into(wire.TypeData, &dh)
 	}
 	if err != nil {
 		s.cfg.Log.Info("dropped data connection", "peer", c.RemoteAddr(), "err", err)
-		c.Close()
 		return
 	}
 	s.mu.Lock()
@@ -278,13 +390,18 @@ func (s *Server) attachData(c *net.TCPConn) {
 	s.mu.Unlock()
 	if ss == nil {
 		s.cfg.Log.Info("dropped data connection for an unknown session", "peer", c.RemoteAddr())
-		c.Close()
 		return
 	}
 	_ = c.SetReadDeadline(time.Time{})
 	if err := ss.attach(c, dh); err != nil {
 		s.cfg.Log.Info("dropped data connection", "peer", c.RemoteAddr(), "err", err)
-		c.Close()
+		return
+	}
+	// The session closes the connection when it ends; hold the
+	// connection's slot until then.
+	select {
+	case <-ss.done:
+	case <-ctx.Done():
 	}
 }
 

@@ -28,13 +28,19 @@ type session struct {
 	sendBps int64 // guarded by srv.mu
 	log     *slog.Logger
 
-	mu        sync.Mutex // guards the fields below
+	endBy     time.Time     // when the session is due to end at the latest (retry-after); guarded by srv.mu once registered
+	done      chan struct{} // closed when control has ended the session
+	mu        sync.Mutex    // guards the fields below
 	streams   []*stream
 	attachErr error
-	streamErr error // the first error a stream ended with during the test
-	udpPeer   netip.AddrPort
+	streamErr error            // the first error a stream ended with during the test
+	udpPeer   netip.AddrPort   // reverse UDP: where the stream goes (first hello's source)
+	udpPorts  []netip.AddrPort // registered UDP sources (≤ req.UDPPorts, default 1)
 	clock     flow.Clock
 	started   bool
+	// Echo budget left (echoBudget) and what was not answered.
+	echoPackets, echoBytes      int64
+	echoRefused, foreignPackets int64
 
 	// TCP time series (run's goroutine after startWorkers): bytes this
 	// side receives per bin, RTT of the streams it sends, and how much of
@@ -92,7 +98,7 @@ func (ss *session) attach(c *net.TCPConn, dh wire.DataHello) error {
 		}
 	}
 	if st.serverSends() {
-		if err := applySendOpts(c, ss.req, ss.pacingBps()); err != nil && ss.attachErr == nil {
+		if err := applySendOpts(c, ss.req, ss.pacingBps(), ss.srv.cfg.ForceSendBuffer); err != nil && ss.attachErr == nil {
 			ss.attachErr = err
 		}
 	}
@@ -124,7 +130,7 @@ func (ss *session) pacingBps() int64 {
 
 // applySendOpts sets what a sending socket needs: congestion control,
 // pacing, DSCP, and a send buffer able to hold the requested window.
-func applySendOpts(c *net.TCPConn, req wire.Request, pacingBps int64) error {
+func applySendOpts(c *net.TCPConn, req wire.Request, pacingBps int64, force bool) error {
 	rc, err := c.SyscallConn()
 	if err != nil {
 		return err
@@ -145,16 +151,7 @@ func applySendOpts(c *net.TCPConn, req wire.Request, pacingBps int64) error {
 			return fmt.Errorf("responder: %w", err)
 		}
 	}
-	return flow.SizeSendBuffer(rc, req.Window)
-}
-
-func (ss *session) setUDPPeer(p netip.AddrPort) {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	if !ss.udpPeer.IsValid() {
-		ss.udpPeer = p
-		ss.notify()
-	}
+	return flow.SizeSendBuffer(rc, req.Window, force)
 }
 
 func (ss *session) udpData(h wire.UDPHeader, n int) {
@@ -190,14 +187,17 @@ func (s *Server) control(ctx context.Context, c net.Conn) {
 		fail(&wire.Error{Code: wire.CodeBadRequest, Message: err.Error()})
 		return
 	}
-	ss := &session{srv: s, cookie: wire.NewCookie(), req: req, peer: c.RemoteAddr().String(), peerIP: addrIP(c.RemoteAddr()), log: log, attached: make(chan struct{}, 1)}
-	if req.Kind == wire.KindUDP && !req.Reverse {
-		ss.udpRx = flow.NewUDPReceiver()
+	if err := s.checkLimits(req); err != nil {
+		fail(&wire.Error{Code: wire.CodeLimit, Message: err.Error()})
+		return
 	}
+	ss := s.newSession(req, addrIP(c.RemoteAddr()), log)
+	ss.peer = c.RemoteAddr().String()
 	if err := s.register(ss, sendRate(req, s.cfg.MaxRateBps)); err != nil {
 		fail(err.(*wire.Error))
 		return
 	}
+	defer close(ss.done)
 	defer s.unregister(ss)
 	defer ss.closeStreams()
 	log = log.With("session", ss.cookie.String()[:8], "kind", req.Kind)
@@ -214,6 +214,9 @@ func (s *Server) control(ctx context.Context, c net.Conn) {
 		return
 	}
 	_ = c.SetDeadline(time.Time{})
+	s.mu.Lock()
+	ss.endBy = time.Now().Add(s.hardDeadline(req))
+	s.mu.Unlock()
 	log.Info("test started", "streams", req.Streams, "reverse", req.Reverse, "bidir", req.Bidir, "duration", req.Duration)
 	if err := ss.run(ctx, c, br); err != nil {
 		log.Info("test ended early", "reason", err)
@@ -222,6 +225,10 @@ func (s *Server) control(ctx context.Context, c net.Conn) {
 	log.Info("test finished")
 }
 
+// readMsg reads one frame of type typ into v, after authentication
+// (start): a frame of normal size, its buffer grown as bytes arrive.
+// authenticate reads the frames before it (request, auth) with the small
+// cap, wire.MaxSmallFrame.
 func readMsg(br *bufio.Reader, typ string, v any) error {
 	m, err := wire.Decode(br)
 	if err != nil {
@@ -230,14 +237,45 @@ func readMsg(br *bufio.Reader, typ string, v any) error {
 	return m.Into(typ, v)
 }
 
-// sendRate is what a request reserves of the server's rate budget.
+// newSession is the session for an accepted request: its echo budget,
+// its UDP receiver sized from the request, and its latest end.
+func (s *Server) newSession(req wire.Request, peer netip.Addr, log *slog.Logger) *session {
+	ss := &session{srv: s, cookie: wire.NewCookie(), req: req, peerIP: peer, log: log, attached: make(chan struct{}, 1), done: make(chan struct{})}
+	ss.echoPackets, ss.echoBytes, _ = echoBudget(req, s.cfg.MaxProbeRate)
+	ss.endBy = time.Now().Add(handshakeTimeout + s.hardDeadline(req))
+	if req.Kind == wire.KindUDP && !req.Reverse {
+		ss.udpRx = flow.NewUDPReceiverFor(expectedPackets(req))
+	}
+	return ss
+}
+
+// expectedPackets is how many datagrams a UDP upload sends (rate ×
+// duration / size), with a margin, at most maxTrackedSeq: the size of
+// its receiver's sequence tracking.
+func expectedPackets(req wire.Request) uint64 {
+	bits := float64(req.RateBps) * req.Duration.Seconds()
+	n := bits / float64(8*max(req.Size, wire.UDPHeaderLen))
+	return uint64(min(n*1.1+1024, maxTrackedSeq))
+}
+
+// hardDeadline is how long a session may run after its start: its
+// duration plus endGrace, or --max-duration for a byte-count test.
+func (s *Server) hardDeadline(req wire.Request) time.Duration {
+	if req.Duration <= 0 {
+		return s.cfg.MaxDuration
+	}
+	return req.Duration + endGrace
+}
+
+// sendRate is what a request reserves of the server's rate budget
+// (saturating: a huge pacing cannot wrap around to a small sum).
 func sendRate(req wire.Request, maxBps int64) int64 {
 	switch {
 	case req.Kind == wire.KindUDP && req.Reverse:
 		return req.RateBps
 	case req.Kind == wire.KindTCP && (req.Reverse || req.Bidir):
 		if req.PacingBps > 0 {
-			return req.PacingBps * int64(req.Streams)
+			return satMul(req.PacingBps, int64(req.Streams))
 		}
 		return maxBps / 4 // unpaced: a quarter of the budget, paced to it
 	}
@@ -256,8 +294,8 @@ func (s *Server) validate(req wire.Request) error {
 		if req.Window < 0 || req.Bytes < 0 || req.MSS < 0 || req.PacingBps < 0 {
 			return errors.New("window, bytes, mss and pacing must not be negative")
 		}
-		if req.WriteSize < 0 || req.WriteSize > maxWriteSize {
-			return fmt.Errorf("write_size must be 0 (128 KiB) to %d bytes, got %d", maxWriteSize, req.WriteSize)
+		if req.WriteSize < 0 {
+			return fmt.Errorf("write_size must not be negative, got %d", req.WriteSize)
 		}
 	case wire.KindUDP:
 		if req.RateBps <= 0 || req.Size < wire.UDPHeaderLen || req.Size > 65507 {
@@ -281,6 +319,9 @@ func (s *Server) validate(req wire.Request) error {
 	}
 	if req.DSCP < 0 || req.DSCP > 63 {
 		return fmt.Errorf("dscp must be 0 to 63, got %d", req.DSCP)
+	}
+	if req.Probes < 0 || req.ProbeSize < 0 || req.UDPPorts < 0 || req.RateBps < 0 {
+		return errors.New("probes, probe_size, udp_ports and rate_bps must not be negative")
 	}
 	return nil
 }
@@ -323,7 +364,3 @@ func (ss *session) closeStreams() {
 		st.conn.Close()
 	}
 }
-
-// maxWriteSize bounds a request's write_size: the sender allocates one
-// buffer of that size per stream.
-const maxWriteSize = 16 << 20

@@ -15,14 +15,19 @@ import (
 // preamble starts with it.
 const tlsHandshakeRecord = 0x16
 
-// preamble reads a connection's preamble. On a responder with TLS, a
-// connection that starts with a TLS handshake is a control connection
-// inside TLS: preamble returns the TLS connection with the preamble read
-// from inside it. Data connections are always plain TCP.
-func (s *Server) preamble(c *net.TCPConn) (net.Conn, string, uint16, error) {
+// preamble reads a connection's preamble, all of it within
+// preambleTimeout (2 s) of accept, a TLS handshake included. On a
+// responder with TLS, a connection that starts with a TLS handshake is a
+// control connection inside TLS: preamble returns the TLS connection with
+// the preamble read from inside it, otherwise c itself. Data connections
+// are always plain TCP. c is a *net.TCPConn but for the fuzz target's
+// in-memory pipes.
+func (s *Server) preamble(c net.Conn) (net.Conn, string, uint16, error) {
 	// A read deadline only: a data connection keeps no write deadline
-	// into its test (attachData clears the read one).
-	_ = c.SetReadDeadline(time.Now().Add(handshakeTimeout))
+	// into its test (attachData clears the read one once its data frame
+	// is in, also read within this deadline).
+	deadline := time.Now().Add(preambleTimeout)
+	_ = c.SetReadDeadline(deadline)
 	var first [1]byte
 	if _, err := io.ReadFull(c, first[:]); err != nil {
 		return c, "", 0, err
@@ -31,8 +36,8 @@ func (s *Server) preamble(c *net.TCPConn) (net.Conn, string, uint16, error) {
 		magic, version, err := wire.ReadPreamble(io.MultiReader(bytes.NewReader(first[:]), c))
 		return c, magic, version, err
 	}
-	_ = c.SetDeadline(time.Now().Add(handshakeTimeout)) // the handshake writes too; control resets it
-	tc := tls.Server(&prefixConn{TCPConn: c, prefix: first[:]}, s.cfg.TLS)
+	_ = c.SetDeadline(deadline) // the handshake writes too; control resets it
+	tc := tls.Server(&prefixConn{Conn: c, prefix: first[:]}, s.cfg.TLS)
 	if err := tc.Handshake(); err != nil {
 		return c, "", 0, fmt.Errorf("TLS handshake: %w", err)
 	}
@@ -43,9 +48,9 @@ func (s *Server) preamble(c *net.TCPConn) (net.Conn, string, uint16, error) {
 	return tc, magic, version, err
 }
 
-// prefixConn is a TCP connection whose first bytes were already read.
+// prefixConn is a connection whose first bytes were already read.
 type prefixConn struct {
-	*net.TCPConn
+	net.Conn
 	prefix []byte
 }
 
@@ -55,5 +60,5 @@ func (p *prefixConn) Read(b []byte) (int, error) {
 		p.prefix = p.prefix[n:]
 		return n, nil
 	}
-	return p.TCPConn.Read(b)
+	return p.Conn.Read(b)
 }

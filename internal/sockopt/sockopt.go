@@ -101,6 +101,12 @@ func SetSendBuffer(rc syscall.RawConn, n int) (int, error) {
 	return setBuf(rc, n, unix.SO_SNDBUFFORCE, unix.SO_SNDBUF)
 }
 
+// SetSendBufferCapped is SetSendBuffer without forcing: net.core.wmem_max
+// caps what the kernel grants.
+func SetSendBufferCapped(rc syscall.RawConn, n int) (int, error) {
+	return setBuf(rc, n, unix.SO_SNDBUF, unix.SO_SNDBUF)
+}
+
 // SetRecvBuffer is SetSendBuffer for the receive buffer.
 func SetRecvBuffer(rc syscall.RawConn, n int) (int, error) {
 	return setBuf(rc, n, unix.SO_RCVBUFFORCE, unix.SO_RCVBUF)

@@ -91,6 +91,7 @@ const maxTracked = 1 << 28
 
 // SeqTracker accounts for a datagram stream numbered from 0.
 type SeqTracker struct {
+	limit     uint64   // sequence numbers tracked for duplicates: [0, limit)
 	seen      []uint64 // bitmap of sequence numbers received
 	received  uint64
 	unique    uint64
@@ -111,16 +112,20 @@ type SeqResult struct {
 }
 
 // NewSeqTracker returns an empty tracker.
-func NewSeqTracker() *SeqTracker { return &SeqTracker{} }
+func NewSeqTracker() *SeqTracker { return &SeqTracker{limit: maxTracked} }
+
+// NewSeqTrackerFor returns an empty tracker whose duplicate detection
+// covers [0, n) (at most 2^28): its bitmap is at most n/8 bytes.
+func NewSeqTrackerFor(n uint64) *SeqTracker { return &SeqTracker{limit: min(max(n, 64), maxTracked)} }
 
 // Add records the arrival of seq.
 func (t *SeqTracker) Add(seq uint64) {
 	t.received++
-	if seq < maxTracked {
+	if seq < t.limit {
 		w := seq / 64
 		if w >= uint64(len(t.seen)) {
 			n := max(w+1, uint64(2*len(t.seen)))
-			n = min(n, maxTracked/64)
+			n = min(n, (t.limit+63)/64)
 			t.seen = append(t.seen, make([]uint64, n-uint64(len(t.seen)))...)
 		}
 		bit := uint64(1) << (seq % 64)

@@ -28,6 +28,9 @@ type PMTUResult struct {
 	Timeout    time.Duration `json:"probe_timeout_ns"`
 }
 
+// pmtuSession is the duration an mtu session asks for.
+const pmtuSession = 30 * time.Second
+
 // RunPMTU finds the path MTU in each direction. Up: probes of S bytes with
 // echo mode "small", so only the client → responder leg carries S. Down:
 // small probes asking for a reply of S bytes, sent with DF by the
@@ -37,7 +40,13 @@ func RunPMTU(ctx context.Context, t Target, cfg PMTUConfig) (*PMTUResult, error)
 	if cfg.Tries <= 0 {
 		cfg.Tries = 3
 	}
-	s, p, done, err := openProbing(ctx, t, wire.Request{Kind: wire.KindRTT, Duration: 2 * time.Minute, Interval: time.Second})
+	// The search takes at most Tries probes per size, over two
+	// directions of up to 2 + 16 sizes each (a binary search of 16-bit
+	// sizes), after 5 idle probes.
+	// 30 s fits a responder's --public limit and a search of 20 sizes
+	// with timeouts up to 500 ms.
+	probes := 5 + 2*cfg.Tries*(2+16)
+	s, p, done, err := openProbing(ctx, t, wire.Request{Kind: wire.KindRTT, Duration: pmtuSession, Interval: time.Second, MTU: true, Probes: probes})
 	if err != nil {
 		return nil, err
 	}

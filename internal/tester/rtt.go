@@ -22,7 +22,7 @@ type RTTConfig struct {
 // clock. onReply, if not nil, sees each reply as it arrives.
 func RunRTT(ctx context.Context, t Target, cfg RTTConfig, onReply func(seq uint64, rtt time.Duration)) (*result.RTT, error) {
 	span := time.Duration(cfg.Count)*cfg.Interval + replyWait + 5*time.Second
-	req := wire.Request{Kind: wire.KindRTT, Duration: span, Interval: max(cfg.Interval, time.Second)}
+	req := wire.Request{Kind: wire.KindRTT, Duration: span, Interval: max(cfg.Interval, time.Second), Probes: cfg.Count, ProbeSize: cfg.Size}
 	s, p, done, err := openProbing(ctx, t, req)
 	if err != nil {
 		return nil, err

@@ -54,7 +54,9 @@ func RunWindowPoint(ctx context.Context, t Target, cfg WindowPointConfig) (*Wind
 		cfg.DSCPs = []int{0}
 	}
 	span := cfg.TCP.Duration + time.Duration(cfg.Baseline)*cfg.BaselineGap + probeSlack
-	s, err := open(ctx, t, wire.Request{Kind: wire.KindRTT, Duration: span, Interval: time.Second})
+	probes := cfg.Baseline + int(span/max(cfg.ProbeGap, time.Millisecond)) + 10
+	s, err := open(ctx, t, wire.Request{Kind: wire.KindRTT, Duration: span, Interval: time.Second,
+		Probes: probes, ProbeSize: wire.EchoStampLen, UDPPorts: len(cfg.DSCPs)})
 	if err != nil {
 		return nil, err
 	}

@@ -33,7 +33,16 @@ type TCPConfig struct {
 func (c TCPConfig) request() wire.Request {
 	return wire.Request{Kind: wire.KindTCP, Streams: c.Streams, Duration: c.Duration, Bytes: c.Bytes,
 		Reverse: c.Reverse, Bidir: c.Bidir, Window: c.Window, CC: c.CC, MSS: c.MSS, PacingBps: c.PacingBps,
-		DSCP: c.DSCP, Interval: c.Interval, Latency: c.Latency, WriteSize: c.WriteSize}
+		DSCP: c.DSCP, Interval: c.Interval, Latency: c.Latency, WriteSize: c.WriteSize, Probes: c.probes()}
+}
+
+// probes is how many echo probes the test sends (0: no estimate, the
+// responder's default budget applies).
+func (c TCPConfig) probes() int {
+	if !c.Latency || c.Duration <= 0 {
+		return 0
+	}
+	return idleProbes + int(c.Duration/loadedProbeGap) + 10
 }
 
 // localStream is one of the tester's data connections.
@@ -83,7 +92,7 @@ func RunTCP(ctx context.Context, t Target, cfg TCPConfig, progress func(result.T
 			streams = append(streams, &localStream{conn: c, stream: i, clientSends: sends})
 			if sends {
 				if rc, err := c.SyscallConn(); err == nil {
-					if err := flow.SizeSendBuffer(rc, cfg.Window); err != nil {
+					if err := flow.SizeSendBuffer(rc, cfg.Window, true); err != nil {
 						return nil, err
 					}
 				}

@@ -28,7 +28,20 @@ type Request struct {
 	Size      int           `json:"size,omitempty"`       // UDP payload bytes
 	Latency   bool          `json:"latency,omitempty"`    // UDP RTT probes during the test
 	WriteSize int           `json:"write_size,omitempty"` // TCP bytes per write on the sending side (0 = 128 KiB)
+	// Echo probing the client will do in this session: the responder
+	// answers at most Probes echoes (0: 10 per second of Duration, plus
+	// 20) of at most ProbeSize bytes each (0: 48), from at most UDPPorts
+	// source ports (0: 1). MTU asks for path-MTU replies (echo mode 2)
+	// larger than the probe, up to MaxMTUReply bytes.
+	Probes    int  `json:"probes,omitempty"`
+	ProbeSize int  `json:"probe_size,omitempty"`
+	UDPPorts  int  `json:"udp_ports,omitempty"`
+	MTU       bool `json:"mtu,omitempty"`
 }
+
+// MaxMTUReply bounds an echo reply in a session that asked for MTU: the
+// largest jumbo frame in common use.
+const MaxMTUReply = 9000
 
 // Accept answers a Request: the session exists and data may connect.
 type Accept struct {

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 )
 
 // Version is the protocol version this build speaks. Peers must match exactly.
@@ -31,6 +32,12 @@ const PreambleLen = 6
 
 // MaxFrame bounds a frame's body; larger frames are a protocol error.
 const MaxFrame = 1 << 20
+
+// MaxSmallFrame bounds the frames a responder reads before
+// authentication (request, then auth) and on data connections (data):
+// none of them needs more, and a connection that has proved nothing must
+// not make the responder hold more than this per frame.
+const MaxSmallFrame = 4 << 10
 
 // CookieLen is the length of a session cookie in bytes.
 const CookieLen = 16
@@ -149,9 +156,17 @@ const (
 type Error struct {
 	Code    ErrorCode `json:"code"`
 	Message string    `json:"message"`
+	// RetryAfter, on a busy refusal, is how long the client should wait
+	// before it asks again (0: no advice).
+	RetryAfter time.Duration `json:"retry_after_ns,omitempty"`
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("responder refused (%s): %s", e.Code, e.Message) }
+func (e *Error) Error() string {
+	if e.RetryAfter > 0 {
+		return fmt.Sprintf("responder refused (%s): %s; retry after %v", e.Code, e.Message, e.RetryAfter.Round(time.Second))
+	}
+	return fmt.Sprintf("responder refused (%s): %s", e.Code, e.Message)
+}
 
 // Encode writes one frame: a 4-byte big-endian body length, then the JSON of
 // a Msg whose body is v (nil for no body).
@@ -183,23 +198,37 @@ type ProtocolError struct{ Reason string }
 
 func (e *ProtocolError) Error() string { return "protocol error: " + e.Reason }
 
-// Decode reads one frame. It reads exactly the frame's bytes, so a data
-// connection's payload after its hello is left unread.
-func Decode(r io.Reader) (Msg, error) {
+// Decode reads one frame of at most MaxFrame bytes. It reads exactly the
+// frame's bytes, so a data connection's payload after its hello is left
+// unread.
+func Decode(r io.Reader) (Msg, error) { return DecodeLimit(r, MaxFrame) }
+
+// growStep is the most a frame's buffer grows by before the bytes to fill
+// it have arrived: a header that announces a large frame costs its sender
+// the bytes, not the reader the allocation.
+const growStep = 16 << 10
+
+// DecodeLimit is Decode with a smaller bound on the frame's body (limit
+// ≤ MaxFrame). The body's buffer grows as bytes arrive.
+func DecodeLimit(r io.Reader, limit uint32) (Msg, error) {
 	var hdr [4]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return Msg{}, err
 	}
 	n := binary.BigEndian.Uint32(hdr[:])
-	if n > MaxFrame {
-		return Msg{}, &ProtocolError{Reason: fmt.Sprintf("frame of %d bytes exceeds %d", n, MaxFrame)}
+	if n > min(limit, MaxFrame) {
+		return Msg{}, &ProtocolError{Reason: fmt.Sprintf("frame of %d bytes exceeds %d", n, min(limit, MaxFrame))}
 	}
-	body := make([]byte, n)
-	if _, err := io.ReadFull(r, body); err != nil {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
+	body := make([]byte, 0, min(n, growStep))
+	for len(body) < int(n) {
+		chunk := min(int(n)-len(body), max(growStep, len(body)))
+		body = append(body, make([]byte, chunk)...)
+		if _, err := io.ReadFull(r, body[len(body)-chunk:]); err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return Msg{}, err
 		}
-		return Msg{}, err
 	}
 	return Parse(body)
 }

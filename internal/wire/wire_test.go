@@ -5,6 +5,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"io"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -125,5 +128,38 @@ func TestEchoStamp(t *testing.T) {
 	}
 	if _, ok := EchoStamp(b[:47]); ok {
 		t.Fatal("a 47-byte reply has no stamp")
+	}
+}
+
+// TestFrameMemory: a header that announces a 1 MiB frame followed by 10
+// bytes makes the decoder allocate for what arrived (one 16 KiB step),
+// not the announced length; a header beyond DecodeLimit's bound is
+// refused before any allocation for the body.
+func TestFrameMemory(t *testing.T) {
+	in := append([]byte{0, 0x10, 0, 0}, "0123456789"...)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := Decode(bytes.NewReader(in))
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("err = %v, want unexpected EOF", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 64<<10 {
+		t.Errorf("decoding 14 bytes of a frame announcing 1 MiB allocated %d bytes", got)
+	}
+	_, err = DecodeLimit(bytes.NewReader(append([]byte{0, 0, 0x10, 1}, make([]byte, 5000)...)), MaxSmallFrame)
+	var pe *ProtocolError
+	if !errors.As(err, &pe) {
+		t.Errorf("a 4097-byte frame against a 4 KiB limit: err = %v, want a protocol error", err)
+	}
+	// A frame that arrives whole still decodes across the growth steps.
+	body := `{"type":"stop","body":{"reason":"` + strings.Repeat("x", 40000) + `"}}`
+	var buf bytes.Buffer
+	buf.Write(binary.BigEndian.AppendUint32(nil, uint32(len(body))))
+	buf.WriteString(body)
+	m, err := Decode(&buf)
+	var st Stop
+	if err != nil || m.Into(TypeStop, &st) != nil || len(st.Reason) != 40000 {
+		t.Errorf("40 kB frame: %v", err)
 	}
 }
