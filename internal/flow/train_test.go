@@ -23,7 +23,7 @@ func TestTrainLoopback(t *testing.T) {
 	defer rx.Close()
 	_ = rx.SetReadBuffer(4 << 20)
 	rc, _ := rx.SyscallConn()
-	if err := sockopt.EnableRxTimestamps(rc); err != nil {
+	if err := sockopt.EnableRxStamps(rc); err != nil {
 		t.Fatal(err)
 	}
 	tx, err := net.DialUDP("udp", nil, rx.LocalAddr().(*net.UDPAddr))
@@ -41,7 +41,7 @@ func TestTrainLoopback(t *testing.T) {
 	wire.PutUDP(extra, wire.UDPHeader{Type: wire.UDPData, Cookie: cookie, Seq: n + 5})
 	_, _ = tx.Write(extra)
 	rec := NewTrainRecorder(n, size, 28)
-	buf, oob := make([]byte, 2048), make([]byte, sockopt.RxTimestampSpace)
+	buf, oob := make([]byte, 2048), make([]byte, sockopt.RxStampSpace)
 	_ = rx.SetReadDeadline(time.Now().Add(2 * time.Second))
 	for range n + 1 {
 		m, oobn, _, _, err := rx.ReadMsgUDP(buf, oob)
@@ -49,9 +49,10 @@ func TestTrainLoopback(t *testing.T) {
 			t.Fatal(err)
 		}
 		h, err := wire.ParseUDP(buf[:m])
-		at, ok := sockopt.RxTimestamp(oob[:oobn])
-		if err != nil || !ok {
-			t.Fatalf("datagram %v, stamp %v", err, ok)
+		st := sockopt.ParseRxStamp(oob[:oobn])
+		at := st.At
+		if err != nil || !st.Stamped {
+			t.Fatalf("datagram %v, stamp %v", err, st.Stamped)
 		}
 		rec.Add(h, at.UnixNano())
 		if h.Seq == 3 {

@@ -9,36 +9,60 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// EnableRxTimestamps asks the kernel to stamp each datagram the socket
-// receives with the time it arrived (SO_TIMESTAMPNS, CLOCK_REALTIME,
-// nanoseconds), so a reader that is scheduled late still knows when each
-// packet came: what a packet train's spacing needs.
-func EnableRxTimestamps(rc syscall.RawConn) error {
-	err := control(rc, func(fd int) error { return unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) })
+// EnableRxStamps asks the kernel to stamp each datagram the socket
+// receives with the time it arrived (SO_TIMESTAMPNS, CLOCK_REALTIME, ns),
+// so a reader scheduled late still knows when each packet came, and with
+// the count of datagrams the socket itself dropped so far (SO_RXQ_OVFL),
+// so losses of this host are not taken for losses of the network. Both
+// are what a packet train's reading needs.
+func EnableRxStamps(rc syscall.RawConn) error {
+	err := control(rc, func(fd int) error {
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
+			return fmt.Errorf("SO_TIMESTAMPNS: %w", err)
+		}
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RXQ_OVFL, 1); err != nil {
+			return fmt.Errorf("SO_RXQ_OVFL: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
-		return fmt.Errorf("receive timestamps (SO_TIMESTAMPNS): %w", err)
+		return fmt.Errorf("receive stamps: %w", err)
 	}
 	return nil
 }
 
-// RxTimestampSpace is the control-message space one receive stamp needs
-// (the oob buffer of ReadMsgUDP).
-var RxTimestampSpace = unix.CmsgSpace(16)
+// RxStampSpace is the control-message space a datagram's stamp and drop
+// count need (the oob buffer of ReadMsgUDP).
+var RxStampSpace = unix.CmsgSpace(16) + unix.CmsgSpace(4)
 
-// RxTimestamp returns the kernel's receive time from a datagram's control
-// messages; ok is false when there is none.
-func RxTimestamp(oob []byte) (t time.Time, ok bool) {
+// RxStamp is what the kernel said of one received datagram.
+type RxStamp struct {
+	At      time.Time // when it arrived (Stamped)
+	Stamped bool
+	Drops   uint32 // datagrams this socket dropped for want of buffer so far (Counted; sent only once there is one)
+	Counted bool
+}
+
+// ParseRxStamp reads a datagram's control messages.
+func ParseRxStamp(oob []byte) RxStamp {
+	var r RxStamp
 	msgs, err := unix.ParseSocketControlMessage(oob)
 	if err != nil {
-		return time.Time{}, false
+		return r
 	}
 	for _, m := range msgs {
-		if m.Header.Level == unix.SOL_SOCKET && m.Header.Type == unix.SO_TIMESTAMPNS && len(m.Data) >= 16 {
+		if m.Header.Level != unix.SOL_SOCKET {
+			continue
+		}
+		switch {
+		case m.Header.Type == unix.SO_TIMESTAMPNS && len(m.Data) >= 16:
 			// struct timespec on 64-bit Linux: two native int64s.
 			sec := int64(binary.NativeEndian.Uint64(m.Data[0:8]))
 			nsec := int64(binary.NativeEndian.Uint64(m.Data[8:16]))
-			return time.Unix(sec, nsec), true
+			r.At, r.Stamped = time.Unix(sec, nsec), true
+		case m.Header.Type == unix.SO_RXQ_OVFL && len(m.Data) >= 4:
+			r.Drops, r.Counted = binary.NativeEndian.Uint32(m.Data[0:4]), true
 		}
 	}
-	return time.Time{}, false
+	return r
 }

@@ -1,12 +1,20 @@
 package wire
 
-import "time"
+import (
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/train"
+)
 
 // Test kinds.
 const (
 	KindTCP = "tcp"
 	KindUDP = "udp"
 	KindRTT = "rtt"
+	// KindTrain is one back-to-back UDP packet train (TrainPackets
+	// datagrams of Size bytes, sent by the client, or by the responder
+	// with Reverse); the receiver reads it (package train).
+	KindTrain = "train"
 )
 
 // Request is the test a client asks for. Durations are nanoseconds in JSON
@@ -37,6 +45,12 @@ type Request struct {
 	ProbeSize int  `json:"probe_size,omitempty"`
 	UDPPorts  int  `json:"udp_ports,omitempty"`
 	MTU       bool `json:"mtu,omitempty"`
+	// A train (KindTrain): TrainPackets datagrams of Size bytes, back to
+	// back. OverheadBytes is what the receiver's rates count per datagram
+	// beyond its UDP payload (IP and UDP headers, link framing), so they
+	// compare with a layer-2 rate.
+	TrainPackets  int `json:"train_packets,omitempty"`
+	OverheadBytes int `json:"overhead_bytes,omitempty"`
 }
 
 // MaxMTUReply bounds an echo reply in a session that asked for MTU: the
@@ -129,6 +143,7 @@ type Interval struct {
 type Result struct {
 	Streams []StreamSample `json:"streams,omitempty"`
 	UDP     *UDPStats      `json:"udp,omitempty"`
+	Train   *TrainResult   `json:"train,omitempty"` // a train the responder received or sent
 	Series  *Series        `json:"series,omitempty"`
 	Partial bool           `json:"partial,omitempty"`
 	Reason  string         `json:"reason,omitempty"`
@@ -150,4 +165,16 @@ type Series struct {
 type RTTPoint struct {
 	Ns int64 `json:"t_ns"`
 	Us int64 `json:"rtt_us"`
+}
+
+// TrainResult is the responder's side of a train: its reading of a train
+// it received (receive times stamped by its kernel), or what it sent.
+type TrainResult struct {
+	Reading *train.Reading `json:"reading,omitempty"` // the client sent: the responder's reading
+	Sent    int            `json:"sent"`              // datagrams the responder sent (Reverse)
+	// LocalDrops is how many datagrams the receiving socket itself
+	// dropped during the train (SO_RXQ_OVFL): losses of the host, not of
+	// the network. A reading with local drops is not a reading of the path.
+	LocalDrops uint32 `json:"local_drops"`
+	Stamps     string `json:"stamps"` // "kernel" or "user": where receive times came from
 }
