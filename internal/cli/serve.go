@@ -28,6 +28,7 @@ var publicPreset = [][2]string{
 	{"max-rate", "1G"},                // in total, over all sessions
 	{"max-write-size", "1MiB"},        // per write call, per stream
 	{"max-probe-rate", "100"},         // echo replies per second of a test
+	{"max-train-bytes", "4MiB"},       // one packet train (a burst at the sender's full rate)
 	{"allow-dscp", "0,8,10,18,26,34"}, // best effort, CS1, AF11, AF21, AF31, AF41
 }
 
@@ -145,6 +146,7 @@ type serveFlags struct {
 	maxRate         int64
 	maxWindow       int64
 	maxWrite        int64
+	maxTrain        int64
 	fingerprint     string // of the TLS certificate, for the banner
 }
 
@@ -163,6 +165,7 @@ func (f *serveFlags) add(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.cfg.ForceSendBuffer, "force-sndbuf", false, "size send buffers with SO_SNDBUFFORCE, past net.core.wmem_max (root; pins kernel memory)")
 	sizeVar(fs, &f.maxWrite, "max-write-size", "", serve.DefaultMaxWriteSize, "largest write_size a request may ask for")
 	fs.IntVar(&f.cfg.MaxProbeRate, "max-probe-rate", serve.DefaultMaxProbeRate, "most UDP echo replies per second of a test's duration")
+	sizeVar(fs, &f.maxTrain, "max-train-bytes", "", serve.DefaultMaxTrainBytes, "largest packet train a request may send or ask for (a burst at full rate: rfc6349's shaping step)")
 	fs.StringVar(&f.allowCC, "allow-cc", "", "congestion controls a request may name, comma-separated, or 'available' (loaded ones only); default: tcp_allowed_congestion_control and the default")
 	fs.StringVar(&f.allowDSCP, "allow-dscp", "0-47", "DSCP values a request may name: values and ranges, comma-separated")
 	fs.StringVar(&f.secretFile, "secret-file", "", "file whose first line is the shared secret (16+ random bytes: head -c 32 /dev/urandom | base64 > key)")

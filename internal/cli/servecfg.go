@@ -37,7 +37,11 @@ func (f *serveFlags) limits(cfg *serve.Config) error {
 	if cfg.MaxConns < 0 || cfg.MaxConnsPerAddr < 0 || cfg.MaxProbeRate < 1 {
 		return usagef("--max-conns and --max-conns-per-addr must not be negative, --max-probe-rate at least 1")
 	}
+	if f.maxTrain < 0 || f.maxTrain > 1<<30 {
+		return usagef("--max-train-bytes must be 0 (the default %d) to 1 GiB", serve.DefaultMaxTrainBytes)
+	}
 	cfg.MaxRateBps, cfg.MaxWindow, cfg.MaxWriteSize = f.maxRate, int(f.maxWindow), int(f.maxWrite)
+	cfg.MaxTrainBytes = int(f.maxTrain)
 	if f.allowCC != "" {
 		cfg.AllowCC = serve.LoadedCC(strings.Split(f.allowCC, ","))
 		if len(cfg.AllowCC) == 0 {

@@ -3,6 +3,9 @@ package flow
 import (
 	"context"
 	"errors"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -101,4 +104,35 @@ func (r *TrainRecorder) Reading() train.Reading {
 		t[i] = train.Packet{Bytes: r.bytes, Got: r.got[i], SentAt: time.Duration(r.sentNs[i]), RecvAt: time.Duration(r.recvNs[i])}
 	}
 	return train.Read(t)
+}
+
+// UDPErrors reads this network namespace's UDP receive- and send-buffer
+// error counters (/proc/net/snmp: RcvbufErrors, SndbufErrors): datagrams a
+// socket of this host dropped for want of room. Zeros when unreadable.
+func UDPErrors() (rcvbuf, sndbuf uint64) {
+	b, err := os.ReadFile("/proc/net/snmp")
+	if err != nil {
+		return 0, 0
+	}
+	var names []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || f[0] != "Udp:" {
+			continue
+		}
+		if names == nil {
+			names = f
+			continue
+		}
+		for i := 1; i < len(f) && i < len(names); i++ {
+			v, _ := strconv.ParseUint(f[i], 10, 64)
+			switch names[i] {
+			case "RcvbufErrors":
+				rcvbuf = v
+			case "SndbufErrors":
+				sndbuf = v
+			}
+		}
+	}
+	return rcvbuf, sndbuf
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/stats"
+	"github.com/fullpipe/fullpipe/internal/train"
 )
 
 // Schema is the version of the JSON encoding. Bump it on any change that
@@ -262,4 +263,22 @@ func Efficiency(sent, retrans uint64) float64 {
 		return 0
 	}
 	return float64(sent-min(retrans, sent)) / float64(sent) * 100
+}
+
+// Train is one back-to-back UDP packet train and its receiver's reading
+// (package train): the receiver is the responder for up, this host for
+// down.
+type Train struct {
+	Meta
+	Direction     string        `json:"direction"`
+	Packets       int           `json:"packets"`
+	SizeBytes     int           `json:"size_bytes"`     // UDP payload per datagram
+	OverheadBytes int           `json:"overhead_bytes"` // counted per datagram beyond the payload
+	Reading       train.Reading `json:"reading"`
+	// LocalDrops counts datagrams a socket of either host dropped for want
+	// of room during the train (the receiver's SO_RXQ_OVFL, the sender's
+	// UDP SndbufErrors): when not 0 the losses are partly the hosts', not
+	// the path's, and the reading is not used.
+	LocalDrops uint32 `json:"local_drops"`
+	Stamps     string `json:"stamps"` // receive times from the "kernel" or the "user" reader
 }

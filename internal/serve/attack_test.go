@@ -354,7 +354,7 @@ func TestSeqTrackingSizedFromRequest(t *testing.T) {
 	wire.PutUDP(buf, wire.UDPHeader{Type: wire.UDPData, Cookie: ss.cookie, Seq: 1<<28 - 1})
 	from := netip.MustParseAddrPort("127.0.0.1:40000")
 	before := heapAllocs()
-	s.handlePacket(buf, 1000, from, 1)
+	s.handlePacket(buf, 1000, from, rxInfo{mono: 1})
 	if got := heapAllocs() - before; got > 64<<10 {
 		t.Errorf("one datagram allocated %d bytes", got)
 	}

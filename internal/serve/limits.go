@@ -209,6 +209,8 @@ func (s *Server) checkLimits(req wire.Request) error {
 		return fmt.Errorf("congestion control %q is not allowed on this responder; it allows %s (--allow-cc)", req.CC, strings.Join(c.AllowCC, ", "))
 	case req.DSCP != 0 && !slices.Contains(c.AllowDSCP, req.DSCP):
 		return fmt.Errorf("dscp %d is not allowed on this responder (--allow-dscp; the default 0-47 leaves out the network-control classes CS6 and CS7)", req.DSCP)
+	case req.Kind == wire.KindTrain && satMul(int64(req.TrainPackets), int64(req.Size)) > int64(c.MaxTrainBytes):
+		return fmt.Errorf("a train of %d × %d bytes exceeds the responder's limit of %d bytes per train (--max-train-bytes)", req.TrainPackets, req.Size, c.MaxTrainBytes)
 	case req.UDPPorts > maxUDPPorts:
 		return fmt.Errorf("udp_ports %d exceeds the responder's limit of %d", req.UDPPorts, maxUDPPorts)
 	}

@@ -128,7 +128,7 @@ func (ss *session) streamFailure() string {
 }
 
 func (ss *session) hasWorkers() bool {
-	return ss.req.Kind == wire.KindTCP || (ss.req.Kind == wire.KindUDP && ss.req.Reverse)
+	return ss.req.Kind == wire.KindTCP || (ss.req.Reverse && (ss.req.Kind == wire.KindUDP || ss.req.Kind == wire.KindTrain))
 }
 
 // startWorkers starts one goroutine per stream (and the UDP sender); each
@@ -181,6 +181,14 @@ func (ss *session) startWorkers(ctx context.Context) *sync.WaitGroup {
 			flow.SendUDP(ctx, flow.AddrWriter(ss.srv.udp, peer), clk, spec, &ss.udpTx)
 		}()
 	}
+	if req.Kind == wire.KindTrain && req.Reverse {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer ss.srv.survive("train sender", ss.peerIP.String())
+			ss.sendTrain(ctx)
+		}()
+	}
 	streamsDone := make(chan struct{})
 	go func() { wg.Wait(); sendCancel(); close(streamsDone) }()
 	if len(senders) > 0 {
@@ -204,6 +212,7 @@ func (ss *session) result() wire.Result {
 	var r wire.Result
 	r.Streams, r.UDP = ss.figures()
 	r.Series = ss.series(true)
+	r.Train = ss.trainResult()
 	return r
 }
 

@@ -46,6 +46,7 @@ type Config struct {
 	ForceSendBuffer    bool     // size send buffers with SO_SNDBUFFORCE (past net.core.wmem_max)
 	MaxWriteSize       int      // bytes per write call; default 16 MiB
 	MaxProbeRate       int      // echo replies per second of a test's duration; default 1000
+	MaxTrainBytes      int      // bytes of one packet train; default DefaultMaxTrainBytes
 	AllowCC            []string // congestion controls a request may name; default AllowedCC()
 	AllowDSCP          []int    // DSCP values a request may name; default DefaultDSCP() (0-47)
 }
@@ -116,6 +117,9 @@ func (c *Config) fillLimits() {
 	if c.MaxProbeRate <= 0 {
 		c.MaxProbeRate = DefaultMaxProbeRate
 	}
+	if c.MaxTrainBytes <= 0 {
+		c.MaxTrainBytes = DefaultMaxTrainBytes
+	}
 	if c.AllowCC == nil {
 		c.AllowCC = AllowedCC()
 	} else {
@@ -180,6 +184,13 @@ func Listen(cfg Config) (*Server, error) {
 	if rc, err := uc.(*net.UDPConn).SyscallConn(); err == nil {
 		_ = sockopt.SetDontFragment(rc, false)
 		_ = sockopt.SetDontFragment(rc, true)
+		// Every UDP test and train shares this socket: a receive buffer
+		// that holds a burst while the reader is scheduled out (forced
+		// past net.core.rmem_max as root), and the kernel's arrival stamps
+		// and drop count for trains. Best effort: a smaller buffer or no
+		// stamps still serve, and a train's result says so.
+		_, _ = sockopt.SetRecvBuffer(rc, udpRecvBuffer)
+		_ = sockopt.EnableRxStamps(rc)
 	}
 	s := newServer(cfg)
 	s.tcp, s.udp = ln.(*net.TCPListener), uc.(*net.UDPConn)

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/flow"
@@ -53,6 +54,9 @@ type session struct {
 	attached chan struct{} // a data connection or UDP peer arrived (cap 1)
 	udpRx    *flow.UDPReceiver
 	udpTx    flow.UDPSender
+
+	train     *trainState  // a train session (KindTrain); set before the session is registered
+	trainSent atomic.Int64 // datagrams of a reverse train sent
 }
 
 // stream is one data connection of a session.
@@ -246,6 +250,12 @@ func (s *Server) newSession(req wire.Request, peer netip.Addr, log *slog.Logger)
 	if req.Kind == wire.KindUDP && !req.Reverse {
 		ss.udpRx = flow.NewUDPReceiverFor(expectedPackets(req))
 	}
+	if req.Kind == wire.KindTrain {
+		ss.train = &trainState{}
+		if !req.Reverse {
+			ss.train.rx = flow.NewTrainRecorder(req.TrainPackets, req.Size, req.OverheadBytes)
+		}
+	}
 	return ss
 }
 
@@ -308,6 +318,10 @@ func (s *Server) validate(req wire.Request) error {
 		if req.Duration <= 0 {
 			return errors.New("an RTT test needs a duration")
 		}
+	case wire.KindTrain:
+		if err := validateTrain(req); err != nil {
+			return err
+		}
 	default:
 		return fmt.Errorf("unknown test kind %q", req.Kind)
 	}
@@ -333,8 +347,8 @@ func (ss *session) waitReady(ctx context.Context) *wire.Error {
 	defer t.Stop()
 	for {
 		ss.mu.Lock()
-		ready := len(ss.streams) == ss.expectedStreams() &&
-			(!(ss.req.Kind == wire.KindUDP && ss.req.Reverse) || ss.udpPeer.IsValid())
+		udpOut := ss.req.Reverse && (ss.req.Kind == wire.KindUDP || ss.req.Kind == wire.KindTrain)
+		ready := len(ss.streams) == ss.expectedStreams() && (!udpOut || ss.udpPeer.IsValid())
 		aerr := ss.attachErr
 		if ready && aerr == nil {
 			ss.clock = flow.NewClock()

@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/sockopt"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
@@ -18,31 +19,39 @@ import (
 // room for an MTU reply (≤ wire.MaxMTUReply) built in place.
 const udpBufLen = 65536
 
+// udpRecvBuffer is the UDP socket's receive buffer: 4 ms of 10 Gbit/s, or
+// a 16 MB train's backlog at the rate its reader drains it.
+const udpRecvBuffer = 16 << 20
+
 // routineUDP reads the UDP socket and answers through handlePacket. It
 // ends when the socket is closed; a panic in one datagram's handling is
 // logged and the loop goes on.
 func (s *Server) routineUDP(ctx context.Context) {
 	defer s.wg.Done()
-	buf := make([]byte, udpBufLen)
+	buf, oob := make([]byte, udpBufLen), make([]byte, sockopt.RxStampSpace)
 	for {
-		n, from, err := s.udp.ReadFromUDPAddrPort(buf)
-		recvNs := time.Since(s.born).Nanoseconds()
+		n, oobn, _, from, err := s.udp.ReadMsgUDPAddrPort(buf, oob)
+		rx := rxInfo{mono: time.Since(s.born).Nanoseconds()}
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
 				return
 			}
 			continue
 		}
-		if reply := s.safePacket(buf, n, from, recvNs); reply != nil {
+		if st := sockopt.ParseRxStamp(oob[:oobn]); st.Stamped {
+			rx.kernel = st.At.UnixNano()
+			rx.drops, rx.counted = st.Drops, st.Counted
+		}
+		if reply := s.safePacket(buf, n, from, rx); reply != nil {
 			_, _ = s.udp.WriteToUDPAddrPort(reply, from)
 		}
 	}
 }
 
 // safePacket is handlePacket with a panic turned into a log line.
-func (s *Server) safePacket(buf []byte, n int, from netip.AddrPort, recvNs int64) (reply []byte) {
+func (s *Server) safePacket(buf []byte, n int, from netip.AddrPort, rx rxInfo) (reply []byte) {
 	defer s.survive("udp packet", from.String())
-	return s.handlePacket(buf, n, from, recvNs)
+	return s.handlePacket(buf, n, from, rx)
 }
 
 // handlePacket handles the datagram buf[:n] received from from at recvNs
@@ -52,7 +61,7 @@ func (s *Server) safePacket(buf []byte, n int, from netip.AddrPort, recvNs int64
 // one of the source ports it registered (the first UDPPorts seen); a reply
 // is never larger than the datagram, except an MTU session's sized echo
 // (≤ wire.MaxMTUReply), and each is charged to the session's echo budget.
-func (s *Server) handlePacket(buf []byte, n int, from netip.AddrPort, recvNs int64) []byte {
+func (s *Server) handlePacket(buf []byte, n int, from netip.AddrPort, rx rxInfo) []byte {
 	h, err := wire.ParseUDP(buf[:n])
 	if err != nil {
 		return nil
@@ -74,11 +83,15 @@ func (s *Server) handlePacket(buf []byte, n int, from netip.AddrPort, recvNs int
 		clear(out[min(n, reply):]) // padding, not a previous datagram's bytes
 		out[4] = wire.UDPEchoReply
 		if h.EchoMode == wire.EchoStamped {
-			wire.PutEchoStamp(out, recvNs)
+			wire.PutEchoStamp(out, rx.mono)
 		}
 		return out
 	case wire.UDPData:
-		ss.udpData(h, n)
+		if ss.train != nil {
+			ss.trainData(h, rx)
+		} else {
+			ss.udpData(h, n)
+		}
 	}
 	return nil
 }

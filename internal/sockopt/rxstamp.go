@@ -66,3 +66,20 @@ func ParseRxStamp(oob []byte) RxStamp {
 	}
 	return r
 }
+
+// SetRecvErr makes a UDP socket report errors of its own sends (IP_RECVERR,
+// IPV6_RECVERR): without it Linux drops a datagram the device queue has no
+// room for and reports success, so a train's sender would take its own
+// drop for the network's.
+func SetRecvErr(rc syscall.RawConn, v6 bool) error {
+	err := control(rc, func(fd int) error {
+		if v6 {
+			return unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_RECVERR, 1)
+		}
+		return unix.SetsockoptInt(fd, unix.IPPROTO_IP, unix.IP_RECVERR, 1)
+	})
+	if err != nil {
+		return fmt.Errorf("IP_RECVERR: %w", err)
+	}
+	return nil
+}

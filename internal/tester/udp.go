@@ -88,16 +88,21 @@ type udpRun struct {
 // answers the address it sees) every 50 ms until the returned stop is
 // called.
 func (u *udpRun) helloUntilStarted(ctx context.Context) (stop func()) {
+	return sendHellos(ctx, u.uc, u.s.accept.Cookie)
+}
+
+// sendHellos sends a UDP hello on uc every 50 ms until stop is called.
+func sendHellos(ctx context.Context, uc *net.UDPConn, cookie wire.Cookie) (stop func()) {
 	hctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		buf := make([]byte, wire.UDPHeaderLen)
-		wire.PutUDP(buf, wire.UDPHeader{Type: wire.UDPHello, Cookie: u.s.accept.Cookie})
+		wire.PutUDP(buf, wire.UDPHeader{Type: wire.UDPHello, Cookie: cookie})
 		t := time.NewTicker(50 * time.Millisecond)
 		defer t.Stop()
 		for {
-			_, _ = u.uc.Write(buf)
+			_, _ = uc.Write(buf)
 			select {
 			case <-hctx.Done():
 				return

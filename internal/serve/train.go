@@ -1,0 +1,126 @@
+package serve
+
+// Packet trains (wire.KindTrain): the client sends a train and the
+// responder reads it from its kernel's receive stamps, or the responder
+// sends one (Reverse) back to back to the client's registered UDP port.
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/fullpipe/fullpipe/internal/flow"
+	"github.com/fullpipe/fullpipe/internal/wire"
+)
+
+// maxTrainPackets bounds a train's datagrams (the receiver keeps 17 bytes
+// for each).
+const maxTrainPackets = 1 << 18
+
+// DefaultMaxTrainBytes bounds one train's bytes (--max-train-bytes): a
+// train is a burst at the sender's full rate, so a responder on a public
+// address wants it smaller (--public).
+const DefaultMaxTrainBytes = 32 << 20
+
+// rxInfo is what is known of a datagram's arrival: the responder's
+// monotonic receive time (ns since it started: echo stamps), and the
+// kernel's stamp and its socket's drop count when the socket gives them.
+type rxInfo struct {
+	mono    int64
+	kernel  int64 // Unix ns; 0 = none
+	drops   uint32
+	counted bool
+}
+
+// trainState is a train session's receive side (mu guards it).
+type trainState struct {
+	rx *flow.TrainRecorder
+
+	mu           sync.Mutex
+	seen         bool
+	drops0       uint32 // the socket's drop count at the first datagram
+	drops1       uint32 // and at the latest
+	userStamps   bool   // some receive times were the reader's, not the kernel's
+	sndbufErrors uint64 // the namespace's UDP send-buffer errors before sending
+}
+
+func validateTrain(req wire.Request) error {
+	switch {
+	case req.TrainPackets < 2 || req.TrainPackets > maxTrainPackets:
+		return fmt.Errorf("a train has 2 to %d packets, got %d", maxTrainPackets, req.TrainPackets)
+	case req.Size < wire.UDPHeaderLen || req.Size > 65507:
+		return fmt.Errorf("train packets carry %d to 65507 bytes of UDP payload, got %d", wire.UDPHeaderLen, req.Size)
+	case req.OverheadBytes < 0 || req.OverheadBytes > 256:
+		return fmt.Errorf("overhead_bytes must be 0 to 256, got %d", req.OverheadBytes)
+	case req.Duration <= 0:
+		return fmt.Errorf("a train needs a duration (how long the session may last)")
+	}
+	return nil
+}
+
+// trainData records one datagram of the train the client sends.
+func (ss *session) trainData(h wire.UDPHeader, rx rxInfo) {
+	ss.mu.Lock()
+	started, tr := ss.started, ss.train
+	ss.mu.Unlock()
+	if !started || tr == nil || tr.rx == nil {
+		return
+	}
+	ns := rx.kernel
+	tr.mu.Lock()
+	if ns == 0 {
+		ns, tr.userStamps = rx.mono, true
+	}
+	d := uint32(0)
+	if rx.counted {
+		d = rx.drops
+	}
+	if !tr.seen {
+		tr.seen, tr.drops0 = true, d
+	}
+	tr.drops1 = d
+	tr.mu.Unlock()
+	tr.rx.Add(h, ns)
+}
+
+// sendTrain is the worker of a reverse train: the train, back to back,
+// to the client's registered port. Datagrams the local stack dropped for
+// want of room are counted in the result (the namespace's UDP
+// SndbufErrors: the shared socket reports no ENOBUFS without IP_RECVERR).
+func (ss *session) sendTrain(ctx context.Context) {
+	ss.mu.Lock()
+	peer, clk := ss.udpPeer, ss.clock
+	ss.mu.Unlock()
+	_, before := flow.UDPErrors()
+	n, err := flow.SendTrain(ctx, flow.AddrWriter(ss.srv.udp, peer), clk, ss.cookie, ss.req.TrainPackets, ss.req.Size)
+	_, after := flow.UDPErrors()
+	ss.train.mu.Lock()
+	ss.train.sndbufErrors = after - before
+	ss.train.mu.Unlock()
+	ss.trainSent.Store(int64(n))
+	if err != nil {
+		ss.streamFailed(fmt.Errorf("train: %w", err))
+	}
+}
+
+// trainResult is the responder's side of a train for the result frame.
+func (ss *session) trainResult() *wire.TrainResult {
+	tr := ss.train
+	if tr == nil {
+		return nil
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	out := &wire.TrainResult{Sent: int(ss.trainSent.Load()), Stamps: "kernel"}
+	if tr.rx != nil {
+		r := tr.rx.Reading()
+		out.Reading = &r
+		out.LocalDrops = tr.drops1 - tr.drops0
+		if tr.userStamps {
+			out.Stamps = "user"
+		}
+	} else {
+		out.LocalDrops = uint32(min(tr.sndbufErrors, 1<<32-1))
+	}
+	return out
+}

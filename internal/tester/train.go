@@ -1,0 +1,174 @@
+package tester
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"syscall"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/flow"
+	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/sockopt"
+	"github.com/fullpipe/fullpipe/internal/wire"
+)
+
+// TrainConfig is one back-to-back UDP packet train (package train).
+type TrainConfig struct {
+	Packets  int  `json:"packets"`
+	Size     int  `json:"size_bytes"`     // UDP payload per datagram
+	Overhead int  `json:"overhead_bytes"` // counted beyond the payload: IP and UDP headers, link framing
+	Reverse  bool `json:"reverse"`        // the responder sends
+	// Drain is how long the receiver waits for more after the last
+	// datagram it got (a queue's drain, a path's delay); default 500 ms.
+	Drain time.Duration `json:"drain_ns"`
+}
+
+// trainRecvBuffer is the down receiver's socket buffer: the whole of a
+// long train may arrive while the reader is scheduled out.
+const trainRecvBuffer = 32 << 20
+
+// RunTrain sends one train (or, Reverse, has the responder send it) and
+// returns its receiver's reading: the responder's for up, from its
+// kernel's receive stamps; this host's for down.
+func RunTrain(ctx context.Context, t Target, cfg TrainConfig) (*result.Train, error) {
+	if cfg.Drain <= 0 {
+		cfg.Drain = 500 * time.Millisecond
+	}
+	// The session lasts the train at 10 Mbit/s at the least, plus the
+	// drain and the handshake's slack.
+	span := time.Duration(float64(cfg.Packets*(cfg.Size+cfg.Overhead)) * 8 / 10e6 * 1e9)
+	req := wire.Request{Kind: wire.KindTrain, TrainPackets: cfg.Packets, Size: cfg.Size, OverheadBytes: cfg.Overhead, Reverse: cfg.Reverse,
+		Duration: span + cfg.Drain + 3*time.Second, Interval: time.Second}
+	s, err := open(ctx, t, req)
+	if err != nil {
+		return nil, err
+	}
+	defer s.ctrl.Close()
+	uc, err := dialUDP(s)
+	if err != nil {
+		return nil, err
+	}
+	defer uc.Close()
+	rc, err := uc.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	res := &result.Train{Meta: meta(s, "train", cfg), Direction: result.Up, Packets: cfg.Packets, SizeBytes: cfg.Size, OverheadBytes: cfg.Overhead}
+	if cfg.Reverse {
+		res.Direction = result.Down
+		err = receiveTrain(ctx, s, uc, rc, cfg, res)
+	} else {
+		err = sendTrain(ctx, s, uc, rc, cfg, res)
+	}
+	return res, err
+}
+
+// sendTrain sends the train up and takes the responder's reading.
+func sendTrain(ctx context.Context, s *session, uc *net.UDPConn, rc syscall.RawConn, cfg TrainConfig, res *result.Train) error {
+	_ = sockopt.SetRecvErr(rc, s.remote.IP.To4() == nil)
+	if err := s.startTest(ctx); err != nil {
+		return fmt.Errorf("start: %w", err)
+	}
+	_, before := flow.UDPErrors()
+	if _, err := flow.SendTrain(ctx, flow.ConnWriter(uc), flow.NewClock(), s.accept.Cookie, cfg.Packets, cfg.Size); err != nil {
+		return fmt.Errorf("sending the train: %w", err)
+	}
+	_, after := flow.UDPErrors()
+	if !sleepCtx(ctx, cfg.Drain) {
+		return ctx.Err()
+	}
+	msgs := make(chan serverMsg, 4)
+	go s.readLoop(msgs)
+	r := s.stopAndWait("done", msgs)
+	if r == nil || r.Train == nil || r.Train.Reading == nil {
+		return errors.New("the responder sent no reading of the train")
+	}
+	res.Reading, res.Stamps = *r.Train.Reading, r.Train.Stamps
+	res.LocalDrops = r.Train.LocalDrops + uint32(min(after-before, 1<<31))
+	return nil
+}
+
+// receiveTrain has the responder send the train and reads it here, from
+// this kernel's receive stamps.
+func receiveTrain(ctx context.Context, s *session, uc *net.UDPConn, rc syscall.RawConn, cfg TrainConfig, res *result.Train) error {
+	if _, err := sockopt.SetRecvBuffer(rc, trainRecvBuffer); err != nil {
+		return fmt.Errorf("receive buffer for the train: %w", err)
+	}
+	if err := sockopt.EnableRxStamps(rc); err != nil {
+		return err
+	}
+	stopHello := sendHellos(ctx, uc, s.accept.Cookie)
+	err := s.startTest(ctx)
+	stopHello()
+	if err != nil {
+		return fmt.Errorf("start: %w", err)
+	}
+	msgs := make(chan serverMsg, 4)
+	go s.readLoop(msgs)
+	rec := flow.NewTrainRecorder(cfg.Packets, cfg.Size, cfg.Overhead)
+	drops, stamps := readTrain(ctx, uc, s.accept.Cookie, rec, cfg)
+	r := s.stopAndWait("done", msgs)
+	res.Reading, res.LocalDrops, res.Stamps = rec.Reading(), drops, stamps
+	if r != nil && r.Train != nil {
+		res.LocalDrops += r.Train.LocalDrops
+	}
+	return ctx.Err()
+}
+
+// readTrain records the train's datagrams until all arrived, or none came
+// for cfg.Drain after the first (3 s before it), or ctx ends. It returns
+// how many this socket dropped meanwhile and where the stamps came from.
+func readTrain(ctx context.Context, uc *net.UDPConn, cookie wire.Cookie, rec *flow.TrainRecorder, cfg TrainConfig) (drops uint32, stamps string) {
+	stop := context.AfterFunc(ctx, func() { _ = uc.SetReadDeadline(time.Unix(1, 0)) })
+	defer stop()
+	buf, oob := make([]byte, 65536), make([]byte, sockopt.RxStampSpace)
+	clk := flow.NewClock()
+	stamps = "kernel"
+	var first, last uint32
+	seen, got := false, 0
+	for got < cfg.Packets && ctx.Err() == nil {
+		wait := 3*time.Second + cfg.Drain
+		if seen {
+			wait = cfg.Drain
+		}
+		_ = uc.SetReadDeadline(time.Now().Add(wait))
+		n, oobn, _, _, err := uc.ReadMsgUDP(buf, oob)
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || isClosed(err) {
+				break
+			}
+			continue // an ICMP error on a connected socket
+		}
+		h, err := wire.ParseUDP(buf[:n])
+		if err != nil || h.Type != wire.UDPData || h.Cookie != cookie || h.Seq >= uint64(cfg.Packets) {
+			continue // not this train's (the sender's warm-up datagram included)
+		}
+		st := sockopt.ParseRxStamp(oob[:oobn])
+		at := st.At.UnixNano()
+		if !st.Stamped {
+			at, stamps = int64(clk.Since()), "user"
+		}
+		if !seen {
+			seen, first = true, st.Drops
+		}
+		last = st.Drops
+		rec.Add(h, at)
+		got++
+	}
+	return last - first, stamps
+}
+
+// sleepCtx waits d or until ctx ends; false when ctx ended.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,52 @@
+package tester
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/serve"
+	"github.com/fullpipe/fullpipe/internal/wire"
+)
+
+// TestTrainBothWays: a train of 300 datagrams of 1000 bytes each way over
+// loopback against a real responder (in this process) arrives whole: the
+// responder reads the up train from its kernel's stamps, this host the
+// down train; nothing dropped locally, and the reading's bytes count the
+// overhead asked for.
+func TestTrainBothWays(t *testing.T) {
+	_, addr := startServer(t, serve.Config{})
+	for _, reverse := range []bool{false, true} {
+		name := map[bool]string{false: "up", true: "down"}[reverse]
+		t.Run(name, func(t *testing.T) {
+			cfg := TrainConfig{Packets: 300, Size: 1000, Overhead: 66, Reverse: reverse, Drain: 200 * time.Millisecond}
+			res, err := RunTrain(testCtx(t, 20*time.Second), Target{Addr: addr}, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := res.Reading
+			t.Logf("%s: %+v, local drops %d, stamps %s", res.Direction, r, res.LocalDrops, res.Stamps)
+			if res.Direction != name || res.Stamps != "kernel" || res.LocalDrops != 0 {
+				t.Errorf("direction %q stamps %q local drops %d; want %q, kernel, 0", res.Direction, res.Stamps, res.LocalDrops, name)
+			}
+			if r.Sent != 300 || r.Got != 300 || r.HeadPackets != 300 || r.Bytes != 300*1066 {
+				t.Errorf("sent %d got %d head %d bytes %d; want 300 whole, %d B", r.Sent, r.Got, r.HeadPackets, r.Bytes, 300*1066)
+			}
+			if r.HeadBps <= 0 || r.SendBps <= 0 {
+				t.Errorf("rates head %.0f send %.0f bit/s, want both measured", r.HeadBps, r.SendBps)
+			}
+		})
+	}
+}
+
+// TestTrainLimit: a train above the responder's --max-train-bytes is
+// refused before anything is sent, with the flag named.
+func TestTrainLimit(t *testing.T) {
+	_, addr := startServer(t, serve.Config{MaxTrainBytes: 100_000})
+	_, err := RunTrain(testCtx(t, 10*time.Second), Target{Addr: addr}, TrainConfig{Packets: 200, Size: 1000})
+	var we *wire.Error
+	if !errors.As(err, &we) || we.Code != wire.CodeLimit || !strings.Contains(we.Message, "--max-train-bytes") {
+		t.Fatalf("got %v, want a limit error naming --max-train-bytes", err)
+	}
+}
