@@ -16,6 +16,7 @@ import (
 	"github.com/fullpipe/fullpipe/internal/rfc6349"
 	"github.com/fullpipe/fullpipe/internal/sweep"
 	"github.com/fullpipe/fullpipe/internal/tester"
+	"github.com/fullpipe/fullpipe/internal/train"
 	"github.com/fullpipe/fullpipe/internal/version"
 )
 
@@ -167,6 +168,11 @@ type ShapingRow struct {
 	TotalBps       float64         `json:"total_bps"`
 	PerConnBps     []float64       `json:"per_connection_bps"`
 	RateSpreadPct  float64         `json:"rate_spread_pct"`
+	// Trains is what back-to-back packet trains showed (decides the
+	// verdict when it names a policer, a queue or a clean path), and
+	// TrainRows each train.
+	Trains    *train.Verdict `json:"trains,omitempty"`
+	TrainRows []TrainRow     `json:"train_rows,omitempty"`
 }
 
 // Verdict is step 6.
@@ -189,7 +195,7 @@ func Run(ctx context.Context, t tester.Target, cfg Config, progress Progress) (*
 		return nil, err
 	}
 	cfg.link = l
-	r := &runner{ctx: ctx, t: t, cfg: cfg, p: progress, runRTT: tester.RunRTT,
+	r := &runner{ctx: ctx, t: t, cfg: cfg, p: progress, runRTT: tester.RunRTT, runTrain: tester.RunTrain,
 		res: &Result{RTT: RTT{UDPMinMs: []float64{}}, Throughput: map[string]*ThroughputRow{}, Shaping: map[string]*ShapingRow{}, Walk: []WalkRow{}, Diagnosis: []rfc6349.Finding{}, Warnings: []string{}}}
 	r.res.Meta = result.Meta{Schema: result.Schema, Tool: "fullpipe", Version: version.Release, Test: "rfc6349",
 		Started: time.Now(), Target: tester.HostPort(t.Addr), Config: cfg,
@@ -217,6 +223,9 @@ type runner struct {
 	// runRTT is the baseline's probe series: tester.RunRTT, or a fake in
 	// tests of the baseline's cross-check.
 	runRTT func(context.Context, tester.Target, tester.RTTConfig, func(uint64, time.Duration)) (*result.RTT, error)
+	// runTrain is step 5's packet train: tester.RunTrain, or a path in
+	// virtual time in tests.
+	runTrain func(context.Context, tester.Target, tester.TrainConfig) (*result.Train, error)
 }
 
 func (r *runner) run() error {
@@ -572,13 +581,17 @@ func (r *runner) stepShaping() error {
 		// Unbounded windows and a loss-based congestion control push past
 		// the CIR: a policer answers with loss, a shaper with queueing
 		// (BBR would keep a shaper's queue short and hide it).
+		tv, rows, err := r.trains(dir)
+		if err != nil {
+			return err
+		}
 		n := r.cfg.ShapingConns
 		res, d, err := r.tcp(dir, n, 0, r.cfg.StepDuration, "cubic")
 		if err != nil {
 			return err
 		}
 		ev := rfc6349.ShapingEvidence{LossPct: 100 - d.EfficiencyPct, BufferDelayPct: r.bufferDelay(d.RTTMeanUs), TotalBps: d.ThroughputBps, CIRBps: float64(r.cfg.CIRBps),
-			RateSpreadPct: -1}
+			RateSpreadPct: -1, Trains: tv, BDPBytes: rfc6349.BDPBytes(r.bb[dir], r.baseline)}
 		if s := res.Series[dir]; s != nil {
 			var rates []float64 // after the first second: slow start is not a sawtooth
 			for _, p := range s.Rate {
@@ -597,7 +610,8 @@ func (r *runner) stepShaping() error {
 		}
 		v, why := rfc6349.ClassifyShaping(ev)
 		row := &ShapingRow{Verdict: v, Detail: why, Connections: n, LossPct: ev.LossPct, BufferDelayPct: ev.BufferDelayPct,
-			Fairness: rfc6349.Fairness(ev.PerConnBps), TotalBps: ev.TotalBps, PerConnBps: ev.PerConnBps, RateSpreadPct: ev.RateSpreadPct}
+			Fairness: rfc6349.Fairness(ev.PerConnBps), TotalBps: ev.TotalBps, PerConnBps: ev.PerConnBps, RateSpreadPct: ev.RateSpreadPct,
+			Trains: tv, TrainRows: rows}
 		r.res.Shaping[dir] = row
 		if r.res.ShapingSum.Verdict == "" || v != rfc6349.None {
 			r.res.ShapingSum = *row
@@ -623,7 +637,7 @@ func (r *runner) judge() {
 			ActualBps: row.ActualBps, EfficiencyPct: row.EfficiencyPct, BufferDelayPct: row.BufferDelayPct, LineLossPct: r.lineLoss[dir],
 			LocalMTU: r.res.MTU.LocalBytes, ICMPSeen: r.res.MTU.ICMPSeen, SndbufLimitedPct: row.SndbufLimPct}
 		if s := r.res.Shaping[dir]; s != nil {
-			e.Shaping, e.ShapingDetail = s.Verdict, s.Detail
+			e.Shaping, e.ShapingDetail, e.Trains = s.Verdict, s.Detail, s.Trains
 		}
 		if dir == "up" {
 			e.MTUUp = r.res.MTU.UpBytes

@@ -1,4 +1,4 @@
-package train
+package train_test
 
 import (
 	"fmt"
@@ -8,33 +8,14 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/link"
+	. "github.com/fullpipe/fullpipe/internal/train"
+	"github.com/fullpipe/fullpipe/internal/train/traintest"
 )
 
-// send runs one train of n packets of size bytes, sent back to back at
-// senderBps, through a fresh chain from mk, in virtual time. Each receive
-// time gets a uniform error in [0, noise) (a receiver's timestamps).
+// send runs one train through a fresh chain from mk (traintest.Send),
+// the packets counting as large as they are.
 func send(mk func() *link.Chain, n, size int, senderBps float64, noise time.Duration, rng *rand.Rand) Train {
-	c := mk()
-	t := make(Train, n)
-	gap := time.Duration(float64(size) * 8 / senderBps * 1e9)
-	got := map[*link.Packet]int{}
-	deliver := func(p *link.Packet) {
-		i := got[p]
-		t[i].Got, t[i].RecvAt = true, p.Time
-		if noise > 0 {
-			t[i].RecvAt += time.Duration(rng.Int64N(int64(noise)))
-		}
-	}
-	for i := range t {
-		at := time.Duration(i) * gap
-		t[i] = Packet{Bytes: size, SentAt: at}
-		c.Advance(at, deliver)
-		p := &link.Packet{Data: make([]byte, size), Class: 1}
-		got[p] = i
-		c.Push(at, p)
-	}
-	c.Advance(time.Duration(n)*gap+time.Hour, deliver)
-	return t
+	return traintest.Send(mk, n, size, size, senderBps, noise, rng)
 }
 
 // probe sends trains of doubling length (the way a runner would) until

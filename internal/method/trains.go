@@ -1,0 +1,99 @@
+package method
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/rfc6349"
+	"github.com/fullpipe/fullpipe/internal/tester"
+	"github.com/fullpipe/fullpipe/internal/train"
+)
+
+// TrainRow is one packet train of step 5, as its receiver read it.
+type TrainRow struct {
+	Packets    int           `json:"packets"`
+	SizeBytes  int           `json:"size_bytes"` // UDP payload; rates count size + the IP, UDP and link overhead
+	Reading    train.Reading `json:"reading"`
+	LocalDrops uint32        `json:"local_drops"` // dropped by a host's own socket: the train is not read
+}
+
+// trainNoise is the timing uncertainty of a train's one-way delays and
+// spans: the receive stamps are the kernel's (µs), the send stamps the
+// sender's reads of its clock between writes, which a busy 2-core host
+// delays by tens of µs.
+const trainNoise = 50 * time.Microsecond
+
+// trains probes dir with back-to-back UDP trains of doubling length
+// until they decide (train.Enough) or reach train.Longest for the path,
+// then reads them (train.Classify). When the first loss came within 8
+// full-size packets (a bucket or queue of a few kB), it sends the series
+// again with packets an eighth of what passed. A train a host's own
+// socket dropped datagrams of is not read, and a warning says so.
+func (r *runner) trains(dir string) (*train.Verdict, []TrainRow, error) {
+	overhead := 28 + r.cfg.link.Overhead // IPv4 and UDP headers, link framing
+	size := r.mtu[dir] - 28
+	rs, rows, err := r.trainSeries(dir, size, overhead)
+	if err != nil {
+		return nil, rows, err
+	}
+	if small := smallestLossyHead(rs); small > 0 && small < 8 && size > train.MinPacket {
+		size = max(train.MinPacket, small*(size+overhead)/8-overhead)
+		var more []TrainRow
+		rs, more, err = r.trainSeries(dir, size, overhead)
+		rows = append(rows, more...)
+		if err != nil {
+			return nil, rows, err
+		}
+	}
+	v := train.Classify(rs, trainNoise)
+	return &v, rows, nil
+}
+
+// trainSeries sends the trains of one packet size, doubling from 16
+// packets.
+func (r *runner) trainSeries(dir string, size, overhead int) ([]train.Reading, []TrainRow, error) {
+	bb := r.bb[dir]
+	bdp := rfc6349.BDPBytes(bb, r.baseline)
+	per := size + overhead
+	sender := 1e9 // until the first train measures it
+	var rs []train.Reading
+	var rows []TrainRow
+	for n := 16; ; n *= 2 {
+		longest := max(2, train.Longest(bb, bdp, sender, per)/per)
+		n = min(n, longest)
+		// Drain: the path's delay twice, a full queue of the train's
+		// bytes at the bottleneck, and 250 ms for a policer's bucket to
+		// fill again before the next train.
+		drain := 2*r.baseline + time.Duration(float64(n*per)*8/bb*1e9) + 250*time.Millisecond
+		res, err := r.runTrain(r.ctx, r.t, tester.TrainConfig{Packets: n, Size: size, Overhead: overhead, Reverse: dir == "down", Drain: drain})
+		if err != nil {
+			return rs, rows, fmt.Errorf("%s: train of %d × %d B: %w", dir, n, size, err)
+		}
+		rows = append(rows, TrainRow{Packets: n, SizeBytes: size, Reading: res.Reading, LocalDrops: res.LocalDrops})
+		r.p("5. shaping vs policing", fmt.Sprintf("%s: train of %d × %d B: %d arrived, first loss after %d, head %.1f Mbit/s, tail %.1f Mbit/s, delay rise %.2f ms",
+			dir, n, size, res.Reading.Got, res.Reading.HeadPackets, res.Reading.HeadBps/1e6, res.Reading.TailBps/1e6, float64(res.Reading.DelayRise)/1e6))
+		if res.LocalDrops > 0 {
+			r.warn(fmt.Sprintf("%s: a train of %d × %d B lost %d datagrams in a host's own socket buffers, not on the path; it is not read (host limit: raise net.core.rmem_max / wmem_max)", dir, n, size, res.LocalDrops))
+		} else {
+			rs = append(rs, res.Reading)
+			if res.Reading.SendBps > 0 {
+				sender = res.Reading.SendBps
+			}
+		}
+		if train.Enough(rs) || n >= longest {
+			return rs, rows, nil
+		}
+	}
+}
+
+// smallestLossyHead is the fewest packets that passed before a loss in
+// any train that lost one (0: none lost).
+func smallestLossyHead(rs []train.Reading) int {
+	least := 0
+	for _, r := range rs {
+		if r.Got < r.Sent && (least == 0 || r.HeadPackets < least) {
+			least = max(r.HeadPackets, 1)
+		}
+	}
+	return least
+}

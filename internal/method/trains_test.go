@@ -1,0 +1,91 @@
+package method
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/link"
+	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/rfc6349"
+	"github.com/fullpipe/fullpipe/internal/tester"
+	"github.com/fullpipe/fullpipe/internal/train"
+	"github.com/fullpipe/fullpipe/internal/train/traintest"
+)
+
+// fakeTrains is step 5's network: each train goes through a fresh chain
+// from mk in virtual time, sent at 1 Gbit/s, its datagrams IP packets of
+// size + 28 bytes, received with 30 µs of stamp noise. It counts trains.
+func fakeTrains(mk func() *link.Chain, calls *int) func(context.Context, tester.Target, tester.TrainConfig) (*result.Train, error) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	return func(_ context.Context, _ tester.Target, c tester.TrainConfig) (*result.Train, error) {
+		*calls++
+		t := traintest.Send(mk, c.Packets, c.Size+28, c.Size+c.Overhead, 1e9, 30*time.Microsecond, rng)
+		return &result.Train{Packets: c.Packets, SizeBytes: c.Size, OverheadBytes: c.Overhead, Reading: train.Read(t), Stamps: "kernel"}, nil
+	}
+}
+
+// TestTrainsStep: step 5's trains on paths with known physics, the way
+// the runner sends them (doubling lengths, smaller packets when the first
+// loss comes within 8, rates counting IP, UDP and Ethernet framing). The
+// issue's misread policer (60 Mbit/s, 30 kB bucket, 20 ms) is named a
+// policer; a 20 kB queue on a 100 Mbit/s, 20 ms path a queue too small
+// for its 250 kB BDP; a 375 kB queue one that holds it; a path with no
+// limit below the sender clean. A policer counts IP bytes, so in the
+// trains' units (each 1500-byte packet counts 1538) its rate and bucket
+// read 1538/1500 higher.
+func TestTrainsStep(t *testing.T) {
+	eth := func(rate int64, q int) link.Stage {
+		return &link.Bottleneck{RateBps: rate, QueueBytes: q, Framing: link.FramingEthernet}
+	}
+	delay := func() link.Stage { return &link.Delay{Delay: 10 * time.Millisecond} }
+	for _, c := range []struct {
+		name   string
+		bb     float64
+		mk     func() *link.Chain
+		kind   train.Kind
+		rate   float64 // in the trains' units
+		limit  float64 // bucket or queue, in the trains' units (0: none)
+		small  bool
+		trains int // most trains sent
+	}{
+		{"policer 60M 30kB", 60e6 * 1538 / 1500, func() *link.Chain { return link.NewChain(nil, link.Policer(60e6, 30_000), delay()) },
+			train.Policer, 60e6 * 1538 / 1500, 30_000 * 1538 / 1500.0, false, 16},
+		{"small queue", 100e6, func() *link.Chain { return link.NewChain(nil, eth(100e6, 20_000), delay()) },
+			train.Queue, 100e6, 20_000 * 1538 / 1500.0, true, 16},
+		{"queue of 1.5 BDP", 100e6, func() *link.Chain { return link.NewChain(nil, eth(100e6, 375_000), delay()) },
+			train.Queue, 100e6, 375_000 * 1538 / 1500.0, false, 16},
+		{"clean", 100e6, func() *link.Chain { return link.NewChain(nil, delay()) }, train.Clean, 0, 0, false, 16},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			calls := 0
+			r := &runner{ctx: context.Background(), runTrain: fakeTrains(c.mk, &calls), res: &Result{Warnings: []string{}},
+				cfg: Config{link: rfc6349.Link{Name: "ethernet", Overhead: 38}}, p: func(string, string) {},
+				bb: map[string]float64{"up": c.bb}, mtu: map[string]int{"up": 1500}, baseline: 20 * time.Millisecond}
+			v, rows, err := r.trains("up")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%d trains (last %d × %d B): %s: rate %s, queue %s, bucket %s: %s", calls, rows[len(rows)-1].Packets, rows[len(rows)-1].SizeBytes, v.Kind, v.RateBps, v.QueueBytes, v.BucketBytes, v.Why)
+			if v.Kind != c.kind || calls > c.trains {
+				t.Fatalf("read as %s after %d trains, want %s within %d", v.Kind, calls, c.kind, c.trains)
+			}
+			est := v.BucketBytes
+			if c.kind == train.Queue {
+				est = v.QueueBytes
+			}
+			if c.rate > 0 && math.Abs(v.RateBps.Value-c.rate) > 0.2*c.rate {
+				t.Errorf("rate %s, want %.0f ± 20 %%", v.RateBps, c.rate)
+			}
+			if c.limit > 0 && math.Abs(est.Value-c.limit) > 0.2*c.limit {
+				t.Errorf("estimate %s, want %.0f ± 20 %%", est, c.limit)
+			}
+			bdp := rfc6349.BDPBytes(c.bb, r.baseline)
+			if c.kind == train.Queue && train.SmallBuffer(est.Value, bdp) != c.small {
+				t.Errorf("small buffer %v, want %v (queue %.0f of BDP %.0f)", !c.small, c.small, est.Value, bdp)
+			}
+		})
+	}
+}
