@@ -70,8 +70,7 @@ func (r *runner) trainSeries(dir string, size, overhead int) ([]train.Reading, [
 			return rs, rows, fmt.Errorf("%s: train of %d × %d B: %w", dir, n, size, err)
 		}
 		rows = append(rows, TrainRow{Packets: n, SizeBytes: size, Reading: res.Reading, LocalDrops: res.LocalDrops})
-		r.p("5. shaping vs policing", fmt.Sprintf("%s: train of %d × %d B: %d arrived, first loss after %d, head %.1f Mbit/s, tail %.1f Mbit/s, delay rise %.2f ms",
-			dir, n, size, res.Reading.Got, res.Reading.HeadPackets, res.Reading.HeadBps/1e6, res.Reading.TailBps/1e6, float64(res.Reading.DelayRise)/1e6))
+		r.p("5. shaping vs policing", trainLine(dir, n, size, res.Reading))
 		if res.LocalDrops > 0 {
 			r.warn(fmt.Sprintf("%s: a train of %d × %d B lost %d datagrams in a host's own socket buffers, not on the path; it is not read (host limit: raise net.core.rmem_max / wmem_max)", dir, n, size, res.LocalDrops))
 		} else {
@@ -96,4 +95,17 @@ func smallestLossyHead(rs []train.Reading) int {
 		}
 	}
 	return least
+}
+
+// trainLine is a train's progress line.
+func trainLine(dir string, n, size int, rd train.Reading) string {
+	head := fmt.Sprintf("at %.1f Mbit/s", rd.HeadBps/1e6)
+	if rd.HeadSpan <= 2*trainNoise {
+		head = "unspaced" // within the stamps' noise: as fast as sent
+	}
+	tail := "no tail"
+	if rd.TailBps > 0 {
+		tail = fmt.Sprintf("tail at %.1f Mbit/s", rd.TailBps/1e6)
+	}
+	return fmt.Sprintf("%s: train of %d × %d B: %d arrived, the first %d %s, %s, delay rise %.2f ms", dir, n, size, rd.Got, rd.HeadPackets, head, tail, float64(rd.DelayRise)/1e6)
 }

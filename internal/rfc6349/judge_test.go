@@ -151,4 +151,17 @@ func TestTrainsDecide(t *testing.T) {
 			}
 		})
 	}
+	// The paced quarter-CIR stream lost 0.27 % on the policed path (its
+	// sender's bursts overflowed the 30 kB bucket): with the trains naming
+	// the policer that is not a lossy line; without them it would be.
+	for _, c := range []struct {
+		trains *train.Verdict
+		loss   bool
+	}{{policer, false}, {nil, true}} {
+		fs := Diagnose(Evidence{BBBps: 60e6, RTT: ms(20), IdealBps: 56e6, ActualBps: 22e6, EfficiencyPct: 98, LineLossPct: 0.27, Trains: c.trains}, DefaultThresholds)
+		named := slices.ContainsFunc(fs, func(f Finding) bool { return f.Cause == "loss" })
+		if named != c.loss {
+			t.Errorf("trains %v: lossy line named %v, want %v (%+v)", c.trains != nil, named, c.loss, fs)
+		}
+	}
 }

@@ -367,9 +367,13 @@ func policerVerdict(v Verdict, rs []Reading, noise time.Duration) Verdict {
 	for _, r := range rs {
 		rise = max(rise, r.DelayRise)
 	}
-	v.Why = fmt.Sprintf("the first %.0f B of each train passed at %.1f Mbit/s with the delay rising at most %.2f ms, then only %.1f Mbit/s got through with losses: a policer at %.1f Mbit/s with a bucket of %.0f B (%.1f ms at that rate)",
-		float64(rs[len(rs)-1].HeadBytes), rs[len(rs)-1].HeadBps/1e6, rise.Seconds()*1e3, cir/1e6, cir/1e6, b, b*8/cir*1e3)
-	_ = noise
+	head := rs[len(rs)-1]
+	pass := fmt.Sprintf("at %.1f Mbit/s", head.HeadBps/1e6)
+	if head.HeadSpan <= 2*noise {
+		pass = fmt.Sprintf("faster than the receive stamps resolve (%.0f B within %v)", float64(head.HeadBytes), head.HeadSpan)
+	}
+	v.Why = fmt.Sprintf("the first %.0f B of each train passed %s with the delay rising at most %.2f ms, then only %.1f Mbit/s got through with losses: a policer at %.1f Mbit/s with a bucket of %.0f B (%.1f ms at that rate)",
+		float64(head.HeadBytes), pass, rise.Seconds()*1e3, cir/1e6, cir/1e6, b, b*8/cir*1e3)
 	return v
 }
 
