@@ -97,17 +97,25 @@ func startChild(t *testing.T, role string, arg any) *child {
 	if c.stdin, err = cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
 	}
-	stdout, err := cmd.StdoutPipe()
+	// Not StdoutPipe: Wait would close it, racing the read of the last
+	// line. The child writes into an OS pipe whose read end is ours:
+	// the scanner sees EOF once the child has exited.
+	pr, pw, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.out = bufio.NewScanner(stdout)
+	cmd.Stdout = pw
+	c.out = bufio.NewScanner(pr)
 	c.out.Buffer(make([]byte, 1<<20), 1<<20)
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	pw.Close()
+	if err != nil {
+		pr.Close()
 		t.Fatal(err)
 	}
 	go func() { c.exit <- cmd.Wait() }()
 	t.Cleanup(func() {
+		defer pr.Close()
 		c.stdin.Close()
 		select {
 		case <-c.exit:
