@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"os"
 	"strings"
@@ -381,5 +382,28 @@ func TestSeqTrackingSizedFromRequest(t *testing.T) {
 	}
 	if st := ss.udpRx.Stats(0); st.Packets != 1 {
 		t.Errorf("datagram not counted: %+v", st)
+	}
+}
+
+// panicConn is a connection whose reads panic.
+type panicConn struct{ net.Conn }
+
+func (panicConn) Read([]byte) (int, error) { panic("injected") }
+
+// TestPanicRecovered: a panic in a connection's handling (here injected
+// in its first read) is logged and counted, its connection slot is
+// released, and the responder goes on.
+func TestPanicRecovered(t *testing.T) {
+	s := socketless(t, Config{})
+	ip := netip.MustParseAddr("127.0.0.1")
+	if !s.conns.acquire(ip) {
+		t.Fatal("no connection slot")
+	}
+	client, server := net.Pipe()
+	defer client.Close()
+	s.wg.Add(1)
+	s.routineConn(context.Background(), panicConn{server}, ip)
+	if st := s.Stats(); st.Panics != 1 || st.Conns != 0 {
+		t.Errorf("after a panicking connection: %+v, want 1 panic and its slot released", st)
 	}
 }
