@@ -338,6 +338,7 @@ func TestAttackLimits(t *testing.T) {
 		{"udp rate", wire.Request{Kind: wire.KindUDP, Reverse: true, RateBps: 9.2e18, Size: 1000, Duration: time.Second, Interval: time.Second}, wire.CodeLimit, "--max-rate"},
 		{"window", tcp(func(r *wire.Request) { r.Window = 64 << 20 }), wire.CodeLimit, "--max-window"},
 		{"write size", tcp(func(r *wire.Request) { r.WriteSize = 1 << 30 }), wire.CodeLimit, "--max-write-size"},
+		{"write buffers", tcp(func(r *wire.Request) { r.WriteSize, r.Streams, r.PacingBps = 8<<20, 32, 1e5 }), wire.CodeLimit, "write buffers per test"},
 		{"cc", tcp(func(r *wire.Request) { r.CC = "cubic" }), wire.CodeLimit, "--allow-cc"},
 		{"cs6", tcp(func(r *wire.Request) { r.DSCP = 48 }), wire.CodeLimit, "--allow-dscp"},
 		{"cs7", tcp(func(r *wire.Request) { r.DSCP = 56 }), wire.CodeLimit, "--allow-dscp"},
