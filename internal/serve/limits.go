@@ -205,7 +205,7 @@ func (s *Server) checkLimits(req wire.Request) error {
 	switch {
 	case req.RateBps > capBps || req.PacingBps > capBps || rate > capBps:
 		return fmt.Errorf("rate %d bit/s exceeds the responder's limit of %d bit/s (%s)", rate, capBps, flag)
-	case req.Window > c.MaxWindow:
+	case (req.Reverse || req.Bidir) && req.Window > c.MaxWindow: // the responder's send buffers
 		return fmt.Errorf("window %d bytes exceeds the responder's limit of %d bytes (--max-window; above net.core.wmem_max it also needs --force-sndbuf)", req.Window, c.MaxWindow)
 	case req.WriteSize > c.MaxWriteSize:
 		return fmt.Errorf("write_size must be 0 (128 KiB) to %d bytes, got %d (responder limit --max-write-size)", c.MaxWriteSize, req.WriteSize)
