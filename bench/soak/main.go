@@ -51,7 +51,8 @@ func run(bin string, d time.Duration, clients int) error {
 	mon.done.Add(1)
 	go mon.run(mctx)
 
-	ctx, cancel := context.WithTimeout(context.Background(), d)
+	end := time.Now().Add(d)
+	ctx, cancel := context.WithDeadline(context.Background(), end)
 	defer cancel()
 	var wg sync.WaitGroup
 	legit := &tally{}
@@ -66,11 +67,14 @@ func run(bin string, d time.Duration, clients int) error {
 	}
 	fmt.Printf("soak: %v, %d clients, responder %s (pid %d), %d fds idle\n", d, clients, addr, r.cmd.Process.Pid, idleFDs)
 	wg.Wait()
-	ended := time.Now()
+	clientsDone := time.Since(end)
 	idle := r.waitIdle(idleFDs, time.Minute)
+	if idle >= 0 {
+		idle += clientsDone // from the end of the run, when the abuse stopped
+	}
 	stopMon()
 	mon.wait()
-	report(legit, abuse, mon, r, idleFDs, idle, ended)
+	report(legit, abuse, mon, r, idleFDs, idle, clientsDone)
 	return nil
 }
 
@@ -212,7 +216,7 @@ func rssKB(pid int) int64 {
 	return 0
 }
 
-func report(legit *tally, abuse *abuseCounts, mon *monitor, r *responder, idleFDs int, idle time.Duration, ended time.Time) {
+func report(legit *tally, abuse *abuseCounts, mon *monitor, r *responder, idleFDs int, idle, clientsDone time.Duration) {
 	fmt.Println("legitimate tests (kind: completed / refused busy-or-limit / failed):")
 	for _, k := range kinds {
 		c := legit.get(k)
@@ -230,15 +234,16 @@ func report(legit *tally, abuse *abuseCounts, mon *monitor, r *responder, idleFD
 		crashes = 1
 	}
 	r.stderr.mu.Lock()
-	fmt.Printf("responder: peak RSS %.1f MB, peak fds %d (idle %d), crashes %d, recovered panics %d, error lines %d\n",
-		float64(mon.peakRSSkB.Load())/1024, mon.peakFDs.Load(), idleFDs, crashes, r.stderr.panics, r.stderr.lines)
+	fmt.Printf("responder: peak RSS %.1f MB, peak fds %d (idle %d), crashes %d, recovered panics %d, error lines %d (besides its banner)\n",
+		float64(mon.peakRSSkB.Load())/1024, mon.peakFDs.Load(), idleFDs, crashes, r.stderr.panics, r.stderr.lines-1)
 	for _, l := range r.stderr.first {
 		fmt.Println("  stderr:", l)
 	}
 	r.stderr.mu.Unlock()
 	if idle >= 0 {
-		fmt.Printf("return to idle: %v after the last client stopped (fds back to %d)\n", idle.Round(10*time.Millisecond), idleFDs)
+		fmt.Printf("return to idle: %v after the end of the run (the abuse stopped; the last legitimate test ended %v after it), fds back to %d\n",
+			idle.Round(10*time.Millisecond), clientsDone.Round(10*time.Millisecond), idleFDs)
 	} else {
-		fmt.Printf("return to idle: not within a minute of %v (fds %d, idle %d)\n", ended.Format(time.TimeOnly), r.fds(), idleFDs)
+		fmt.Printf("return to idle: not within a minute of the last client (fds %d, idle %d)\n", r.fds(), idleFDs)
 	}
 }

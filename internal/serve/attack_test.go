@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"os"
 	"strings"
@@ -316,6 +317,7 @@ func TestAttackLimits(t *testing.T) {
 		{"udp rate", wire.Request{Kind: wire.KindUDP, Reverse: true, RateBps: 9.2e18, Size: 1000, Duration: time.Second, Interval: time.Second}, wire.CodeLimit, "--max-rate"},
 		{"window", tcp(func(r *wire.Request) { r.Window = 64 << 20 }), wire.CodeLimit, "--max-window"},
 		{"write size", tcp(func(r *wire.Request) { r.WriteSize = 1 << 30 }), wire.CodeLimit, "--max-write-size"},
+		{"write buffers", tcp(func(r *wire.Request) { r.WriteSize, r.Streams, r.PacingBps = 8<<20, 32, 1e5 }), wire.CodeLimit, "write buffers per test"},
 		{"cc", tcp(func(r *wire.Request) { r.CC = "cubic" }), wire.CodeLimit, "--allow-cc"},
 		{"cs6", tcp(func(r *wire.Request) { r.DSCP = 48 }), wire.CodeLimit, "--allow-dscp"},
 		{"cs7", tcp(func(r *wire.Request) { r.DSCP = 56 }), wire.CodeLimit, "--allow-dscp"},
@@ -360,5 +362,28 @@ func TestSeqTrackingSizedFromRequest(t *testing.T) {
 	}
 	if st := ss.udpRx.Stats(0); st.Packets != 1 {
 		t.Errorf("datagram not counted: %+v", st)
+	}
+}
+
+// panicConn is a connection whose reads panic.
+type panicConn struct{ net.Conn }
+
+func (panicConn) Read([]byte) (int, error) { panic("injected") }
+
+// TestPanicRecovered: a panic in a connection's handling (here injected
+// in its first read) is logged and counted, its connection slot is
+// released, and the responder goes on.
+func TestPanicRecovered(t *testing.T) {
+	s := socketless(t, Config{})
+	ip := netip.MustParseAddr("127.0.0.1")
+	if !s.conns.acquire(ip) {
+		t.Fatal("no connection slot")
+	}
+	client, server := net.Pipe()
+	defer client.Close()
+	s.wg.Add(1)
+	s.routineConn(context.Background(), panicConn{server}, ip)
+	if st := s.Stats(); st.Panics != 1 || st.Conns != 0 {
+		t.Errorf("after a panicking connection: %+v, want 1 panic and its slot released", st)
 	}
 }

@@ -3,9 +3,11 @@ package serve
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/serve/servetest"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
@@ -318,5 +321,45 @@ func TestFrameCapBeforeAuth(t *testing.T) {
 	}
 	if res.Reason != pad {
 		t.Errorf("a stop past the cap after auth ended the test with %.60q, want its own reason", res.Reason)
+	}
+}
+
+// TestPreambleDeadlineTLS: on a responder with TLS, the 2 s preamble
+// deadline from accept covers the TLS handshake and the preamble inside
+// it: a client that stalls after the handshake's first byte, or after a
+// whole handshake, is closed about 2 s after it connected (not at the
+// 10 s of the handshake steps), and its connection slot is released.
+func TestPreambleDeadlineTLS(t *testing.T) {
+	cert, err := servetest.Cert()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := startServer(t, Config{TLS: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}})
+	stalls := map[string]func(net.Conn) net.Conn{
+		"mid-handshake": func(c net.Conn) net.Conn { _, _ = c.Write([]byte{0x16}); return c },
+		"after handshake": func(c net.Conn) net.Conn {
+			tc := tls.Client(c, &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS13}) // loopback, test only
+			if err := tc.Handshake(); err != nil {
+				t.Fatal(err)
+			}
+			return tc
+		},
+	}
+	for name, stall := range stalls {
+		start := time.Now()
+		c, err := net.DialTimeout("tcp", srv.Addr().String(), 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetDeadline(start.Add(5 * time.Second))
+		_, err = io.Copy(io.Discard, stall(c)) // until the responder closes
+		took := time.Since(start)
+		c.Close()
+		if took < preambleTimeout-200*time.Millisecond || took > preambleTimeout+time.Second {
+			t.Errorf("%s: closed after %v (%v), want about %v", name, took.Round(time.Millisecond), err, preambleTimeout)
+		}
+		if !waitFor(time.Second, func() bool { return srv.Stats().Conns == 0 }) {
+			t.Errorf("%s: %d connections still held", name, srv.Stats().Conns)
+		}
 	}
 }

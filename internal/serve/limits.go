@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/fullpipe/fullpipe/internal/flow"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
@@ -43,6 +44,9 @@ const (
 	maxTrackedSeq = 1 << 24
 	// forcedMaxWindow is the default --max-window with --force-sndbuf.
 	forcedMaxWindow = 64 << 20
+	// maxWriteBuffers bounds a session's send buffers in the responder's
+	// memory: write_size × the streams it sends on.
+	maxWriteBuffers = 64 << 20
 )
 
 // DefaultMaxConns is the default global connection cap: the process's
@@ -201,10 +205,12 @@ func (s *Server) checkLimits(req wire.Request) error {
 	switch {
 	case req.RateBps > capBps || req.PacingBps > capBps || rate > capBps:
 		return fmt.Errorf("rate %d bit/s exceeds the responder's limit of %d bit/s (%s)", rate, capBps, flag)
-	case req.Window > c.MaxWindow:
+	case (req.Reverse || req.Bidir) && req.Window > c.MaxWindow: // the responder's send buffers
 		return fmt.Errorf("window %d bytes exceeds the responder's limit of %d bytes (--max-window; above net.core.wmem_max it also needs --force-sndbuf)", req.Window, c.MaxWindow)
 	case req.WriteSize > c.MaxWriteSize:
 		return fmt.Errorf("write_size must be 0 (128 KiB) to %d bytes, got %d (responder limit --max-write-size)", c.MaxWriteSize, req.WriteSize)
+	case (req.Reverse || req.Bidir) && satMul(int64(max(req.WriteSize, flow.BufSize)), int64(req.Streams)) > maxWriteBuffers:
+		return fmt.Errorf("write_size %d × %d streams the responder sends exceeds its %d MiB of write buffers per test: fewer streams or a smaller write_size", max(req.WriteSize, flow.BufSize), req.Streams, maxWriteBuffers>>20)
 	case req.CC != "" && !slices.Contains(c.AllowCC, req.CC):
 		return fmt.Errorf("congestion control %q is not allowed on this responder; it allows %s (--allow-cc)", req.CC, strings.Join(c.AllowCC, ", "))
 	case req.DSCP != 0 && !slices.Contains(c.AllowDSCP, req.DSCP):

@@ -100,24 +100,25 @@ func startChild(t *testing.T, role string, arg any) *child {
 	if c.stdin, err = cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
 	}
-	// An os.Pipe, not StdoutPipe: Wait closes StdoutPipe's read end when
-	// the child exits, which can lose its last line (a responder's Stats)
-	// before stop has read it. This one reads to EOF.
-	stdout, w, err := os.Pipe()
+	// Not StdoutPipe: Wait would close it, racing the read of the last
+	// line. The child writes into an OS pipe whose read end is ours:
+	// the scanner sees EOF once the child has exited.
+	pr, pw, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { stdout.Close() })
-	cmd.Stdout = w
-	c.out = bufio.NewScanner(stdout)
+	cmd.Stdout = pw
+	c.out = bufio.NewScanner(pr)
 	c.out.Buffer(make([]byte, 1<<20), 1<<20)
 	err = cmd.Start()
-	w.Close() // the child holds its own copy
+	pw.Close()
 	if err != nil {
+		pr.Close()
 		t.Fatal(err)
 	}
 	go func() { c.exit <- cmd.Wait() }()
 	t.Cleanup(func() {
+		defer pr.Close()
 		c.stdin.Close()
 		select {
 		case <-c.exit:

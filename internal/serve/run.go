@@ -21,20 +21,7 @@ func (ss *session) run(ctx context.Context, c net.Conn, br *bufio.Reader) error 
 	tctx, cancel := context.WithTimeout(ctx, ss.srv.hardDeadline(req))
 	defer cancel()
 
-	stopped := make(chan string, 1) // the client's stop reason; closed never
-	go func() {                     // ends when c is closed by control's defer
-		defer ss.srv.survive("stop reader", ss.peerIP.String())
-		m, err := wire.Decode(br) // after auth: a normal frame
-		reason := "control connection lost"
-		if err == nil {
-			var st wire.Stop
-			if m.Into(wire.TypeStop, &st) == nil {
-				reason = st.Reason
-			}
-		}
-		stopped <- reason
-		cancel()
-	}()
+	stopped := ss.readStop(br, cancel)
 
 	_ = c.SetWriteDeadline(time.Now().Add(writeTimeout)) // control cleared the handshake's deadline
 	if err := wire.Encode(c, wire.TypeStarted, wire.Started{}); err != nil {
@@ -106,6 +93,29 @@ func (ss *session) run(ctx context.Context, c net.Conn, br *bufio.Reader) error 
 		return errors.New(reason)
 	}
 	return nil
+}
+
+// readStop reads the one frame a client sends during a test, after auth
+// a normal frame: stop and its reason, anything else "control connection
+// lost". It delivers the reason on the channel it returns (never
+// closed), then cancels the test. It ends when the connection is closed
+// by control's defer.
+func (ss *session) readStop(br *bufio.Reader, cancel context.CancelFunc) <-chan string {
+	stopped := make(chan string, 1)
+	go func() {
+		defer ss.srv.survive("stop reader", ss.peerIP.String())
+		m, err := wire.Decode(br)
+		reason := "control connection lost"
+		if err == nil {
+			var st wire.Stop
+			if m.Into(wire.TypeStop, &st) == nil {
+				reason = st.Reason
+			}
+		}
+		stopped <- reason
+		cancel()
+	}()
+	return stopped
 }
 
 // streamFailed keeps the first error a stream ended with.

@@ -302,8 +302,8 @@ func (s *Server) routineConn(ctx context.Context, c net.Conn, ip netip.Addr) {
 	defer c.Close()
 	defer s.survive("connection", c.RemoteAddr().String())
 	conn, magic, version, err := s.preamble(c)
-	if conn != c {
-		defer conn.Close() // TLS: close_notify, then the TCP connection
+	if tc, ok := conn.(*tls.Conn); ok {
+		defer tc.Close() // close_notify before c's close
 	}
 	if err != nil {
 		s.cfg.Log.Info("dropped connection without a fullpipe preamble", "peer", c.RemoteAddr(), "err", err)

@@ -202,6 +202,7 @@ func (s *Server) control(ctx context.Context, c net.Conn) {
 		return
 	}
 	defer close(ss.done)
+	defer ss.logDrops()
 	defer s.unregister(ss)
 	defer ss.closeStreams()
 	log = log.With("session", ss.cookie.String()[:8], "kind", req.Kind)

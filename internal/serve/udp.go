@@ -143,6 +143,17 @@ func (ss *session) registerPort(from netip.AddrPort, hello bool) bool {
 	return true
 }
 
+// logDrops logs, at the session's end, the datagrams it ignored: echoes
+// past its budget and datagrams from ports it had not registered.
+func (ss *session) logDrops() {
+	ss.mu.Lock()
+	refused, foreign := ss.echoRefused, ss.foreignPackets
+	ss.mu.Unlock()
+	if refused > 0 || foreign > 0 {
+		ss.log.Info("ignored datagrams", "echoes_past_budget", refused, "from_other_ports", foreign)
+	}
+}
+
 // chargeEcho takes one reply of n bytes from the session's echo budget;
 // false (and the reply is not sent) when the budget is spent.
 func (ss *session) chargeEcho(n int) bool {
