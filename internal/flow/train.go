@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/fullpipe/fullpipe/internal/train"
 	"github.com/fullpipe/fullpipe/internal/wire"
@@ -18,42 +21,80 @@ import (
 // local stack has no room for before it gives up on the train.
 const maxTrainStall = time.Second
 
-// SendTrain writes n datagrams of size bytes back to back with write
-// (after one header-only warm-up datagram that is not part of the train),
-// each stamped with its sequence number (0..n-1) and its send time on
-// clk, and returns how many it sent. A datagram the local stack refuses
-// for want of room (ENOBUFS, EAGAIN: a full device queue, reported when
-// the socket has IP_RECVERR) is sent again, so the train has no gap that
-// the network did not make; after maxTrainStall on one datagram, or when
-// ctx ends, it stops with an error.
-func SendTrain(ctx context.Context, write func([]byte) error, clk Clock, cookie wire.Cookie, n, size int) (int, error) {
-	buf := make([]byte, max(size, wire.UDPHeaderLen))
+// TrainSpec is one packet train: Packets datagrams of Size bytes of UDP
+// payload, back to back, or RateBps apart (of UDP payload) when it is
+// not 0: a train paced at a few times the bottleneck's rate fills its
+// queue or empties its bucket all the same, without first queueing in
+// the sending host (its device queue, the lab's TUN ring), which would
+// add to the delays the train reads.
+type TrainSpec struct {
+	Cookie  wire.Cookie
+	Packets int
+	Size    int
+	RateBps float64
+}
+
+// SendTrain sends spec's train with write (after one header-only warm-up
+// datagram that is not part of it), each datagram stamped with its
+// sequence number (0..n-1) and its send time on clk, and returns how many
+// it sent. Paced datagrams leave on a schedule from the first (the n-th
+// due at n × gap), the thread sleeping to 60 µs before each and spinning
+// the rest (nanosleep wakes 35-70 µs late here). A datagram the local
+// stack refuses for want of room (ENOBUFS, EAGAIN: a full device queue,
+// reported when the socket has IP_RECVERR) is sent again, so the train
+// has no gap the network did not make; after maxTrainStall on one
+// datagram, or when ctx ends, it stops with an error.
+func SendTrain(ctx context.Context, write func([]byte) error, clk Clock, spec TrainSpec) (int, error) {
+	buf := make([]byte, max(spec.Size, wire.UDPHeaderLen))
 	// A header-only datagram outside the train first: the first write of a
 	// socket walks cold paths (route, neighbour) and would stretch the
 	// gap after the train's first packet. The receiver ignores it.
-	wire.PutUDP(buf[:wire.UDPHeaderLen], wire.UDPHeader{Type: wire.UDPData, Cookie: cookie, Seq: ^uint64(0)})
+	wire.PutUDP(buf[:wire.UDPHeaderLen], wire.UDPHeader{Type: wire.UDPData, Cookie: spec.Cookie, Seq: ^uint64(0)})
 	_ = write(buf[:wire.UDPHeaderLen])
-	for seq := range n {
-		wire.PutUDP(buf, wire.UDPHeader{Type: wire.UDPData, Cookie: cookie, Seq: uint64(seq), SentNs: int64(clk.Since())})
-		var stalled time.Time
-		for {
-			err := write(buf)
-			if err == nil {
-				break
+	var gap time.Duration
+	if spec.RateBps > 0 {
+		gap = time.Duration(float64(len(buf)) * 8 / spec.RateBps * 1e9)
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+	}
+	begin := clk.Since()
+	for seq := range spec.Packets {
+		if gap > 0 {
+			due := begin + time.Duration(seq)*gap
+			if lead := due - clk.Since(); lead > 60*time.Microsecond {
+				ts := unix.NsecToTimespec(int64(lead - 60*time.Microsecond))
+				_ = unix.Nanosleep(&ts, nil)
 			}
-			if !errors.Is(err, syscall.ENOBUFS) && !errors.Is(err, syscall.EAGAIN) {
-				return seq, err
+			for clk.Since() < due { // the last stretch: nanosleep would overshoot it
 			}
-			if stalled.IsZero() {
-				stalled = time.Now()
-			}
-			if time.Since(stalled) > maxTrainStall || ctx.Err() != nil {
-				return seq, errors.Join(err, ctx.Err())
-			}
-			wire.PutUDP(buf, wire.UDPHeader{Type: wire.UDPData, Cookie: cookie, Seq: uint64(seq), SentNs: int64(clk.Since())})
+		}
+		if err := sendOne(ctx, write, clk, buf, spec.Cookie, uint64(seq)); err != nil {
+			return seq, err
 		}
 	}
-	return n, nil
+	return spec.Packets, nil
+}
+
+// sendOne writes one train datagram, again while the local stack has no
+// room for it (up to maxTrainStall).
+func sendOne(ctx context.Context, write func([]byte) error, clk Clock, buf []byte, cookie wire.Cookie, seq uint64) error {
+	var stalled time.Time
+	for {
+		wire.PutUDP(buf, wire.UDPHeader{Type: wire.UDPData, Cookie: cookie, Seq: seq, SentNs: int64(clk.Since())})
+		err := write(buf)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, syscall.ENOBUFS) && !errors.Is(err, syscall.EAGAIN) {
+			return err
+		}
+		if stalled.IsZero() {
+			stalled = time.Now()
+		}
+		if time.Since(stalled) > maxTrainStall || ctx.Err() != nil {
+			return errors.Join(err, ctx.Err())
+		}
+	}
 }
 
 // TrainRecorder keeps what a train's receiver saw of each datagram: the

@@ -33,7 +33,7 @@ func TestTrainLoopback(t *testing.T) {
 	defer tx.Close()
 	const n, size = 64, 1000
 	cookie := wire.NewCookie()
-	sent, err := SendTrain(context.Background(), ConnWriter(tx), NewClock(), cookie, n, size)
+	sent, err := SendTrain(context.Background(), ConnWriter(tx), NewClock(), TrainSpec{Cookie: cookie, Packets: n, Size: size})
 	if err != nil || sent != n {
 		t.Fatalf("sent %d of %d: %v", sent, n, err)
 	}

@@ -9,6 +9,43 @@ import (
 )
 
 // rfcResult is the part of `fullpipe rfc6349 --json` these tests read.
+type estimate struct {
+	Value float64 `json:"value"`
+	Err   float64 `json:"err"`
+}
+
+// trainsRead checks the shaping step's packet trains: kind, and the rate
+// and the bucket or queue within 20 % of the truth (the issue's target).
+// The trains count each datagram's IP, UDP and Ethernet bytes (size + 66);
+// the lab's policer and queue count IP bytes (size + 28), its bottleneck
+// serialises IP + 38: so a policer's rate, its bucket and a queue read
+// (size + 66) / (size + 28) of their IP-byte truth, a bottleneck's rate
+// its own.
+func trainsRead(t *testing.T, r *rfcResult, kind string, rateIP, rateWire, limitIP float64) {
+	t.Helper()
+	tr := r.Shaping.Trains
+	if tr == nil || len(r.Shaping.TrainRows) == 0 {
+		t.Fatalf("no trains in the shaping step")
+	}
+	size := float64(r.Shaping.TrainRows[len(r.Shaping.TrainRows)-1].SizeBytes)
+	k := (size + 66) / (size + 28)
+	rate, limit := rateWire+rateIP*k, limitIP*k
+	est := tr.Queue
+	if kind == "policer" {
+		est = tr.Bucket
+	}
+	t.Logf("trains: %s, rate %.0f ± %.0f bit/s (truth %.0f), bucket/queue %.0f ± %.0f B (truth %.0f): %s", tr.Kind, tr.RateBps.Value, tr.RateBps.Err, rate, est.Value, est.Err, limit, tr.Why)
+	if tr.Kind != kind {
+		t.Errorf("trains read %s, want %s", tr.Kind, kind)
+	}
+	if math.Abs(tr.RateBps.Value-rate) > 0.2*rate {
+		t.Errorf("rate %.0f bit/s, want %.0f ± 20 %%", tr.RateBps.Value, rate)
+	}
+	if limit > 0 && math.Abs(est.Value-limit) > 0.2*limit {
+		t.Errorf("bucket or queue %.0f B, want %.0f ± 20 %%", est.Value, limit)
+	}
+}
+
 type rfcResult struct {
 	MTU struct {
 		UpBytes   int `json:"up_bytes"`
@@ -57,6 +94,16 @@ type rfcResult struct {
 	Shaping struct {
 		Verdict       string  `json:"verdict"`
 		RateSpreadPct float64 `json:"rate_spread_pct"`
+		Trains        *struct {
+			Kind    string   `json:"kind"`
+			RateBps estimate `json:"rate_bps"`
+			Queue   estimate `json:"queue_bytes"`
+			Bucket  estimate `json:"bucket_bytes"`
+			Why     string   `json:"why"`
+		} `json:"trains"`
+		TrainRows []struct {
+			SizeBytes int `json:"size_bytes"`
+		} `json:"train_rows"`
 	} `json:"shaping"`
 	Verdict struct {
 		Pass bool `json:"pass"`
@@ -143,11 +190,13 @@ func TestRFC6349PolicedShaped(t *testing.T) {
 	if rp.Shaping.Verdict != "policed" || !hasCause(rp, "policer", "") {
 		t.Errorf("policed path: verdict %q, diagnosis %+v", rp.Shaping.Verdict, rp.Diagnosis)
 	}
+	trainsRead(t, &rp, "policer", 100e6, 0, 125_000)
 	ls := startLab(t, "trfcs", Profiles["shaped"].Up)
 	rs := runRFC(t, bin, ls, "--cir", "100M")
 	if rs.Shaping.Verdict != "shaped" {
 		t.Errorf("shaped path: verdict %q", rs.Shaping.Verdict)
 	}
+	trainsRead(t, &rs, "queue", 0, 100e6, 500_000)
 	// The rate spread is evidence printed for a reader, not judged: in
 	// 3 s steps it did not tell the two apart reliably (policed 14-25 %
 	// against shaped 2.6-7.0 % in three runs, then 7.0 % against 10.7 %).
@@ -161,9 +210,27 @@ func TestRFC6349SmallBuffer(t *testing.T) {
 	bin := buildFullpipe(t)
 	l := startLab(t, "trfcb", Profiles["smallbuf"].Up)
 	r := runRFC(t, bin, l, "--cir", "300M", "--cc", "cubic")
-	if r.Verdict.Pass || !hasCause(r, "buffer", "") {
+	if r.Verdict.Pass || !hasCause(r, "buffer", "packet trains") {
 		t.Errorf("small buffer: pass %v, diagnosis %+v, throughput %+v", r.Verdict.Pass, r.Diagnosis, r.Throughput)
 	}
+	trainsRead(t, &r, "queue", 0, 300e6, 64_000)
+}
+
+// TestRFC6349PolicerSmallBucket: the issue's misread case, a 60 Mbit/s
+// policer with a 30 kB bucket (4 ms of the CIR) at 20 ms RTT, --cir 60M
+// up. TCP through it carries far less than the CIR, with loss and no
+// queueing, which the TCP rule alone took for a small buffer or a lossy
+// line. The trains name the policer, its rate and its bucket; the
+// diagnosis names the policer and neither a buffer nor a lossy line.
+func TestRFC6349PolicerSmallBucket(t *testing.T) {
+	needRoot(t)
+	bin := buildFullpipe(t)
+	l := startLab(t, "trfcpb", Direction{PoliceBps: 60e6, PoliceBurst: 30_000, Delay: 10 * time.Millisecond})
+	r := runRFC(t, bin, l, "--cir", "60M")
+	if r.Shaping.Verdict != "policed" || !hasCause(r, "policer", "bucket") || hasCause(r, "buffer", "") || hasCause(r, "loss", "") {
+		t.Errorf("verdict %q, diagnosis %+v: want policed, a policer and neither a buffer nor a lossy line", r.Shaping.Verdict, r.Diagnosis)
+	}
+	trainsRead(t, &r, "policer", 60e6, 0, 30_000)
 }
 
 // TestRFC6349CIRAbovePath: the user claims 150 Mbit/s on a 100 Mbit/s

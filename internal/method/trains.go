@@ -55,7 +55,10 @@ func (r *runner) trainSeries(dir string, size, overhead int) ([]train.Reading, [
 	bb := r.bb[dir]
 	bdp := rfc6349.BDPBytes(bb, r.baseline)
 	per := size + overhead
-	sender := 1e9 // until the first train measures it
+	// Paced at 4 × the larger of BB and the CIR: fast enough that a queue
+	// fills (by 3/4 of what arrives) and a bucket empties, slow enough not
+	// to queue first in this host's own device queue.
+	sender := 4 * max(bb, float64(r.cfg.CIRBps))
 	var rs []train.Reading
 	var rows []TrainRow
 	for n := 16; ; n *= 2 {
@@ -65,7 +68,8 @@ func (r *runner) trainSeries(dir string, size, overhead int) ([]train.Reading, [
 		// bytes at the bottleneck, and 250 ms for a policer's bucket to
 		// fill again before the next train.
 		drain := 2*r.baseline + time.Duration(float64(n*per)*8/bb*1e9) + 250*time.Millisecond
-		res, err := r.runTrain(r.ctx, r.t, tester.TrainConfig{Packets: n, Size: size, Overhead: overhead, Reverse: dir == "down", Drain: drain})
+		cfg := tester.TrainConfig{Packets: n, Size: size, Overhead: overhead, Reverse: dir == "down", Drain: drain, RateBps: int64(sender * float64(size) / float64(per))}
+		res, err := r.runTrain(r.ctx, r.t, cfg)
 		if err != nil {
 			return rs, rows, fmt.Errorf("%s: train of %d × %d B: %w", dir, n, size, err)
 		}
@@ -75,9 +79,6 @@ func (r *runner) trainSeries(dir string, size, overhead int) ([]train.Reading, [
 			r.warn(fmt.Sprintf("%s: a train of %d × %d B lost %d datagrams in a host's own socket buffers, not on the path; it is not read (host limit: raise net.core.rmem_max / wmem_max)", dir, n, size, res.LocalDrops))
 		} else {
 			rs = append(rs, res.Reading)
-			if res.Reading.SendBps > 0 {
-				sender = res.Reading.SendBps
-			}
 		}
 		if train.Enough(rs) || n >= longest {
 			return rs, rows, nil

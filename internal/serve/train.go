@@ -92,7 +92,8 @@ func (ss *session) sendTrain(ctx context.Context) {
 	peer, clk := ss.udpPeer, ss.clock
 	ss.mu.Unlock()
 	_, before := flow.UDPErrors()
-	n, err := flow.SendTrain(ctx, flow.AddrWriter(ss.srv.udp, peer), clk, ss.cookie, ss.req.TrainPackets, ss.req.Size)
+	spec := flow.TrainSpec{Cookie: ss.cookie, Packets: ss.req.TrainPackets, Size: ss.req.Size, RateBps: float64(ss.req.RateBps)}
+	n, err := flow.SendTrain(ctx, flow.AddrWriter(ss.srv.udp, peer), clk, spec)
 	_, after := flow.UDPErrors()
 	ss.train.mu.Lock()
 	ss.train.sndbufErrors = after - before

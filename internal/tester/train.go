@@ -20,6 +20,8 @@ type TrainConfig struct {
 	Size     int  `json:"size_bytes"`     // UDP payload per datagram
 	Overhead int  `json:"overhead_bytes"` // counted beyond the payload: IP and UDP headers, link framing
 	Reverse  bool `json:"reverse"`        // the responder sends
+	// RateBps paces the train (UDP payload bit/s); 0 sends it back to back.
+	RateBps int64 `json:"rate_bps"`
 	// Drain is how long the receiver waits for more after the last
 	// datagram it got (a queue's drain, a path's delay); default 500 ms.
 	Drain time.Duration `json:"drain_ns"`
@@ -39,7 +41,7 @@ func RunTrain(ctx context.Context, t Target, cfg TrainConfig) (*result.Train, er
 	// The session lasts the train at 10 Mbit/s at the least, plus the
 	// drain and the handshake's slack.
 	span := time.Duration(float64(cfg.Packets*(cfg.Size+cfg.Overhead)) * 8 / 10e6 * 1e9)
-	req := wire.Request{Kind: wire.KindTrain, TrainPackets: cfg.Packets, Size: cfg.Size, OverheadBytes: cfg.Overhead, Reverse: cfg.Reverse,
+	req := wire.Request{Kind: wire.KindTrain, TrainPackets: cfg.Packets, Size: cfg.Size, OverheadBytes: cfg.Overhead, Reverse: cfg.Reverse, RateBps: cfg.RateBps,
 		Duration: span + cfg.Drain + 3*time.Second, Interval: time.Second}
 	s, err := open(ctx, t, req)
 	if err != nil {
@@ -72,7 +74,8 @@ func sendTrain(ctx context.Context, s *session, uc *net.UDPConn, rc syscall.RawC
 		return fmt.Errorf("start: %w", err)
 	}
 	_, before := flow.UDPErrors()
-	if _, err := flow.SendTrain(ctx, flow.ConnWriter(uc), flow.NewClock(), s.accept.Cookie, cfg.Packets, cfg.Size); err != nil {
+	spec := flow.TrainSpec{Cookie: s.accept.Cookie, Packets: cfg.Packets, Size: cfg.Size, RateBps: float64(cfg.RateBps)}
+	if _, err := flow.SendTrain(ctx, flow.ConnWriter(uc), flow.NewClock(), spec); err != nil {
 		return fmt.Errorf("sending the train: %w", err)
 	}
 	_, after := flow.UDPErrors()

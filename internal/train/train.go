@@ -50,8 +50,14 @@ type Reading struct {
 	HeadBytes   int           `json:"head_bytes"`
 	HeadSpan    time.Duration `json:"head_span_ns"` // receiver's clock, first to last head packet
 	HeadBps     float64       `json:"head_bps"`     // arrival rate of the head (bytes after the first / span)
+	// HeadSendSpan is the head's span on the sender's clock.
+	HeadSendSpan time.Duration `json:"head_send_span_ns"`
 	// Tail: the packets that got through after the first loss.
 	TailPackets int           `json:"tail_packets"`
+	// TailBunched is how many of the tail's first packets came out
+	// bunched right behind the head (a queue after the limit held them),
+	// left out of the tail's rate.
+	TailBunched int `json:"tail_bunched"`
 	TailSpan    time.Duration `json:"tail_span_ns"` // receiver's clock, first to last tail packet
 	TailBps     float64       `json:"tail_bps"`     // arrival rate of the tail; 0 when fewer than MinTail
 	// DelayRise is the largest one-way delay increase over the first
@@ -119,6 +125,7 @@ func Read(t Train) Reading {
 	head := t[:firstLoss]
 	r.HeadPackets, r.HeadBytes = len(head), totalBytes(head)
 	r.HeadSpan = head[len(head)-1].RecvAt - head[0].RecvAt
+	r.HeadSendSpan = head[len(head)-1].SentAt - head[0].SentAt
 	r.HeadBps = rate(head)
 	var tail Train
 	for _, i := range got {
@@ -134,11 +141,39 @@ func Read(t Train) Reading {
 		}
 		r.TailRise = time.Duration(median(rises))
 	}
+	// The tail's first packets may come out bunched behind the head's
+	// backlog in a queue after the limit (a policer on a port with a
+	// queue): the rate is read from where the tail's own spacing starts.
+	r.TailBunched = settled(head[len(head)-1].RecvAt, tail)
+	tail = tail[r.TailBunched:]
 	if len(tail) >= MinTail {
 		r.TailSpan = tail[len(tail)-1].RecvAt - tail[0].RecvAt
 		r.TailBps = rate(tail)
 	}
 	return r
+}
+
+// settled is how many of the tail's first packets arrived less than half
+// the tail's median gap after the packet before them (the last of the
+// head for the first): bunched behind a backlog, not spaced by the limit.
+func settled(lastHead time.Duration, tail Train) int {
+	if len(tail) < 2 {
+		return 0
+	}
+	prev := lastHead
+	gaps := make([]float64, len(tail))
+	for i, p := range tail {
+		if i > 0 {
+			prev = tail[i-1].RecvAt
+		}
+		gaps[i] = float64(p.RecvAt - prev)
+	}
+	m := median(gaps[1:])
+	k := 0
+	for k < len(tail)-1 && gaps[k] < m/2 {
+		k++
+	}
+	return k
 }
 
 func totalBytes(t Train) int {
@@ -352,10 +387,18 @@ func policerVerdict(v Verdict, rs []Reading, noise time.Duration) Verdict {
 	cir := median(rates)
 	pkt := float64(rs[0].HeadBytes) / float64(rs[0].HeadPackets)
 	for _, r := range rs {
-		// The next packet found fewer tokens than its size: the bucket
-		// held between 0 and one packet more than the head used; take the
-		// middle.
-		buckets = append(buckets, float64(r.HeadBytes)-cir/8*r.HeadSpan.Seconds()+pkt/2)
+		// Tokens came back while the head passed the policer: over the
+		// head's span as it arrived there. A queue after the policer
+		// (the tail's first packets bunched behind the head) spread the
+		// head only later, so the sender's span is the policer's; else a
+		// link before it spaced the head as received. The next packet
+		// found fewer tokens than its size: the bucket held between 0 and
+		// one packet more than the head used; take the middle.
+		span := r.HeadSpan
+		if r.TailBunched > 0 {
+			span = r.HeadSendSpan
+		}
+		buckets = append(buckets, float64(r.HeadBytes)-cir/8*span.Seconds()+pkt/2)
 	}
 	b := median(buckets)
 	v.Kind = Policer

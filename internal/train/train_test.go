@@ -144,6 +144,18 @@ func TestPolicerBehindALink(t *testing.T) {
 			checkPolicer(t, v, cir, bucket)
 		})
 	}
+	// The lab's "policed" profile: the policer in front of a 1 Gbit/s
+	// port with a 1 MB queue. The head leaves the port at 1 Gbit/s, and
+	// the first packets of the tail come out bunched right behind it: the
+	// tail's rate is read from where its own spacing starts.
+	t.Run("before a 1G port", func(t *testing.T) {
+		const cir, bucket = 100e6, 125_000
+		mk := func() *link.Chain {
+			return link.NewChain(nil, link.Policer(cir, bucket), &link.Bottleneck{RateBps: 1e9, QueueBytes: 1_000_000}, &link.Delay{Delay: 10 * time.Millisecond})
+		}
+		v := probe(mk, 1500, Longest(cir, cir*0.02/8, 5e9, 1500), 5e9, 20*time.Microsecond, 6)
+		checkPolicer(t, v, cir, bucket)
+	})
 }
 
 // TestLossyLine: 1 % random loss on a clean path is neither a queue nor
