@@ -53,11 +53,11 @@ type Reading struct {
 	// HeadSendSpan is the head's span on the sender's clock.
 	HeadSendSpan time.Duration `json:"head_send_span_ns"`
 	// Tail: the packets that got through after the first loss.
-	TailPackets int           `json:"tail_packets"`
+	TailPackets int `json:"tail_packets"`
 	// TailBunched is how many of the tail's first packets came out
 	// bunched right behind the head (a queue after the limit held them),
 	// left out of the tail's rate.
-	TailBunched int `json:"tail_bunched"`
+	TailBunched int           `json:"tail_bunched"`
 	TailSpan    time.Duration `json:"tail_span_ns"` // receiver's clock, first to last tail packet
 	TailBps     float64       `json:"tail_bps"`     // arrival rate of the tail; 0 when fewer than MinTail
 	// DelayRise is the largest one-way delay increase over the first
