@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/result"
@@ -18,6 +19,7 @@ import (
 	"github.com/fullpipe/fullpipe/internal/tester"
 	"github.com/fullpipe/fullpipe/internal/train"
 	"github.com/fullpipe/fullpipe/internal/version"
+	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
 // Config is one RFC 6349 run.
@@ -465,6 +467,21 @@ func (r *runner) tcp(dir string, conns, window int, d time.Duration, cc string) 
 	return res, dd, nil
 }
 
+// lossBasedTCP is the shaping step's TCP test: unbounded windows and a
+// loss-based congestion control, cubic, or reno where cubic may not be
+// named (a responder's --allow-cc, or this host's
+// tcp_allowed_congestion_control for an unprivileged tester): both halve
+// on loss and fill a shaper's queue; BBR would keep it short.
+func (r *runner) lossBasedTCP(dir string, conns int) (*result.TCP, *result.TCPDirection, error) {
+	res, d, err := r.tcp(dir, conns, 0, r.cfg.StepDuration, "cubic")
+	var we *wire.Error
+	if err != nil && (errors.As(err, &we) && we.Code == wire.CodeLimit || errors.Is(err, syscall.EPERM)) && strings.Contains(err.Error(), "cubic") {
+		r.warn(fmt.Sprintf("%s: the shaping step ran with reno: cubic was refused (%v)", dir, err))
+		return r.tcp(dir, conns, 0, r.cfg.StepDuration, "reno")
+	}
+	return res, d, err
+}
+
 // mss keeps TCP segments within the probed path MTU (RFC 6349 step 1's
 // purpose: no fragmentation, no black hole, in the later steps). 0 leaves
 // the kernel's choice when the path carries the local MTU.
@@ -586,7 +603,7 @@ func (r *runner) stepShaping() error {
 			return err
 		}
 		n := r.cfg.ShapingConns
-		res, d, err := r.tcp(dir, n, 0, r.cfg.StepDuration, "cubic")
+		res, d, err := r.lossBasedTCP(dir, n)
 		if err != nil {
 			return err
 		}
