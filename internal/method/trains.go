@@ -1,12 +1,15 @@
 package method
 
 import (
+	"context"
 	"fmt"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/rfc6349"
 	"github.com/fullpipe/fullpipe/internal/tester"
 	"github.com/fullpipe/fullpipe/internal/train"
+	"github.com/fullpipe/fullpipe/internal/version"
 )
 
 // TrainRow is one packet train of step 5, as its receiver read it.
@@ -109,4 +112,65 @@ func trainLine(dir string, n, size int, rd train.Reading) string {
 		tail = fmt.Sprintf("tail at %.1f Mbit/s", rd.TailBps/1e6)
 	}
 	return fmt.Sprintf("%s: train of %d × %d B: %d arrived, the first %d %s, %s, delay rise %.2f ms", dir, n, size, rd.Got, rd.HeadPackets, head, tail, float64(rd.DelayRise)/1e6)
+}
+
+// TrainsConfig runs step 5's packet trains alone (`fullpipe trains`):
+// what the method knows by then is given instead of measured.
+type TrainsConfig struct {
+	Directions []string      `json:"directions"` // "up", "down"
+	RateBps    float64       `json:"rate_bps"`   // the bottleneck's rate as far as known (the CIR, or a measured BB), layer 2
+	CIRBps     float64       `json:"cir_bps"`    // the contracted rate (0: RateBps)
+	RTT        time.Duration `json:"rtt_ns"`     // base RTT
+	MTU        int           `json:"mtu_bytes"`  // path MTU, both ways
+	Link       string        `json:"link"`       // framing the rates count (rfc6349.LinkByName)
+}
+
+// TrainsResult is what the trains showed per direction.
+type TrainsResult struct {
+	result.Meta
+	Directions map[string]*TrainsDirection `json:"directions"`
+	Warnings   []string                    `json:"warnings"`
+}
+
+// TrainsDirection is one direction's verdict and trains.
+type TrainsDirection struct {
+	BDPBytes   float64        `json:"bdp_bytes"`
+	Verdict    *train.Verdict `json:"verdict"`
+	SmallQueue bool           `json:"small_queue"` // a queue below 3/7 of the BDP
+	Rows       []TrainRow     `json:"trains"`
+}
+
+// Trains runs step 5's packet trains against t in each direction of cfg.
+func Trains(ctx context.Context, t tester.Target, cfg TrainsConfig, progress Progress) (*TrainsResult, error) {
+	if progress == nil {
+		progress = func(string, string) {}
+	}
+	l, err := rfc6349.LinkByName(cfg.Link)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.CIRBps <= 0 {
+		cfg.CIRBps = cfg.RateBps
+	}
+	r := &runner{ctx: ctx, t: t, p: progress, runTrain: tester.RunTrain, baseline: cfg.RTT, bb: map[string]float64{}, mtu: map[string]int{},
+		cfg: Config{CIRBps: int64(cfg.CIRBps), link: l}, res: &Result{Warnings: []string{}}}
+	out := &TrainsResult{Directions: map[string]*TrainsDirection{}}
+	out.Meta = result.Meta{Schema: result.Schema, Tool: "fullpipe", Version: version.Release, Test: "trains", Started: time.Now(),
+		Target: tester.HostPort(t.Addr), Config: cfg, Client: result.Host{Software: version.Software(), Kernel: version.Kernel()}}
+	for _, dir := range cfg.Directions {
+		r.bb[dir], r.mtu[dir] = cfg.RateBps, cfg.MTU
+		v, rows, err := r.trains(dir)
+		bdp := rfc6349.BDPBytes(cfg.RateBps, cfg.RTT)
+		d := &TrainsDirection{BDPBytes: bdp, Verdict: v, Rows: rows}
+		if v != nil {
+			d.SmallQueue = (rfc6349.ShapingEvidence{Trains: v, BDPBytes: bdp}).SmallQueue()
+		}
+		out.Directions[dir] = d
+		if err != nil {
+			out.Warnings = r.res.Warnings
+			return out, err
+		}
+	}
+	out.Warnings = r.res.Warnings
+	return out, nil
 }
