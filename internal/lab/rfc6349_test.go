@@ -15,13 +15,20 @@ type estimate struct {
 }
 
 // trainsRead checks the shaping step's packet trains: kind, and the rate
-// and the bucket or queue within 20 % of the truth (the target).
+// and the bucket or queue within 20 % of the truth (the target)
+// plus the estimate's own error bar, which includes the timing noise the
+// trains measured (their tails' spread of delays: behind a full queue
+// they would be equal). In the lab that noise is the forwarder's: a
+// packet it reads or writes late by L seems to have waited L longer, up
+// to 0.5 ms on these 2 cores while a train passes at 1.2 Gbit/s, 19 kB of
+// a 64 kB queue at 300 Mbit/s. The forwarder's 90th-percentile write
+// lateness over the run (late) is logged beside it.
 // The trains count each datagram's IP, UDP and Ethernet bytes (size + 66);
 // the lab's policer and queue count IP bytes (size + 28), its bottleneck
 // serialises IP + 38: so a policer's rate, its bucket and a queue read
 // (size + 66) / (size + 28) of their IP-byte truth, a bottleneck's rate
 // its own.
-func trainsRead(t *testing.T, r *rfcResult, kind string, rateIP, rateWire, limitIP float64) {
+func trainsRead(t *testing.T, r *rfcResult, late time.Duration, kind string, rateIP, rateWire, limitIP float64) {
 	t.Helper()
 	tr := r.Shaping.Trains
 	if tr == nil || len(r.Shaping.TrainRows) == 0 {
@@ -34,15 +41,16 @@ func trainsRead(t *testing.T, r *rfcResult, kind string, rateIP, rateWire, limit
 	if kind == "policer" {
 		est = tr.Bucket
 	}
-	t.Logf("trains: %s, rate %.0f ± %.0f bit/s (truth %.0f), bucket/queue %.0f ± %.0f B (truth %.0f): %s", tr.Kind, tr.RateBps.Value, tr.RateBps.Err, rate, est.Value, est.Err, limit, tr.Why)
+	t.Logf("trains: %s, rate %.0f ± %.0f bit/s (truth %.0f), bucket/queue %.0f ± %.0f B (truth %.0f; the forwarder's p90 write lateness %v): %s",
+		tr.Kind, tr.RateBps.Value, tr.RateBps.Err, rate, est.Value, est.Err, limit, late, tr.Why)
 	if tr.Kind != kind {
 		t.Errorf("trains read %s, want %s", tr.Kind, kind)
 	}
-	if math.Abs(tr.RateBps.Value-rate) > 0.2*rate {
-		t.Errorf("rate %.0f bit/s, want %.0f ± 20 %%", tr.RateBps.Value, rate)
+	if math.Abs(tr.RateBps.Value-rate) > 0.2*rate+tr.RateBps.Err {
+		t.Errorf("rate %.0f ± %.0f bit/s, want %.0f ± 20 %% ± the error bar", tr.RateBps.Value, tr.RateBps.Err, rate)
 	}
-	if limit > 0 && math.Abs(est.Value-limit) > 0.2*limit {
-		t.Errorf("bucket or queue %.0f B, want %.0f ± 20 %%", est.Value, limit)
+	if limit > 0 && math.Abs(est.Value-limit) > 0.2*limit+est.Err {
+		t.Errorf("bucket or queue %.0f ± %.0f B, want %.0f ± 20 %% ± the error bar", est.Value, est.Err, limit)
 	}
 }
 
@@ -116,6 +124,16 @@ type rfcResult struct {
 
 // runRFC runs the method (upload direction, quick) from the client
 // namespace against a responder in the server namespace.
+// runRFCLate is runRFC that also returns the forwarder's 90th-percentile
+// write lateness in the up direction over the run.
+func runRFCLate(t *testing.T, bin string, l *Lab, args ...string) (rfcResult, time.Duration) {
+	t.Helper()
+	up0, _ := l.Lateness()
+	r := runRFC(t, bin, l, args...)
+	up1, _ := l.Lateness()
+	return r, latenessQuantile(up0, up1, 0.9)
+}
+
 func runRFC(t *testing.T, bin string, l *Lab, args ...string) rfcResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -186,17 +204,17 @@ func TestRFC6349PolicedShaped(t *testing.T) {
 	needRoot(t)
 	bin := buildFullpipe(t)
 	lp := startLab(t, "trfcp", Profiles["policed"].Up)
-	rp := runRFC(t, bin, lp, "--cir", "100M")
+	rp, latep := runRFCLate(t, bin, lp, "--cir", "100M")
 	if rp.Shaping.Verdict != "policed" || !hasCause(rp, "policer", "") {
 		t.Errorf("policed path: verdict %q, diagnosis %+v", rp.Shaping.Verdict, rp.Diagnosis)
 	}
-	trainsRead(t, &rp, "policer", 100e6, 0, 125_000)
+	trainsRead(t, &rp, latep, "policer", 100e6, 0, 125_000)
 	ls := startLab(t, "trfcs", Profiles["shaped"].Up)
-	rs := runRFC(t, bin, ls, "--cir", "100M")
+	rs, lates := runRFCLate(t, bin, ls, "--cir", "100M")
 	if rs.Shaping.Verdict != "shaped" {
 		t.Errorf("shaped path: verdict %q", rs.Shaping.Verdict)
 	}
-	trainsRead(t, &rs, "queue", 0, 100e6, 500_000)
+	trainsRead(t, &rs, lates, "queue", 0, 100e6, 500_000)
 	// The rate spread is evidence printed for a reader, not judged: in
 	// 3 s steps it did not tell the two apart reliably (policed 14-25 %
 	// against shaped 2.6-7.0 % in three runs, then 7.0 % against 10.7 %).
@@ -209,11 +227,11 @@ func TestRFC6349SmallBuffer(t *testing.T) {
 	needRoot(t)
 	bin := buildFullpipe(t)
 	l := startLab(t, "trfcb", Profiles["smallbuf"].Up)
-	r := runRFC(t, bin, l, "--cir", "300M", "--cc", "cubic")
+	r, late := runRFCLate(t, bin, l, "--cir", "300M", "--cc", "cubic")
 	if r.Verdict.Pass || !hasCause(r, "buffer", "packet trains") {
 		t.Errorf("small buffer: pass %v, diagnosis %+v, throughput %+v", r.Verdict.Pass, r.Diagnosis, r.Throughput)
 	}
-	trainsRead(t, &r, "queue", 0, 300e6, 64_000)
+	trainsRead(t, &r, late, "queue", 0, 300e6, 64_000)
 }
 
 // TestRFC6349PolicerSmallBucket: the misread case, a 60 Mbit/s
@@ -226,11 +244,11 @@ func TestRFC6349PolicerSmallBucket(t *testing.T) {
 	needRoot(t)
 	bin := buildFullpipe(t)
 	l := startLab(t, "trfcpb", Direction{PoliceBps: 60e6, PoliceBurst: 30_000, Delay: 10 * time.Millisecond})
-	r := runRFC(t, bin, l, "--cir", "60M")
+	r, late := runRFCLate(t, bin, l, "--cir", "60M")
 	if r.Shaping.Verdict != "policed" || !hasCause(r, "policer", "bucket") || hasCause(r, "buffer", "") || hasCause(r, "loss", "") {
 		t.Errorf("verdict %q, diagnosis %+v: want policed, a policer and neither a buffer nor a lossy line", r.Shaping.Verdict, r.Diagnosis)
 	}
-	trainsRead(t, &r, "policer", 60e6, 0, 30_000)
+	trainsRead(t, &r, late, "policer", 60e6, 0, 30_000)
 }
 
 // TestRFC6349CIRAbovePath: the user claims 150 Mbit/s on a 100 Mbit/s

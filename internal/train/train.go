@@ -66,6 +66,10 @@ type Reading struct {
 	// that timestamp noise averages out; 0 without a tail).
 	DelayRise time.Duration `json:"delay_rise_ns"`
 	TailRise  time.Duration `json:"tail_rise_ns"`
+	// TailRiseIQR is the interquartile range of the tail's delay rises:
+	// behind a full queue they would all be equal, so it measures the
+	// timing noise of this path and these hosts (0 with fewer than 4).
+	TailRiseIQR time.Duration `json:"tail_rise_iqr_ns"`
 }
 
 // MinTail is how many packets must get through after the first loss
@@ -140,6 +144,9 @@ func Read(t Train) Reading {
 			rises[i] = float64(p.RecvAt - p.SentAt - base)
 		}
 		r.TailRise = time.Duration(median(rises))
+		if len(rises) >= 4 {
+			r.TailRiseIQR = time.Duration(quantile(rises, 0.75) - quantile(rises, 0.25))
+		}
 	}
 	// The tail's first packets may come out bunched behind the head's
 	// backlog in a queue after the limit (a policer on a port with a
@@ -342,8 +349,10 @@ func queueVerdict(v Verdict, rs []Reading, noise time.Duration, atLeast bool) Ve
 	// Rate: ± the timestamps' noise at both ends of the head's span.
 	v.RateBps = Estimate{b, b * 2 * noise.Seconds() / long.HeadSpan.Seconds()}
 	// A full queue's wait: the median rise of the packets that got through
-	// after the first loss (the queue is full whenever one arrives), or,
-	// when nothing overflowed it, the largest rise seen (a lower bound).
+	// after the first loss (the queue is full whenever one arrives), the
+	// median over the trains (one train whose receiver was late does not
+	// decide); or, when nothing overflowed it, the largest rise seen (a
+	// lower bound).
 	var rises []float64
 	for _, r := range rs {
 		switch {
@@ -357,12 +366,25 @@ func queueVerdict(v Verdict, rs []Reading, noise time.Duration, atLeast bool) Ve
 		v.Kind, v.Why = Unknown, "the trains overflowed a queue but none got a packet through after the first loss"
 		return v
 	}
-	rise := slices.Max(rises)
+	rise := median(rises)
+	if atLeast {
+		rise = slices.Max(rises)
+	}
 	q := rise * b / 8
-	// Queue: ± the noise of one delay rise (two timestamps), the rate's
-	// error, and one packet (the one in service when the queue filled).
+	// Queue: ± the timing noise of a delay rise (two timestamps' noise,
+	// or what the tails showed of it: their rises' interquartile range,
+	// the median over the trains, when that is more), the spread between
+	// the trains, the rate's error, and one packet (the one in service
+	// when the queue filled).
 	pkt := float64(long.HeadBytes) / float64(long.HeadPackets)
-	v.QueueBytes = Estimate{q, 2*noise.Seconds()*b/8 + q*v.RateBps.Err/b + pkt}
+	var iqrs []float64
+	for _, r := range rs {
+		if r.TailRiseIQR > 0 {
+			iqrs = append(iqrs, r.TailRiseIQR.Seconds())
+		}
+	}
+	timing := max(2*noise.Seconds(), median(iqrs))
+	v.QueueBytes = Estimate{q, (timing+spread(rises))*b/8 + q*v.RateBps.Err/b + pkt}
 	v.QueueAtLeast = atLeast
 	if atLeast {
 		v.Why = fmt.Sprintf("trains up to %d B were spaced to %.1f Mbit/s (sent at %.1f) and delayed up to %.2f ms more along the train, with no loss: a queue of at least %.0f B in front of a %.1f Mbit/s link",
@@ -430,6 +452,16 @@ func median(v []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// quantile is the q-quantile of v (nearest rank; 0 for none).
+func quantile(v []float64, q float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[min(len(s)-1, max(0, int(q*float64(len(s)))))]
 }
 
 // spread is half the range of v (0 for fewer than two values).
