@@ -302,6 +302,13 @@ func Classify(readings []Reading, noise time.Duration) Verdict {
 		}
 	}
 	if len(withTail) == 0 {
+		if long.HeadBps < dispersed*v.SenderBps {
+			// Spaced and then overflowed, but too short a tail to read:
+			// a queue at least as large as the delay it built.
+			v = queueVerdict(v, rs, noise, true)
+			v.Why += " (the longest trains overflowed it, but too few packets got through after to read more)"
+			return v
+		}
 		v.Kind, v.Why = Unknown, "trains lost packets but too few got through after the first loss to read a rate"
 		return v
 	}
@@ -528,8 +535,9 @@ func PacketSize(limit float64) int {
 	return int(max(MinPacket, min(1500, limit/8)))
 }
 
-// Longest bounds the trains' size: long enough to overflow a queue of 3
-// × the BDP or to empty a bucket of 250 ms of the rate, both while the
+// Longest bounds the trains' size: long enough to overflow a queue of 4
+// × the BDP (3 × and the margin a queue counted in IP bytes needs against
+// rates that count framing) or to empty a bucket of 250 ms of the rate, both while the
 // bottleneck drains at rateBps under a sender at senderBps (a train of L
 // bytes fills a queue or empties a bucket by L × (1 − rate/sender)), plus
 // a tail that gets 2 × MinTail packets of size bytes through after the
@@ -538,7 +546,7 @@ func PacketSize(limit float64) int {
 // train's rise, and says so.
 func Longest(rateBps, bdpBytes, senderBps float64, size int) int {
 	fill := max(0.1, 1-rateBps/senderBps)
-	need := max(3*bdpBytes, 0.25*rateBps/8) / fill
+	need := max(4*bdpBytes, 0.25*rateBps/8) / fill
 	tail := 2 * MinTail * float64(size) * senderBps / rateBps
 	return int(min(MaxBytes, max(need+tail, 64e3)))
 }
