@@ -79,7 +79,9 @@ func sendTrain(ctx context.Context, s *session, uc *net.UDPConn, rc syscall.RawC
 		return fmt.Errorf("sending the train: %w", err)
 	}
 	_, after := flow.UDPErrors()
-	if !sleepCtx(ctx, cfg.Drain) {
+	select { // the drain: the last datagrams still queued or in flight
+	case <-time.After(cfg.Drain):
+	case <-ctx.Done():
 		return ctx.Err()
 	}
 	msgs := make(chan serverMsg, 4)
@@ -162,16 +164,4 @@ func readTrain(ctx context.Context, uc *net.UDPConn, cookie wire.Cookie, rec *fl
 		got++
 	}
 	return last - first, stamps
-}
-
-// sleepCtx waits d or until ctx ends; false when ctx ended.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

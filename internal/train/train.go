@@ -26,6 +26,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/fullpipe/fullpipe/internal/stats"
 )
 
 // Packet is one packet of a train.
@@ -463,12 +465,9 @@ func median(v []float64) float64 {
 
 // quantile is the q-quantile of v (nearest rank; 0 for none).
 func quantile(v []float64, q float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
 	s := slices.Clone(v)
 	slices.Sort(s)
-	return s[min(len(s)-1, max(0, int(q*float64(len(s)))))]
+	return stats.Percentile(s, q*100)
 }
 
 // spread is half the range of v (0 for fewer than two values).
