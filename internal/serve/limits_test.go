@@ -1,0 +1,50 @@
+package serve
+
+import (
+	"math"
+	"net/netip"
+	"testing"
+)
+
+// TestAddrKey: per-address limits count an IPv4 address alone and an
+// IPv6 address by its /64 (one host usually holds a whole /64, so
+// per-address caps keyed by the full address would not bind), and a
+// v4-mapped address as its IPv4 address.
+func TestAddrKey(t *testing.T) {
+	for _, tc := range []struct{ a, b string }{
+		{"2001:db8:1:2::1", "2001:db8:1:2:ffff::9"},
+		{"::ffff:192.0.2.1", "192.0.2.1"},
+	} {
+		if addrKey(netip.MustParseAddr(tc.a)) != addrKey(netip.MustParseAddr(tc.b)) {
+			t.Errorf("%s and %s count as different addresses", tc.a, tc.b)
+		}
+	}
+	for _, tc := range []struct{ a, b string }{
+		{"2001:db8:1:2::1", "2001:db8:1:3::1"},
+		{"192.0.2.1", "192.0.2.2"},
+	} {
+		if addrKey(netip.MustParseAddr(tc.a)) == addrKey(netip.MustParseAddr(tc.b)) {
+			t.Errorf("%s and %s count as one address", tc.a, tc.b)
+		}
+	}
+}
+
+// TestSaturating: the rate sums of the overflow (2 × 2^62) and
+// beyond stay at MaxInt64 instead of wrapping negative.
+func TestSaturating(t *testing.T) {
+	for _, tc := range []struct {
+		got, want int64
+	}{
+		{satMul(1<<62, 2), math.MaxInt64},
+		{satMul(math.MaxInt64, math.MaxInt64), math.MaxInt64},
+		{satMul(3, 4), 12},
+		{satMul(0, math.MaxInt64), 0},
+		{satAdd(math.MaxInt64, 1), math.MaxInt64},
+		{satAdd(1<<62, 1<<62), math.MaxInt64},
+		{satAdd(2, 3), 5},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %d, want %d", tc.got, tc.want)
+		}
+	}
+}
