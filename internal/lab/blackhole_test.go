@@ -59,25 +59,7 @@ func TestRFC6349BlackHolePath(t *testing.T) {
 	needRoot(t)
 	bin := buildFullpipe(t)
 	l := startLab(t, "trbhr", blackHolePath())
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	startResponder(t, ctx, bin, l)
-	var r struct {
-		MTU struct {
-			UpBytes   int `json:"up_bytes"`
-			DownBytes int `json:"down_bytes"`
-		} `json:"mtu"`
-		RTT struct {
-			BaselineMs   float64 `json:"baseline_ms"`
-			Source       string  `json:"baseline_source"`
-			TCPMinDownMs float64 `json:"tcp_min_down_ms"`
-			CrossCheck   string  `json:"cross_check"`
-		} `json:"rtt"`
-		Partial  bool     `json:"partial"`
-		Reason   string   `json:"partial_reason"`
-		Warnings []string `json:"warnings"`
-	}
-	_ = clientJSON(t, ctx, l, &r, bin, "rfc6349", l.Server.Addr.String(), "--json", "--quick", "--direction", "down", "--cir", "80M") // a FAIL verdict exits 1
+	r := runRFC(t, bin, l, "--direction", "down", "--cir", "80M") // the later --direction wins
 	if r.Partial {
 		t.Fatalf("partial result on the black-holed path: %s", r.Reason)
 	}

@@ -60,9 +60,14 @@ type rfcResult struct {
 		DownBytes int `json:"down_bytes"`
 	} `json:"mtu"`
 	RTT struct {
-		BaselineMs float64 `json:"baseline_ms"`
+		BaselineMs   float64 `json:"baseline_ms"`
+		Source       string  `json:"baseline_source"`
+		TCPMinDownMs float64 `json:"tcp_min_down_ms"`
+		CrossCheck   string  `json:"cross_check"`
 	} `json:"rtt"`
-	BB struct {
+	Partial bool   `json:"partial"`
+	Reason  string `json:"partial_reason"`
+	BB      struct {
 		UpBps  float64 `json:"up_bps"`
 		Search []struct {
 			Direction   string  `json:"direction"`

@@ -82,7 +82,8 @@ func openData(addr, bind string, dh wire.DataHello) (net.Conn, error) {
 		return nil, err
 	}
 	_ = c.SetWriteDeadline(time.Now().Add(2 * time.Second))
-	if err := wire.WritePreamble(c, wire.MagicData); err == nil {
+	err = wire.WritePreamble(c, wire.MagicData)
+	if err == nil {
 		err = wire.Encode(c, wire.TypeData, dh)
 	}
 	if err != nil {

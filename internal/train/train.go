@@ -501,14 +501,6 @@ const SmallBufferShare = 0.3 / 0.7
 // TCP flow on a path whose BDP is bdp bytes.
 func SmallBuffer(q, bdp float64) bool { return q < SmallBufferShare*bdp }
 
-// ms converts bytes at a rate to milliseconds of that rate.
-func ms(bytes, bps float64) float64 {
-	if bps <= 0 {
-		return math.Inf(1)
-	}
-	return bytes * 8 / bps * 1e3
-}
-
 // Enough reports whether the trains so far decide: two that lost packets
 // with a readable tail (the policer's rate and bucket from two), or one
 // that overflowed a queue (the tail drains at the head's rate).
