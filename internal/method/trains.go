@@ -40,7 +40,7 @@ func (r *runner) trains(dir string) (*train.Verdict, []TrainRow, error) {
 		return nil, rows, err
 	}
 	if small := smallestLossyHead(rs); small > 0 && small < 8 && size > train.MinPacket {
-		size = max(train.MinPacket, small*(size+overhead)/8-overhead)
+		size = max(train.MinPacket, train.PacketSize(float64(small*(size+overhead)))-overhead)
 		var more []TrainRow
 		rs, more, err = r.trainSeries(dir, size, overhead)
 		rows = append(rows, more...)

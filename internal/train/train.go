@@ -396,10 +396,10 @@ func queueVerdict(v Verdict, rs []Reading, noise time.Duration, atLeast bool) Ve
 	v.QueueBytes = Estimate{q, (timing+spread(rises))*b/8 + q*v.RateBps.Err/b + pkt}
 	v.QueueAtLeast = atLeast
 	if atLeast {
-		v.Why = fmt.Sprintf("trains up to %d B were spaced to %.1f Mbit/s (sent at %.1f) and delayed up to %.2f ms more along the train, with no loss: a queue of at least %.0f B in front of a %.1f Mbit/s link",
+		v.Why = fmt.Sprintf("trains up to %d B were spaced to %.1f Mbit/s (sent at %.1f Mbit/s) and delayed up to %.2f ms more along the train, with no loss: a queue of at least %.0f B in front of a %.1f Mbit/s link",
 			v.LongestBytes, b/1e6, v.SenderBps/1e6, rise*1e3, q, b/1e6)
 	} else {
-		v.Why = fmt.Sprintf("the trains were spaced to %.1f Mbit/s (sent at %.1f), delayed up to %.2f ms more along the train, then lost packets while the rest still arrived at that rate: a queue of %.0f B (%.2f ms) in front of a %.1f Mbit/s link",
+		v.Why = fmt.Sprintf("the trains were spaced to %.1f Mbit/s (sent at %.1f Mbit/s), delayed up to %.2f ms more along the train, then lost packets while the rest still arrived at that rate: a queue of %.0f B (%.2f ms) in front of a %.1f Mbit/s link",
 			b/1e6, v.SenderBps/1e6, rise*1e3, q, rise*1e3, b/1e6)
 	}
 	return v
