@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fullpipe/fullpipe/internal/cpuload"
 	"math"
 	"strings"
 	"syscall"
@@ -113,9 +114,17 @@ type BB struct {
 // layer 2 (IP packets plus the link's framing).
 type BBProbe struct {
 	Direction   string  `json:"direction"`
-	SentBps     float64 `json:"sent_bps"`
+	SentBps     float64 `json:"sent_bps"` // the rate asked
 	ReceivedBps float64 `json:"received_bps"`
 	LossPct     float64 `json:"loss_pct"`
+	// What the sending end did: the rate it sent at (layer 2, as SentBps),
+	// its datagrams sent more than 1 ms behind schedule, its CPU, and
+	// whether that held the probe back (HostLimit, in words).
+	SenderSentBps   float64       `json:"sender_sent_bps"`
+	SenderLatePct   float64       `json:"sender_late_pct"`
+	SenderMaxSlipMs float64       `json:"sender_max_slip_ms"`
+	SenderCPU       *cpuload.Load `json:"sender_cpu,omitempty"`
+	HostLimit       string        `json:"host_limit,omitempty"`
 }
 
 // BDP is BB × RTT / 8 per direction.
@@ -152,8 +161,12 @@ type ThroughputRow struct {
 	PerConnBps     []float64 `json:"per_connection_bps"`
 	PerConnEffPct  []float64 `json:"per_connection_efficiency_pct"`
 	SndbufLimPct   float64   `json:"sndbuf_limited_pct"`
-	Pass           bool      `json:"pass"`
-	Why            string    `json:"why"`
+	// SenderCPU is the sending end's process CPU use during the test, and
+	// HostLimit says, in words, how it could have held the test back.
+	SenderCPU *cpuload.Load `json:"sender_cpu,omitempty"`
+	HostLimit string        `json:"host_limit,omitempty"`
+	Pass      bool          `json:"pass"`
+	Why       string        `json:"why"`
 	// Series is the receiver's rate and the sender's RTT over the test
 	// (the tcp test's series for this direction).
 	Series *result.TCPSeries `json:"series,omitempty"`
@@ -222,6 +235,7 @@ type runner struct {
 	bb       map[string]float64
 	mtu      map[string]int
 	lineLoss map[string]float64 // UDP loss at the CIR, per direction
+	bbHost   map[string]string  // how the sending host held step 2 back, per direction ("": it did not)
 	// runRTT is the baseline's probe series: tester.RunRTT, or a fake in
 	// tests of the baseline's cross-check.
 	runRTT func(context.Context, tester.Target, tester.RTTConfig, func(uint64, time.Duration)) (*result.RTT, error)
@@ -283,6 +297,7 @@ func (r *runner) stepBaseline() error {
 		r.res.RTT.BaselineMs, r.res.RTT.Source, r.res.RTT.UDPMinMs, r.res.RTT.ControlTCPMinMs))
 	r.bb = map[string]float64{}
 	r.lineLoss = map[string]float64{}
+	r.bbHost = map[string]string{}
 	r.res.BB = BB{CIRBps: r.cfg.CIRBps, Method: "paced UDP streams of full-size packets, 2 s each, rates at layer 2 (the link's framing counted): one at a quarter of the CIR (for line loss), then a search from the CIR: a stream that arrives at ≥ 98 % of its rate ends it, otherwise the next is sent at the rate that arrived (at most 3); BB is the rate confirmed, or the highest that arrived"}
 	for _, dir := range r.cfg.Directions {
 		bb, loss, line, err := r.measureBB(dir)
@@ -298,7 +313,10 @@ func (r *runner) stepBaseline() error {
 			r.res.BB.DownBps, r.res.BB.DownLossPct, r.res.BDP.DownBytes = bb, loss, bdp
 		}
 		r.p("2. baseline RTT and bottleneck bandwidth", fmt.Sprintf("%s: bottleneck %.2f Mbit/s (CIR %.2f), loss %.2f %%, BDP %.0f B", dir, bb/1e6, float64(r.cfg.CIRBps)/1e6, loss, bdp))
-		if bb < 0.98*float64(r.cfg.CIRBps) {
+		switch {
+		case r.bbHost[dir] != "":
+			r.warn(fmt.Sprintf("%s: step 2 was held back by the %s's host, not the path: %s; the bottleneck bandwidth of %.2f Mbit/s is the host's limit", dir, sideOf(dir), r.bbHost[dir], bb/1e6))
+		case bb < 0.98*float64(r.cfg.CIRBps):
 			r.warn(fmt.Sprintf("%s: the path carried %.2f Mbit/s, less than the CIR of %.2f Mbit/s", dir, bb/1e6, float64(r.cfg.CIRBps)/1e6))
 		}
 	}
@@ -393,6 +411,7 @@ func (r *runner) measureBB(dir string) (bb, loss, line float64, err error) {
 	ip := r.mtu[dir]
 	payload := ip - 28
 	wire := float64(ip + r.cfg.link.Overhead)
+	hostHeld := false // a probe the sender could not send as asked
 	udp := func(l2 float64) (*result.UDP, float64, error) {
 		rate := int64(l2 * float64(payload) / wire)
 		res, err := tester.RunUDP(r.ctx, r.t, tester.UDPConfig{RateBps: rate, Size: payload, Duration: 2 * time.Second,
@@ -401,7 +420,9 @@ func (r *runner) measureBB(dir string) (bb, loss, line float64, err error) {
 			return nil, 0, err
 		}
 		got := res.Summary.ReceiverIPBps * wire / float64(ip)
-		r.res.BB.Search = append(r.res.BB.Search, BBProbe{Direction: dir, SentBps: l2, ReceivedBps: got, LossPct: res.Summary.LossPct})
+		p := r.bbProbe(dir, l2, got, res.Summary, float64(rate))
+		hostHeld = hostHeld || p.HostLimit != "" && got < 0.98*l2
+		r.res.BB.Search = append(r.res.BB.Search, p)
 		return res, got, nil
 	}
 	cir := float64(r.cfg.CIRBps)
@@ -410,7 +431,7 @@ func (r *runner) measureBB(dir string) (bb, loss, line float64, err error) {
 		return 0, 0, 0, err
 	}
 	var full *result.UDP
-	for i, rate := 0, cir; i < 3; i++ {
+	for i, rate := 0, cir; i < 3 && !hostHeld; i++ {
 		res, got, err := udp(rate)
 		if err != nil {
 			return 0, 0, 0, err
@@ -428,20 +449,55 @@ func (r *runner) measureBB(dir string) (bb, loss, line float64, err error) {
 		}
 		rate = got
 	}
-	// Line loss if the quarter-rate stream lost about as much as the full
-	// stream's loss rate predicts for its packet count: not significantly
-	// fewer (Poisson, 3 standard deviations). At low rates a few dozen
-	// packets may lose none by chance; a queue overflowing under bursts
-	// loses far fewer at a quarter of the load.
-	f := full.Summary.LossPct
-	expected := f / 100 * float64(quarter.Summary.SentPackets)
-	if f > 0 && float64(quarter.Summary.Lost) >= expected-3*math.Sqrt(expected) {
-		line = f
-		if quarter.Summary.SentPackets > 0 && quarter.Summary.Lost > 0 {
-			line = math.Min(f, quarter.Summary.LossPct)
+	if hostHeld {
+		// The sender, not the path, fell short: its loss says nothing of
+		// the line, and the search stops at the first such probe.
+		r.bbHost[dir] = r.res.BB.Search[len(r.res.BB.Search)-1].HostLimit
+		if full == nil {
+			return 0, quarter.Summary.LossPct, 0, nil
 		}
+		return bb, full.Summary.LossPct, 0, nil
 	}
-	return bb, f, line, nil
+	return bb, full.Summary.LossPct, lineLoss(quarter.Summary, full.Summary), nil
+}
+
+// bbProbe is one step 2 stream's record: the rate asked and received at
+// layer 2, and what its sender did (SenderHost.Limited).
+func (r *runner) bbProbe(dir string, asked, got float64, s result.UDPSummary, payloadBps float64) BBProbe {
+	p := BBProbe{Direction: dir, SentBps: asked, ReceivedBps: got, LossPct: s.LossPct,
+		SenderSentBps: s.SenderRateBps / payloadBps * asked, SenderMaxSlipMs: s.SenderMaxSlipUs / 1e3, SenderCPU: s.Sender(dir)}
+	if s.SentPackets > 0 {
+		p.SenderLatePct = float64(s.SenderLate) / float64(s.SentPackets) * 100
+	}
+	h := rfc6349.SenderHost{Side: sideOf(dir), CPU: p.SenderCPU, Paced: true, SentPct: s.SenderRateBps / payloadBps * 100,
+		LatePct: p.SenderLatePct, MaxSlipMs: p.SenderMaxSlipMs, LostPct: s.LossPct}
+	p.HostLimit = h.Limited(100 - r.cfg.Thresholds.MinActualPct)
+	return p
+}
+
+// sideOf names the end that sends in direction dir.
+func sideOf(dir string) string {
+	if dir == "down" {
+		return "responder"
+	}
+	return "tester"
+}
+
+// lineLoss is the line's loss if the quarter-rate stream lost about as
+// much as the full stream's loss rate predicts for its packet count: not
+// significantly fewer (Poisson, 3 standard deviations). At low rates a few
+// dozen packets may lose none by chance; a queue overflowing under bursts
+// loses far fewer at a quarter of the load.
+func lineLoss(quarter, full result.UDPSummary) float64 {
+	f := full.LossPct
+	expected := f / 100 * float64(quarter.SentPackets)
+	if f <= 0 || float64(quarter.Lost) < expected-3*math.Sqrt(expected) {
+		return 0
+	}
+	if quarter.SentPackets > 0 && quarter.Lost > 0 {
+		return math.Min(f, quarter.LossPct)
+	}
+	return f
 }
 
 func (r *runner) warn(s string) { r.res.Warnings = append(r.res.Warnings, s) }
@@ -579,6 +635,8 @@ func (r *runner) stepThroughput() error {
 			row.MSSBytes = int(s.MSSBytes)
 			row.SndbufLimPct = math.Max(row.SndbufLimPct, s.SndbufLimitedPct)
 		}
+		row.SenderCPU = res.Summary.Sender(dir)
+		row.HostLimit = rfc6349.SenderHost{Side: sideOf(dir), CPU: row.SenderCPU}.Limited(100 - r.cfg.Thresholds.MinActualPct)
 		row.IdealBps = r.ceiling(dir, row.MSSBytes)
 		ideal := rfc6349.IdealTransferTime(float64(row.Bytes), row.IdealBps)
 		row.TTR = rfc6349.TTR(time.Duration(row.Seconds*1e9), ideal)
@@ -652,7 +710,12 @@ func (r *runner) judge() {
 		}
 		e := rfc6349.Evidence{BBBps: r.bb[dir], RTT: r.baseline, MaxWindowBytes: float64(r.cfg.MaxWindow), IdealBps: row.IdealBps,
 			ActualBps: row.ActualBps, EfficiencyPct: row.EfficiencyPct, BufferDelayPct: row.BufferDelayPct, LineLossPct: r.lineLoss[dir],
-			LocalMTU: r.res.MTU.LocalBytes, ICMPSeen: r.res.MTU.ICMPSeen, SndbufLimitedPct: row.SndbufLimPct}
+			LocalMTU: r.res.MTU.LocalBytes, ICMPSeen: r.res.MTU.ICMPSeen, SndbufLimitedPct: row.SndbufLimPct,
+			BBHost: r.bbHost[dir], ThroughputHost: row.HostLimit}
+		if e.BBHost != "" {
+			v.Pass = false
+			v.Reasons = append(v.Reasons, dir+": the "+sideOf(dir)+"'s host held step 2 back, so the ideal is its limit, not the path's: no verdict on the path")
+		}
 		if s := r.res.Shaping[dir]; s != nil {
 			e.Shaping, e.ShapingDetail, e.Trains = s.Verdict, s.Detail, s.Trains
 		}

@@ -78,9 +78,15 @@ func (r *runner) trainSeries(dir string, size, overhead int) ([]train.Reading, [
 		}
 		rows = append(rows, TrainRow{Packets: n, SizeBytes: size, Reading: res.Reading, LocalDrops: res.LocalDrops})
 		r.p("5. shaping vs policing", trainLine(dir, n, size, res.Reading))
-		if res.LocalDrops > 0 {
+		switch sent := res.Reading.SendBps; {
+		case res.LocalDrops > 0:
 			r.warn(fmt.Sprintf("%s: a train of %d × %d B lost %d datagrams in a host's own socket buffers, not on the path; it is not read (host limit: raise net.core.rmem_max / wmem_max)", dir, n, size, res.LocalDrops))
-		} else {
+		case sent > 0 && sent < sender/2:
+			// Sent at under twice the bottleneck's rate, a train barely
+			// fills a queue or empties a bucket: the spacing the
+			// receiver sees is the sender's.
+			r.warn(fmt.Sprintf("%s: a train of %d × %d B left the %s at %.1f Mbit/s, under half its pace of %.1f Mbit/s: its host could not send it back to back, so it is not read (host limit)", dir, n, size, sideOf(dir), sent/1e6, sender/1e6))
+		default:
 			rs = append(rs, res.Reading)
 		}
 		if train.Enough(rs) || n >= longest {

@@ -5,6 +5,7 @@
 package result
 
 import (
+	"github.com/fullpipe/fullpipe/internal/cpuload"
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/stats"
@@ -107,6 +108,7 @@ type TCPSummary struct {
 	LatencyLoaded   *RTTStats                `json:"latency_loaded,omitempty"`
 	Partial         bool                     `json:"partial"`
 	PartialReason   string                   `json:"partial_reason,omitempty"`
+	Load
 }
 
 // TCP is a TCP throughput test.
@@ -244,8 +246,30 @@ type UDPSummary struct {
 	Duplicates      uint64  `json:"duplicates"`
 	Reordered       uint64  `json:"reordered"`
 	JitterUs        float64 `json:"jitter_us"`
+	// SenderLate counts datagrams the sender sent more than 1 ms behind
+	// its schedule, and SenderMaxSlipUs is the most any was behind: a
+	// sender that fell behind caught up in bursts, so its loss may be its
+	// own host's doing (Load says whether it waited for a CPU).
+	SenderLate      uint64  `json:"sender_late_packets"`
+	SenderMaxSlipUs float64 `json:"sender_max_slip_us"`
 	Partial         bool    `json:"partial"`
 	PartialReason   string  `json:"partial_reason,omitempty"`
+	Load
+}
+
+// Load is each end's process CPU use while the test ran (nil where not
+// measured: a kernel without schedstat, or an older responder).
+type Load struct {
+	ClientCPU *cpuload.Load `json:"client_cpu,omitempty"`
+	ServerCPU *cpuload.Load `json:"server_cpu,omitempty"`
+}
+
+// Sender is the CPU load of the end that sent in direction dir.
+func (l Load) Sender(dir string) *cpuload.Load {
+	if dir == Down {
+		return l.ServerCPU
+	}
+	return l.ClientCPU
 }
 
 // UDP is a UDP stream test.

@@ -219,8 +219,11 @@ type Evidence struct {
 	MTUUp, MTUDown   int  // path MTU found (0 = not measured)
 	LocalMTU         int  // the interface MTU
 	ICMPSeen         bool // an ICMP frag-needed came back
-	SenderBusyPct    float64
 	SndbufLimitedPct float64
+	// BBHost and ThroughputHost say how the sending host held step 2's
+	// paced streams or the throughput test back (SenderHost.Limited;
+	// empty: it did not).
+	BBHost, ThroughputHost string
 }
 
 // Diagnose names the likely causes of a shortfall, most specific first.
@@ -236,9 +239,7 @@ func Diagnose(e Evidence, th Thresholds) []Finding {
 		f = append(f, Finding{"host", fmt.Sprintf(
 			"host limit: the sender was held back by its send buffer %.0f %% of the time; raise net.core.wmem_max / tcp_wmem (the network is not to blame)", e.SndbufLimitedPct)})
 	}
-	if e.ActualBps < e.IdealBps*th.MinActualPct/100 && e.SenderBusyPct >= 95 && e.EfficiencyPct >= th.MinEfficiencyPct && e.BufferDelayPct < 10 {
-		f = append(f, Finding{"host", "host limit: the tester could not keep up (its CPU was busy throughout) although the path showed no loss and no queueing; the shortfall is the tester's, not the network's"})
-	}
+	f = append(f, hostFindings(e, th)...)
 	if e.Shaping == Policed {
 		f = append(f, Finding{"policer", e.ShapingDetail})
 	}
@@ -277,6 +278,25 @@ func Diagnose(e Evidence, th Thresholds) []Finding {
 			}
 			f = append(f, Finding{"mtu", fmt.Sprintf("path MTU %s is %d B, below the interface's %d B, %s", d.dir, d.mtu, e.LocalMTU, how)})
 		}
+	}
+	return f
+}
+
+// hostFindings names the sending host as the limit, with its evidence.
+func hostFindings(e Evidence, th Thresholds) []Finding {
+	var f []Finding
+	if e.BBHost != "" {
+		f = append(f, Finding{"host", fmt.Sprintf(
+			"host limit in step 2: %s. The bottleneck bandwidth it read (%.1f Mbit/s), and the BDP, windows and ideal built on it, are the host's limit, not the path's: repeat with the host idle, or from a faster one", e.BBHost, e.BBBps/1e6)})
+	}
+	if e.ThroughputHost != "" && e.ActualBps < e.IdealBps*th.MinActualPct/100 {
+		clean := ""
+		if e.EfficiencyPct >= th.MinEfficiencyPct && e.BufferDelayPct < 10 {
+			clean = ", and the path showed no loss and no queueing"
+		}
+		f = append(f, Finding{"host", fmt.Sprintf(
+			"host limit: during the throughput test %s%s. The shortfall (%.1f of %.1f Mbit/s) is the host's, not the network's: repeat with the host idle",
+			e.ThroughputHost, clean, e.ActualBps/1e6, e.IdealBps/1e6)})
 	}
 	return f
 }

@@ -223,6 +223,7 @@ func (ss *session) result() wire.Result {
 	r.Streams, r.UDP = ss.figures()
 	r.Series = ss.series(true)
 	r.Train = ss.trainResult()
+	r.Load = ss.load.Since()
 	return r
 }
 
@@ -265,7 +266,8 @@ func (ss *session) figures() ([]wire.StreamSample, *wire.UDPStats) {
 		st := ss.udpRx.Stats(0)
 		u = &st
 	case ss.req.Kind == wire.KindUDP:
-		u = &wire.UDPStats{SentPackets: ss.udpTx.Packets.Load(), SentBytes: ss.udpTx.Bytes.Load()}
+		u = &wire.UDPStats{SentPackets: ss.udpTx.Packets.Load(), SentBytes: ss.udpTx.Bytes.Load(),
+			SentLate: ss.udpTx.Late.Load(), SentSlipNs: ss.udpTx.MaxSlip.Load()}
 	}
 	return out, u
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fullpipe/fullpipe/internal/cpuload"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -38,6 +39,7 @@ type session struct {
 	udpPeer   netip.AddrPort   // reverse UDP: where the stream goes (first hello's source)
 	udpPorts  []netip.AddrPort // registered UDP sources (≤ req.UDPPorts, default 1)
 	clock     flow.Clock
+	load      cpuload.Mark // the process's CPU counters when the test started
 	started   bool
 	// Echo budget left (echoBudget) and what was not answered.
 	echoPackets, echoBytes      int64
@@ -353,6 +355,7 @@ func (ss *session) waitReady(ctx context.Context) *wire.Error {
 		aerr := ss.attachErr
 		if ready && aerr == nil {
 			ss.clock = flow.NewClock()
+			ss.load = cpuload.Now()
 			ss.started = true
 		}
 		ss.mu.Unlock()

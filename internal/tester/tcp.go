@@ -3,6 +3,7 @@ package tester
 import (
 	"context"
 	"fmt"
+	"github.com/fullpipe/fullpipe/internal/cpuload"
 	"net"
 	"sync"
 	"time"
@@ -242,7 +243,9 @@ func (r *tcpRun) measure(ctx context.Context, p *prober) (*result.TCP, error) {
 		}()
 	}
 	localDone := make(chan struct{})
-	go func() { wg.Wait(); close(localDone) }()
+	load := cpuload.Now()
+	var loadEnd cpuload.Mark // when the streams ended
+	go func() { wg.Wait(); loadEnd = cpuload.Now(); close(localDone) }()
 	var probes sync.WaitGroup // apart from wg: probing runs until wctx ends
 	if len(senders) > 0 {
 		probes.Add(1)
@@ -308,10 +311,14 @@ func (r *tcpRun) measure(ctx context.Context, p *prober) (*result.TCP, error) {
 		}
 	}
 	wcancel()
-	wg.Wait()
+	<-localDone
 	probes.Wait()
 	res := &result.TCP{}
 	res.Summary = r.summary(final)
+	res.Summary.ClientCPU = cpuload.Between(load, loadEnd)
+	if final != nil {
+		res.Summary.ServerCPU = final.Load
+	}
 	res.Intervals = append([]result.TCPInterval{}, r.intervals...)
 	res.Series = r.series()
 	if partial != "" {

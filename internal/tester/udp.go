@@ -3,6 +3,7 @@ package tester
 import (
 	"context"
 	"fmt"
+	"github.com/fullpipe/fullpipe/internal/cpuload"
 	"net"
 	"time"
 
@@ -136,6 +137,7 @@ func (u *udpRun) measure(ctx context.Context) (*result.UDP, error) {
 	wctx, wcancel := context.WithCancel(ctx)
 	defer wcancel()
 	workDone := make(chan struct{})
+	load := cpuload.Now()
 	if u.cfg.Reverse {
 		go func() { defer close(workDone); u.receive(wctx) }()
 	} else {
@@ -201,6 +203,10 @@ func (u *udpRun) measure(ctx context.Context) (*result.UDP, error) {
 	wcancel()
 	<-workDone
 	res := &result.UDP{Intervals: append([]result.UDPInterval{}, u.intervals...), Summary: u.summary(final)}
+	res.Summary.ClientCPU = load.Since()
+	if final != nil {
+		res.Summary.ServerCPU = final.Load
+	}
 	if partial != "" {
 		res.Summary.Partial, res.Summary.PartialReason = true, partial
 		return res, fmt.Errorf("%w: %s", ErrPartial, partial)
@@ -231,10 +237,12 @@ func (u *udpRun) summary(final *wire.Result) result.UDPSummary {
 		sum.Direction = result.Down
 		if final != nil && final.UDP != nil {
 			sum.SentPackets, sum.SentBytes = final.UDP.SentPackets, final.UDP.SentBytes
+			sum.SenderLate, sum.SenderMaxSlipUs = final.UDP.SentLate, float64(final.UDP.SentSlipNs)/1e3
 		}
 		rx = u.rx.Stats(sum.SentPackets)
 	} else {
 		sum.SentPackets, sum.SentBytes = u.tx.Packets.Load(), u.tx.Bytes.Load()
+		sum.SenderLate, sum.SenderMaxSlipUs = u.tx.Late.Load(), float64(u.tx.MaxSlip.Load())/1e3
 		if final != nil && final.UDP != nil {
 			rx = *final.UDP
 		}

@@ -3,6 +3,7 @@ package wire
 import (
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/cpuload"
 	"github.com/fullpipe/fullpipe/internal/train"
 )
 
@@ -127,6 +128,8 @@ type UDPStats struct {
 	LastRxNs    int64  `json:"last_rx_ns"`
 	SentPackets uint64 `json:"sent_packets"` // packets this side sent (when it sends)
 	SentBytes   uint64 `json:"sent_bytes"`
+	SentLate    uint64 `json:"sent_late,omitempty"`        // of those, sent more than 1 ms behind schedule
+	SentSlipNs  int64  `json:"sent_max_slip_ns,omitempty"` // the most a packet was behind its schedule
 }
 
 // Interval is the server's view of one reporting interval.
@@ -147,6 +150,9 @@ type Result struct {
 	Series  *Series        `json:"series,omitempty"`
 	Partial bool           `json:"partial,omitempty"`
 	Reason  string         `json:"reason,omitempty"`
+	// Load is the responder process's CPU use over the test: whether its
+	// host could have held the test back (wire v3, optional).
+	Load *cpuload.Load `json:"cpu_load,omitempty"`
 }
 
 // Series is the part of a TCP test's time series the server adds since

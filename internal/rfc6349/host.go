@@ -1,0 +1,89 @@
+package rfc6349
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/fullpipe/fullpipe/internal/cpuload"
+)
+
+// SenderHost is what the sending end's host did during one step: its
+// process's CPU use and, for a paced UDP stream, how well it kept its
+// schedule. It tells a tester that could not keep up from a path that
+// could not carry.
+type SenderHost struct {
+	Side string        // "tester" or "responder"
+	CPU  *cpuload.Load // nil: not measured
+	// A paced UDP stream's figures (Paced false: a TCP step).
+	Paced     bool
+	SentPct   float64 // sent, as % of the rate asked
+	LatePct   float64 // % of datagrams sent more than 1 ms behind schedule
+	MaxSlipMs float64 // the most a datagram was behind
+	LostPct   float64 // % of datagrams lost on the way
+}
+
+// Limits for SenderHost. A paced sender that sends less than 98 % of its
+// rate did not send the stream the step meant to send. One that fell
+// behind its schedule caught up in bursts, which a queue may drop: only
+// late datagrams can be lost that way, so when at least as many were
+// late (more than 1 ms) as were lost, its bursts can account for the
+// whole loss; when fewer, the path lost the rest. A process whose threads waited for a CPU longer than the
+// shortfall the verdict allows (100 − MinActualPct, 5 % of the time by
+// default) while the CPUs it may run on had no idle time left (95 %
+// busy: /proc/stat's 10 ms ticks blur the last few per cent) was starved
+// enough to explain that shortfall; its threads waiting for each other on
+// CPUs with idle time are not. A hypervisor that took that much (steal)
+// starved it too; one that used 90 % of every CPU it may run on was
+// saturated.
+const (
+	hostMinSentPct = 98
+	hostFullPct    = 95
+	hostBusyPct    = 90
+)
+
+// Limited says whether the sending host could have held the step back:
+// the reasons in words, empty when it could not. allowedShortPct is the
+// shortfall the verdict allows (100 − MinActualPct).
+func (h SenderHost) Limited(allowedShortPct float64) string {
+	var why []string
+	if h.Paced && h.SentPct > 0 && h.SentPct < hostMinSentPct {
+		why = append(why, fmt.Sprintf("sent only %.1f %% of the rate asked", h.SentPct))
+	}
+	if h.Paced && h.LostPct > 0 && h.LatePct >= h.LostPct {
+		why = append(why, fmt.Sprintf("sent %.1f %% of its datagrams more than 1 ms behind schedule (up to %.1f ms), catching up in bursts that can account for the %.2f %% lost", h.LatePct, h.MaxSlipMs, h.LostPct))
+	}
+	cpuWhy := h.cpuReasons(allowedShortPct)
+	// A paced stream that kept its schedule was sent as asked, whatever
+	// its CPU did; the CPU then only says why it could not.
+	if h.Paced && len(why) == 0 {
+		return ""
+	}
+	why = append(why, cpuWhy...)
+	if len(why) == 0 {
+		return ""
+	}
+	side := h.Side
+	if side == "" {
+		side = "sender"
+	}
+	return "the " + side + " " + strings.Join(why, "; ")
+}
+
+func (h SenderHost) cpuReasons(allowedShortPct float64) []string {
+	c := h.CPU
+	if c == nil {
+		return nil
+	}
+	var why []string
+	if c.WaitPct >= allowedShortPct && c.CPUsBusyPct >= hostFullPct {
+		why = append(why, fmt.Sprintf("waited for a CPU %.0f %% of the time (%.2f s of %.2f s) while its %d CPU(s) were %.0f %% busy and it used %.0f %% of one: other work had the CPU",
+			c.WaitPct, float64(c.WaitUs)/1e6, float64(c.ElapsedUs)/1e6, c.CPUs, c.CPUsBusyPct, c.CPUPct))
+	}
+	if c.StealPct >= allowedShortPct {
+		why = append(why, fmt.Sprintf("lost %.0f %% of its CPUs' time to the hypervisor (steal)", c.StealPct))
+	}
+	if c.CPUs > 0 && c.CPUPct >= hostBusyPct*float64(c.CPUs) {
+		why = append(why, fmt.Sprintf("used %.0f %% of its %d CPU(s): it ran out of CPU", c.CPUPct, c.CPUs))
+	}
+	return why
+}
