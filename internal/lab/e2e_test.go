@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -39,8 +40,9 @@ type tcpSummary struct {
 
 // startResponder runs `bin serve` in the server namespace until ctx ends
 // or the test does, and returns once it accepts connections (polled from
-// inside that namespace every 20 ms, for at most 5 s).
-func startResponder(t *testing.T, ctx context.Context, bin string, l *Lab) {
+// inside that namespace every 20 ms, for at most 5 s). It returns the
+// responder's process (ip netns exec execs it).
+func startResponder(t *testing.T, ctx context.Context, bin string, l *Lab) *os.Process {
 	t.Helper()
 	addr := l.Server.Addr.String() + ":6349"
 	srv := inNSCmd(ctx, l.Server.NetNS, bin, "serve", "-q", "-l", addr, "--allow-cc", "available")
@@ -57,7 +59,7 @@ func startResponder(t *testing.T, ctx context.Context, bin string, l *Lab) {
 			return err
 		})
 		if err == nil {
-			return
+			return srv.Process
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("responder at %s not listening after 5 s: %v", addr, err)

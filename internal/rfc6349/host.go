@@ -76,7 +76,7 @@ func (h SenderHost) cpuReasons(allowedShortPct float64) []string {
 	}
 	var why []string
 	if c.WaitPct >= allowedShortPct && c.CPUsBusyPct >= hostFullPct {
-		why = append(why, fmt.Sprintf("waited for a CPU %.0f %% of the time (%.2f s of %.2f s) while its %d CPU(s) were %.0f %% busy and it used %.0f %% of one: other work had the CPU",
+		why = append(why, fmt.Sprintf("waited for a CPU %.0f %% of the time (%.2f s of %.2f s) while its %d CPU(s) were %.0f %% busy and it used %.0f %% of a CPU: other work had the CPU",
 			c.WaitPct, float64(c.WaitUs)/1e6, float64(c.ElapsedUs)/1e6, c.CPUs, c.CPUsBusyPct, c.CPUPct))
 	}
 	if c.StealPct >= allowedShortPct {
