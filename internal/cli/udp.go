@@ -89,7 +89,11 @@ func printUDPSummary(w io.Writer, r *result.UDP) {
 		fmt.Fprintf(w, "  PARTIAL: %s", s.PartialReason)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "  sender   %d datagrams, %s, %s (payload)\n", s.SentPackets, bytesExact(int64(s.SentBytes)), units.FormatRate(s.SenderRateBps))
+	fmt.Fprintf(w, "  sender   %d datagrams, %s, %s (payload), %d sent > 1 ms behind schedule (at most %.2f ms)\n",
+		s.SentPackets, bytesExact(int64(s.SentBytes)), units.FormatRate(s.SenderRateBps), s.SenderLate, s.SenderMaxSlipUs/1e3)
+	if c := s.Sender(s.Direction); c != nil {
+		fmt.Fprintf(w, "  sender CPU %.1f %% of a CPU, its threads waited %.1f %% of the time, its %d CPU(s) %.0f %% busy\n", c.CPUPct, c.WaitPct, c.CPUs, c.CPUsBusyPct)
+	}
 	fmt.Fprintf(w, "  receiver %d datagrams, %s in %.3f s, %s (payload), %s (with IP+UDP headers)\n",
 		s.RecvPackets, bytesExact(int64(s.RecvBytes)), s.IntervalS, units.FormatRate(s.ReceiverRateBps), units.FormatRate(s.ReceiverIPBps))
 	fmt.Fprintf(w, "  lost %d (%.3f %%), duplicates %d, reordered %d, jitter %s (RFC 3550)\n",
