@@ -471,7 +471,7 @@ func (r *runner) bbProbe(dir string, asked, got float64, s result.UDPSummary, pa
 	}
 	h := rfc6349.SenderHost{Side: sideOf(dir), CPU: p.SenderCPU, Paced: true, SentPct: s.SenderRateBps / payloadBps * 100,
 		LatePct: p.SenderLatePct, MaxSlipMs: p.SenderMaxSlipMs, LostPct: s.LossPct}
-	p.HostLimit = h.Limited(100 - r.cfg.Thresholds.MinActualPct)
+	p.HostLimit = h.Limited(math.Max(100-r.cfg.Thresholds.MinActualPct, (1-got/asked)*100))
 	return p
 }
 
@@ -636,8 +636,9 @@ func (r *runner) stepThroughput() error {
 			row.SndbufLimPct = math.Max(row.SndbufLimPct, s.SndbufLimitedPct)
 		}
 		row.SenderCPU = res.Summary.Sender(dir)
-		row.HostLimit = rfc6349.SenderHost{Side: sideOf(dir), CPU: row.SenderCPU}.Limited(100 - r.cfg.Thresholds.MinActualPct)
 		row.IdealBps = r.ceiling(dir, row.MSSBytes)
+		short := math.Max(100-r.cfg.Thresholds.MinActualPct, (1-row.ActualBps/row.IdealBps)*100)
+		row.HostLimit = rfc6349.SenderHost{Side: sideOf(dir), CPU: row.SenderCPU}.Limited(short)
 		ideal := rfc6349.IdealTransferTime(float64(row.Bytes), row.IdealBps)
 		row.TTR = rfc6349.TTR(time.Duration(row.Seconds*1e9), ideal)
 		row.Pass, row.Why = rfc6349.Pass(row.IdealBps, row.ActualBps, row.EfficiencyPct, r.cfg.Thresholds)

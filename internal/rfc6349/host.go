@@ -27,24 +27,27 @@ type SenderHost struct {
 // behind its schedule caught up in bursts, which a queue may drop: only
 // late datagrams can be lost that way, so when at least as many were
 // late (more than 1 ms) as were lost, its bursts can account for the
-// whole loss; when fewer, the path lost the rest. A process whose threads waited for a CPU longer than the
-// shortfall the verdict allows (100 − MinActualPct, 5 % of the time by
-// default) while the CPUs it may run on had no idle time left (95 %
-// busy: /proc/stat's 10 ms ticks blur the last few per cent) was starved
-// enough to explain that shortfall; its threads waiting for each other on
-// CPUs with idle time are not. A hypervisor that took that much (steal)
-// starved it too; one that used 90 % of every CPU it may run on was
-// saturated.
+// whole loss; when fewer, the path lost the rest.
+//
+// A sender kept from running for a fraction of the time can lose at most
+// that fraction of its rate, so the CPU explains a shortfall of s % only
+// when the sender was kept from running at least s % of the time (and at
+// least the shortfall the verdict allows, 100 − MinActualPct): its
+// threads waited that long for a CPU while the CPUs it may run on had no
+// idle time left (95 % busy: /proc/stat's 10 ms ticks blur the last few
+// per cent; threads waiting for each other on CPUs with idle time are not
+// starved), or a hypervisor took that much (steal). A process that used
+// 90 % of every CPU it may run on was saturated.
 const (
 	hostMinSentPct = 98
 	hostFullPct    = 95
 	hostBusyPct    = 90
 )
 
-// Limited says whether the sending host could have held the step back:
-// the reasons in words, empty when it could not. allowedShortPct is the
-// shortfall the verdict allows (100 − MinActualPct).
-func (h SenderHost) Limited(allowedShortPct float64) string {
+// Limited says whether the sending host could account for a shortfall of
+// shortPct % (at least the one the verdict allows, 100 − MinActualPct):
+// the reasons in words, empty when it could not.
+func (h SenderHost) Limited(shortPct float64) string {
 	var why []string
 	if h.Paced && h.SentPct > 0 && h.SentPct < hostMinSentPct {
 		why = append(why, fmt.Sprintf("sent only %.1f %% of the rate asked", h.SentPct))
@@ -52,7 +55,7 @@ func (h SenderHost) Limited(allowedShortPct float64) string {
 	if h.Paced && h.LostPct > 0 && h.LatePct >= h.LostPct {
 		why = append(why, fmt.Sprintf("sent %.1f %% of its datagrams more than 1 ms behind schedule (up to %.1f ms), catching up in bursts that can account for the %.2f %% lost", h.LatePct, h.MaxSlipMs, h.LostPct))
 	}
-	cpuWhy := h.cpuReasons(allowedShortPct)
+	cpuWhy := h.cpuReasons(shortPct)
 	// A paced stream that kept its schedule was sent as asked, whatever
 	// its CPU did; the CPU then only says why it could not.
 	if h.Paced && len(why) == 0 {
@@ -69,17 +72,17 @@ func (h SenderHost) Limited(allowedShortPct float64) string {
 	return "the " + side + " " + strings.Join(why, "; ")
 }
 
-func (h SenderHost) cpuReasons(allowedShortPct float64) []string {
+func (h SenderHost) cpuReasons(shortPct float64) []string {
 	c := h.CPU
 	if c == nil {
 		return nil
 	}
 	var why []string
-	if c.WaitPct >= allowedShortPct && c.CPUsBusyPct >= hostFullPct {
+	if c.WaitPct >= shortPct && c.CPUsBusyPct >= hostFullPct {
 		why = append(why, fmt.Sprintf("waited for a CPU %.0f %% of the time (%.2f s of %.2f s) while its %d CPU(s) were %.0f %% busy and it used %.0f %% of a CPU: other work had the CPU",
 			c.WaitPct, float64(c.WaitUs)/1e6, float64(c.ElapsedUs)/1e6, c.CPUs, c.CPUsBusyPct, c.CPUPct))
 	}
-	if c.StealPct >= allowedShortPct {
+	if c.StealPct >= shortPct {
 		why = append(why, fmt.Sprintf("lost %.0f %% of its CPUs' time to the hypervisor (steal)", c.StealPct))
 	}
 	if c.CPUs > 0 && c.CPUPct >= hostBusyPct*float64(c.CPUs) {

@@ -24,6 +24,9 @@ func TestSenderHostLimited(t *testing.T) {
 		{"wait at the allowed shortfall", SenderHost{CPU: &cpuload.Load{ElapsedUs: 1e6, WaitPct: 5, CPUsBusyPct: 95, CPUs: 1}}, "waited for a CPU 5 %"},
 		{"CPUs not full", SenderHost{CPU: &cpuload.Load{ElapsedUs: 1e6, WaitPct: 50, CPUsBusyPct: 94, CPUs: 1}}, ""},
 		{"steal", SenderHost{CPU: &cpuload.Load{ElapsedUs: 1e6, StealPct: 6, CPUs: 2}}, "hypervisor"},
+		{"steal under the shortfall", SenderHost{CPU: &cpuload.Load{ElapsedUs: 1e6, StealPct: 6, CPUs: 2}}, "!20"},
+		{"starved under the shortfall", SenderHost{CPU: &cpuload.Load{ElapsedUs: 1e6, WaitPct: 19, CPUsBusyPct: 100, CPUs: 1}}, "!20"},
+		{"starved over the shortfall", SenderHost{CPU: &cpuload.Load{ElapsedUs: 1e6, WaitPct: 21, CPUsBusyPct: 100, CPUs: 1}}, "20 waited"},
 		{"saturated", SenderHost{CPU: &cpuload.Load{ElapsedUs: 1e6, CPUPct: 185, CPUs: 2}}, "ran out of CPU"},
 		{"not saturated", SenderHost{CPU: &cpuload.Load{ElapsedUs: 1e6, CPUPct: 175, CPUs: 2}}, ""},
 		{"no CPU figures", SenderHost{}, ""},
@@ -35,8 +38,15 @@ func TestSenderHostLimited(t *testing.T) {
 		{"paced, short", SenderHost{Paced: true, SentPct: 97.9}, "sent only 97.9 %"},
 		{"paced, 98 %", SenderHost{Paced: true, SentPct: 98}, ""},
 	} {
-		got := c.h.Limited(5)
-		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {
+		// "!20": not limited for a 20 % shortfall; "20 …": limited for it.
+		short, want := 5.0, c.want
+		if rest, ok := strings.CutPrefix(want, "!20"); ok {
+			short, want = 20, rest
+		} else if rest, ok := strings.CutPrefix(want, "20 "); ok {
+			short, want = 20, rest
+		}
+		got := c.h.Limited(short)
+		if want == "" && got != "" || want != "" && !strings.Contains(got, want) {
 			t.Errorf("%s: Limited = %q, want %q", c.name, got, c.want)
 		}
 	}

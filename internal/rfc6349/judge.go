@@ -290,13 +290,15 @@ func hostFindings(e Evidence, th Thresholds) []Finding {
 			"host limit in step 2: %s. The bottleneck bandwidth it read (%.1f Mbit/s), and the BDP, windows and ideal built on it, are the host's limit, not the path's: repeat with the host idle, or from a faster one", e.BBHost, e.BBBps/1e6)})
 	}
 	if e.ThroughputHost != "" && e.ActualBps < e.IdealBps*th.MinActualPct/100 {
-		clean := ""
+		// With no loss and no queueing on the path, the host is the only
+		// cause; with them, it is one that accounts for the shortfall.
+		whose := "accounted for by the host, whatever else the path did: repeat with the host idle before blaming the network"
 		if e.EfficiencyPct >= th.MinEfficiencyPct && e.BufferDelayPct < 10 {
-			clean = ", and the path showed no loss and no queueing"
+			whose = "the host's, not the network's (the path showed no loss and no queueing): repeat with the host idle"
 		}
 		f = append(f, Finding{"host", fmt.Sprintf(
-			"host limit: during the throughput test %s%s. The shortfall (%.1f of %.1f Mbit/s) is the host's, not the network's: repeat with the host idle",
-			e.ThroughputHost, clean, e.ActualBps/1e6, e.IdealBps/1e6)})
+			"host limit: during the throughput test %s. The shortfall (%.1f of %.1f Mbit/s) is %s",
+			e.ThroughputHost, e.ActualBps/1e6, e.IdealBps/1e6, whose)})
 	}
 	return f
 }
