@@ -411,18 +411,30 @@ func (r *runner) measureBB(dir string) (bb, loss, line float64, err error) {
 	ip := r.mtu[dir]
 	payload := ip - 28
 	wire := float64(ip + r.cfg.link.Overhead)
-	hostHeld := false // a probe the sender could not send as asked
-	udp := func(l2 float64) (*result.UDP, float64, error) {
+	hostHeld := false // a probe the sender could not send as asked, twice
+	// udp sends one probe; one its sender's host held back (a moment of
+	// CPU starvation or hypervisor steal is often brief) is sent again,
+	// once.
+	udp := func(l2 float64) (res *result.UDP, got float64, err error) {
 		rate := int64(l2 * float64(payload) / wire)
-		res, err := tester.RunUDP(r.ctx, r.t, tester.UDPConfig{RateBps: rate, Size: payload, Duration: 2 * time.Second,
-			Reverse: dir == "down", Interval: time.Second, Drain: 300 * time.Millisecond}, nil)
-		if err != nil {
-			return nil, 0, err
+		for try := 0; try < 2; try++ {
+			res, err = tester.RunUDP(r.ctx, r.t, tester.UDPConfig{RateBps: rate, Size: payload, Duration: 2 * time.Second,
+				Reverse: dir == "down", Interval: time.Second, Drain: 300 * time.Millisecond}, nil)
+			if err != nil {
+				return nil, 0, err
+			}
+			got = res.Summary.ReceiverIPBps * wire / float64(ip)
+			p := r.bbProbe(dir, l2, got, res.Summary, float64(rate))
+			r.res.BB.Search = append(r.res.BB.Search, p)
+			held := p.HostLimit != "" && got < 0.98*l2
+			if !held {
+				return res, got, nil
+			}
+			if try == 0 {
+				r.warn(fmt.Sprintf("%s: step 2's stream at %.2f Mbit/s is sent again: %s", dir, l2/1e6, p.HostLimit))
+			}
 		}
-		got := res.Summary.ReceiverIPBps * wire / float64(ip)
-		p := r.bbProbe(dir, l2, got, res.Summary, float64(rate))
-		hostHeld = hostHeld || p.HostLimit != "" && got < 0.98*l2
-		r.res.BB.Search = append(r.res.BB.Search, p)
+		hostHeld = true
 		return res, got, nil
 	}
 	cir := float64(r.cfg.CIRBps)
