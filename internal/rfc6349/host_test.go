@@ -79,3 +79,24 @@ func TestDiagnoseHost(t *testing.T) {
 		t.Errorf("starved step 2: %q", f)
 	}
 }
+
+// TestDiagnoseSndbuf: a sender held back by its send buffer (wmem_max or
+// tcp_wmem below the BDP) a fifth of its busy time is the host's limit.
+func TestDiagnoseSndbuf(t *testing.T) {
+	e := Evidence{BBBps: 100e6, RTT: 20e6, IdealBps: 94e6, ActualBps: 40e6, EfficiencyPct: 100, SndbufLimitedPct: 20}
+	var host []string
+	for _, f := range Diagnose(e, DefaultThresholds) {
+		if f.Cause == "host" {
+			host = append(host, f.Detail)
+		}
+	}
+	if len(host) != 1 || !strings.Contains(host[0], "wmem_max") || !strings.Contains(host[0], "20 %") {
+		t.Errorf("send-buffer limited 20 %% of the time: host findings %q", host)
+	}
+	e.SndbufLimitedPct = 19.9
+	for _, f := range Diagnose(e, DefaultThresholds) {
+		if f.Cause == "host" {
+			t.Errorf("19.9 %% send-buffer limited named the host: %s", f.Detail)
+		}
+	}
+}
