@@ -8,12 +8,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/fullpipe/fullpipe/internal/cpuload"
 	"math"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/cpuload"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/rfc6349"
 	"github.com/fullpipe/fullpipe/internal/sweep"
@@ -438,7 +438,7 @@ func (r *runner) measureBB(dir string) (bb, loss, line float64, err error) {
 		return res, got, nil
 	}
 	cir := float64(r.cfg.CIRBps)
-	quarter, _, err := udp(cir / 4)
+	quarter, qgot, err := udp(cir / 4)
 	if err != nil {
 		return 0, 0, 0, err
 	}
@@ -465,8 +465,8 @@ func (r *runner) measureBB(dir string) (bb, loss, line float64, err error) {
 		// The sender, not the path, fell short: its loss says nothing of
 		// the line, and the search stops at the first such probe.
 		r.bbHost[dir] = r.res.BB.Search[len(r.res.BB.Search)-1].HostLimit
-		if full == nil {
-			return 0, quarter.Summary.LossPct, 0, nil
+		if full == nil { // held back already at a quarter of the CIR
+			return qgot, quarter.Summary.LossPct, 0, nil
 		}
 		return bb, full.Summary.LossPct, 0, nil
 	}

@@ -5,9 +5,9 @@
 package result
 
 import (
-	"github.com/fullpipe/fullpipe/internal/cpuload"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/cpuload"
 	"github.com/fullpipe/fullpipe/internal/stats"
 	"github.com/fullpipe/fullpipe/internal/train"
 )

@@ -3,11 +3,11 @@ package tester
 import (
 	"context"
 	"fmt"
-	"github.com/fullpipe/fullpipe/internal/cpuload"
 	"net"
 	"sync"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/cpuload"
 	"github.com/fullpipe/fullpipe/internal/flow"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/wire"

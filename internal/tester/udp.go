@@ -3,10 +3,10 @@ package tester
 import (
 	"context"
 	"fmt"
-	"github.com/fullpipe/fullpipe/internal/cpuload"
 	"net"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/cpuload"
 	"github.com/fullpipe/fullpipe/internal/flow"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/wire"
