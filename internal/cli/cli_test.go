@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 
 	"github.com/fullpipe/fullpipe/internal/serve"
 	"github.com/fullpipe/fullpipe/internal/serve/servetest"
+	"github.com/fullpipe/fullpipe/internal/testkit"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
@@ -231,31 +231,13 @@ func TestVersionMismatch(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a writer safe for the responder's concurrent logging.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestServeJSONLogs: with --log-format json every stderr line of serve is
 // a JSON object, the start line and the refusal of a stray connection
 // included; --results-dir is created at start.
 func TestServeJSONLogs(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "results")
 	ctx, cancel := context.WithCancel(context.Background())
-	var stderr lockedBuffer
+	var stderr testkit.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- Run(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--log-format", "json", "--results-dir", dir}, io.Discard, &stderr)

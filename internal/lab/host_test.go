@@ -35,35 +35,6 @@ func pinThreads(t *testing.T, cpu int) {
 	t.Cleanup(func() { each(&was) })
 }
 
-// hostStarved is the part of the rfc6349 document this test reads.
-type hostStarved struct {
-	BB struct {
-		Search []struct {
-			HostLimit string `json:"host_limit"`
-		} `json:"search"`
-	} `json:"bb"`
-	Throughput struct {
-		Up struct {
-			ActualBps float64 `json:"actual_bps"`
-			IdealBps  float64 `json:"ideal_bps"`
-			HostLimit string  `json:"host_limit"`
-			SenderCPU struct {
-				CPUPct      float64 `json:"cpu_pct"`
-				WaitPct     float64 `json:"wait_pct"`
-				CPUs        int     `json:"cpus"`
-				CPUsBusyPct float64 `json:"cpus_busy_pct"`
-			} `json:"sender_cpu"`
-		} `json:"up"`
-	} `json:"throughput"`
-	Verdict struct {
-		Pass bool `json:"pass"`
-	} `json:"verdict"`
-	Diagnosis []struct {
-		Cause  string `json:"cause"`
-		Detail string `json:"detail"`
-	} `json:"diagnosis"`
-}
-
 // TestRFC6349HostStarved (issue 9, item 6): the tester's own host is the
 // limit, and the method must say so instead of blaming the network. The
 // path is the main job's (100 Mbit/s, 20 ms, a 375 kB queue: clean, and
@@ -100,7 +71,7 @@ func TestRFC6349HostStarved(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = hog.Process.Kill(); _ = hog.Wait() })
-	var r hostStarved
+	var r rfcResult
 	_ = clientJSON(t, ctx, l, &r, "taskset", "-c", "1", "nice", "-n", "19", bin, "rfc6349", l.Server.Addr.String(),
 		"--json", "--quick", "--direction", "up", "--cir", "100M") // FAIL exits 1
 
@@ -123,7 +94,7 @@ func TestRFC6349HostStarved(t *testing.T) {
 	if r.Verdict.Pass {
 		t.Errorf("a starved tester's run passed")
 	}
-	tp := r.Throughput.Up
+	tp := r.Throughput["up"]
 	c := tp.SenderCPU
 	t.Logf("throughput %.1f of %.1f Mbit/s; tester CPU %.1f %% of %d CPU(s), waited %.0f %%, its CPUs %.0f %% busy; %s",
 		tp.ActualBps/1e6, tp.IdealBps/1e6, c.CPUPct, c.CPUs, c.WaitPct, c.CPUsBusyPct, tp.HostLimit)

@@ -103,6 +103,13 @@ type rfcResult struct {
 		ActualBps     float64 `json:"actual_bps"`
 		TTR           float64 `json:"ttr"`
 		EfficiencyPct float64 `json:"efficiency_pct"`
+		HostLimit     string  `json:"host_limit"`
+		SenderCPU     struct {
+			CPUPct      float64 `json:"cpu_pct"`
+			WaitPct     float64 `json:"wait_pct"`
+			CPUs        int     `json:"cpus"`
+			CPUsBusyPct float64 `json:"cpus_busy_pct"`
+		} `json:"sender_cpu"`
 	} `json:"throughput"`
 	Shaping struct {
 		Verdict       string  `json:"verdict"`

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/tester"
+	"github.com/fullpipe/fullpipe/internal/testkit"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
@@ -197,7 +198,7 @@ func TestAttackUnauthMemory(t *testing.T) {
 	// The attacker's connects complete in the kernel before the accept
 	// loop takes them; on a busy machine it may lag by a few hundred.
 	var fds int
-	waitFor(10*time.Second, func() bool { fds = fdCount(t, pid); return fds-fdsBefore >= 900 })
+	testkit.Poll(10*time.Second, func() bool { fds = fdCount(t, pid); return fds-fdsBefore >= 900 })
 	peak := rssKB(t, pid)
 	t.Logf("responder RSS %d kB before, %d kB with 2000 unauthenticated connections (%d fds, %d before)", before, peak, fds, fdsBefore)
 	if fds-fdsBefore < 900 {
@@ -230,13 +231,13 @@ func TestAttackConnsPerAddress(t *testing.T) {
 	capPerAddr := 2*8 + 8
 	// The kernel completes connections before the responder accepts
 	// them: wait until it has refused all but the cap.
-	refused := waitFor(2*time.Second, func() bool { return srv.Stats().RefusedConns >= int64(o.Opened-capPerAddr) })
+	refused := testkit.Poll(2*time.Second, func() bool { return srv.Stats().RefusedConns >= int64(o.Opened-capPerAddr) })
 	if st := srv.Stats(); !refused || st.Conns > capPerAddr {
 		t.Errorf("holding %d connections (refused %d) of %d opened: want at most the cap of %d", st.Conns, st.RefusedConns, o.Opened, capPerAddr)
 	}
 	legit(t, addr, "127.0.0.1")
 	start := time.Now()
-	if !waitFor(3*time.Second, func() bool { return srv.Stats().Conns == 0 }) {
+	if !testkit.Poll(3*time.Second, func() bool { return srv.Stats().Conns == 0 }) {
 		t.Errorf("%d silent connections still open 3 s later", srv.Stats().Conns)
 	}
 	t.Logf("silent connections closed %v after the legitimate test", time.Since(start))
@@ -263,7 +264,7 @@ func TestAttackSlotHog(t *testing.T) {
 		t.Errorf("refusal %q, retry after %v: want the flag named and a retry-after ≥ 1 s", o.Message, o.RetryAfter)
 	}
 	legit(t, addr, "127.0.0.1")
-	if !waitFor(10*time.Second, func() bool { return srv.Sessions() == 0 }) {
+	if !testkit.Poll(10*time.Second, func() bool { return srv.Sessions() == 0 }) {
 		t.Fatalf("%d sessions still held", srv.Sessions())
 	}
 	if took := time.Since(started); took > time.Second+endGrace+2*time.Second {
@@ -286,7 +287,7 @@ func TestAttackStalledReader(t *testing.T) {
 	if o.Accepted != 2 {
 		t.Fatalf("hog: %+v, want 2 sessions", o)
 	}
-	if !waitFor(15*time.Second, func() bool { return srv.Sessions() == 0 }) {
+	if !testkit.Poll(15*time.Second, func() bool { return srv.Sessions() == 0 }) {
 		t.Fatalf("%d sessions still held 15 s later", srv.Sessions())
 	}
 	took := time.Since(started)

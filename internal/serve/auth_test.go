@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/serve/servetest"
+	"github.com/fullpipe/fullpipe/internal/testkit"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
@@ -358,7 +359,7 @@ func TestPreambleDeadlineTLS(t *testing.T) {
 		if took < preambleTimeout-200*time.Millisecond || took > preambleTimeout+time.Second {
 			t.Errorf("%s: closed after %v (%v), want about %v", name, took.Round(time.Millisecond), err, preambleTimeout)
 		}
-		if !waitFor(time.Second, func() bool { return srv.Stats().Conns == 0 }) {
+		if !testkit.Poll(time.Second, func() bool { return srv.Stats().Conns == 0 }) {
 			t.Errorf("%s: %d connections still held", name, srv.Stats().Conns)
 		}
 	}

@@ -11,11 +11,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/tester"
+	"github.com/fullpipe/fullpipe/internal/testkit"
 )
 
 // helperClientEnv, when set to a responder's address, makes the test
@@ -33,26 +33,11 @@ func helperClientMain(addr string) int {
 	return 3
 }
 
-// syncBuffer is a log destination safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-// lines returns the JSON log records written so far.
-func (s *syncBuffer) records(t *testing.T) []map[string]any {
+// logRecords returns the JSON log records written to buf so far.
+func logRecords(t *testing.T, buf *testkit.Buffer) []map[string]any {
 	t.Helper()
-	s.mu.Lock()
-	text := s.b.String()
-	s.mu.Unlock()
 	var out []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(text), "\n") {
+	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
 		if l == "" {
 			continue
 		}
@@ -65,19 +50,7 @@ func (s *syncBuffer) records(t *testing.T) []map[string]any {
 	return out
 }
 
-func jsonLog(buf *syncBuffer) *slog.Logger { return slog.New(slog.NewJSONHandler(buf, nil)) }
-
-// waitFor polls cond (in-process state) every 10 ms for up to d.
-func waitFor(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return true
-}
+func jsonLog(buf *testkit.Buffer) *slog.Logger { return slog.New(slog.NewJSONHandler(buf, nil)) }
 
 func (s *Server) startedSessions() int {
 	s.mu.Lock()
@@ -99,7 +72,7 @@ func (s *Server) startedSessions() int {
 // partial, with the request, the peer and the bytes it sent.
 func TestVanishedClientLeavesRecord(t *testing.T) {
 	dir := t.TempDir()
-	var logs syncBuffer
+	var logs testkit.Buffer
 	srv := startServer(t, Config{ResultsDir: dir, Log: jsonLog(&logs)})
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), helperClientEnv+"="+srv.Addr().String())
@@ -107,7 +80,7 @@ func TestVanishedClientLeavesRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	if !waitFor(10*time.Second, func() bool { return srv.startedSessions() == 1 }) {
+	if !testkit.Poll(10*time.Second, func() bool { return srv.startedSessions() == 1 }) {
 		t.Fatal("the client process's test did not start within 10 s")
 	}
 	if err := cmd.Process.Kill(); err != nil {
@@ -115,7 +88,7 @@ func TestVanishedClientLeavesRecord(t *testing.T) {
 	}
 	_ = cmd.Wait()
 	var files []string
-	if !waitFor(10*time.Second, func() bool { files, _ = filepath.Glob(filepath.Join(dir, "[0-9]*.json")); return len(files) > 0 }) {
+	if !testkit.Poll(10*time.Second, func() bool { files, _ = filepath.Glob(filepath.Join(dir, "[0-9]*.json")); return len(files) > 0 }) {
 		t.Fatal("no result file 10 s after the client was killed")
 	}
 	b, err := os.ReadFile(files[0])
@@ -145,7 +118,7 @@ func TestVanishedClientLeavesRecord(t *testing.T) {
 		t.Errorf("temporary files left: %v", left)
 	}
 	var fig map[string]any
-	for _, r := range logs.records(t) {
+	for _, r := range logRecords(t, &logs) {
 		if r["msg"] == "test figures" {
 			fig = r
 		}
@@ -159,7 +132,7 @@ func TestVanishedClientLeavesRecord(t *testing.T) {
 // at most the per-address budget of lines, then one summary line with
 // the count held back; another address still gets its line.
 func TestLogFlood(t *testing.T) {
-	var logs syncBuffer
+	var logs testkit.Buffer
 	// Connections from one address are not capped here (the cap closes
 	// them at accept, unlogged, when the responder lags behind the flood):
 	// this test is about the log lines.
@@ -187,13 +160,13 @@ func TestLogFlood(t *testing.T) {
 		}
 		return n
 	}
-	if !waitFor(10*time.Second, func() bool { return counted() == flood+1 }) {
+	if !testkit.Poll(10*time.Second, func() bool { return counted() == flood+1 }) {
 		t.Fatalf("the responder counted %d lines, want %d", counted(), flood+1)
 	}
 	stop() // flushes the summaries
 	perAddr := map[string]int{}
 	var summaries []string
-	for _, r := range logs.records(t) {
+	for _, r := range logRecords(t, &logs) {
 		msg, _ := r["msg"].(string)
 		switch {
 		case strings.HasPrefix(msg, "dropped connection"):
@@ -215,7 +188,7 @@ func TestLogFlood(t *testing.T) {
 // lines per address; the lines held back are summed up when the window
 // ends, by flush or by the address's next line.
 func TestLogLimiterWindows(t *testing.T) {
-	var logs syncBuffer
+	var logs testkit.Buffer
 	now := time.Unix(1000, 0)
 	l := newLogLimiter(slog.NewJSONHandler(&logs, nil), 3, 10*time.Second, func() time.Time { return now })
 	log := slog.New(l.handler())
@@ -227,12 +200,12 @@ func TestLogLimiterWindows(t *testing.T) {
 	slog.New(l.handler()).Info("other", "peer", "192.0.2.2:1")
 	now = now.Add(9 * time.Second)
 	l.flush(false)
-	if n := len(logs.records(t)); n != 5 {
+	if n := len(logRecords(t, &logs)); n != 5 {
 		t.Fatalf("%d lines within the window, want 3 + 1 + 1", n)
 	}
 	now = now.Add(time.Second)
 	a.Info("next window")
-	recs := logs.records(t)
+	recs := logRecords(t, &logs)
 	if got := recs[5]["msg"]; got != "suppressed 2 lines from 192.0.2.1" {
 		t.Errorf("line 6 is %q, want the summary before the next window's line", got)
 	}

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/serve"
+	"github.com/fullpipe/fullpipe/internal/testkit"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
@@ -129,7 +130,7 @@ func TestCancelMidTest(t *testing.T) {
 			}
 		})
 	}
-	if !waitUntil(2*time.Second, func() bool { return srv.Sessions() == 0 }) {
+	if !testkit.Poll(2*time.Second, func() bool { return srv.Sessions() == 0 }) {
 		t.Errorf("responder still holds %d sessions 2 s after the cancelled tests", srv.Sessions())
 	}
 }
@@ -415,7 +416,7 @@ func TestNoLeaks(t *testing.T) {
 	if _, err := RunRTT(ctx, target, RTTConfig{Count: 5, Interval: 10 * time.Millisecond, Size: 64}, nil); err != nil {
 		t.Errorf("rtt: %v", err)
 	}
-	if !waitUntil(2*time.Second, func() bool { return srv.Sessions() == 0 }) {
+	if !testkit.Poll(2*time.Second, func() bool { return srv.Sessions() == 0 }) {
 		t.Errorf("responder still holds %d sessions", srv.Sessions())
 	}
 	stop()
@@ -428,12 +429,12 @@ func TestNoLeaks(t *testing.T) {
 	// Goroutines end and sockets close asynchronously after the calls
 	// return (readers unblocked by a close, timers' callbacks): 2 s is
 	// many scheduler rounds.
-	if !waitUntil(2*time.Second, func() bool { return runtime.NumGoroutine() <= baseG }) {
+	if !testkit.Poll(2*time.Second, func() bool { return runtime.NumGoroutine() <= baseG }) {
 		buf := make([]byte, 1<<20)
 		t.Errorf("goroutines: %d before, %d after:\n%s", baseG, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
 	}
 	var after []string
-	if !waitUntil(2*time.Second, func() bool { after = fds(t); return len(after) <= len(baseFDs) }) {
+	if !testkit.Poll(2*time.Second, func() bool { after = fds(t); return len(after) <= len(baseFDs) }) {
 		t.Errorf("file descriptors: %d before (%d sockets), %d after (%d sockets):\nbefore %q\nafter  %q",
 			len(baseFDs), countSockets(baseFDs), len(after), countSockets(after), baseFDs, after)
 	}
@@ -473,7 +474,7 @@ func TestResponderLimits(t *testing.T) {
 			}
 			first <- o
 		}()
-		if !waitUntil(2*time.Second, func() bool { return srv.Sessions() == 1 }) {
+		if !testkit.Poll(2*time.Second, func() bool { return srv.Sessions() == 1 }) {
 			t.Fatal("the first test did not start within 2 s")
 		}
 		_, err := RunTCP(testCtx(t, 15*time.Second), Target{Addr: addr}, TCPConfig{Streams: 1, Duration: time.Second, Interval: time.Second}, nil)
@@ -492,7 +493,7 @@ func TestResponderLimits(t *testing.T) {
 		if o.err != nil || o.bytes <= 0 {
 			t.Fatalf("first test: %v, %d bytes; want it to complete undisturbed", o.err, o.bytes)
 		}
-		if !waitUntil(2*time.Second, func() bool { return srv.Sessions() == 0 }) {
+		if !testkit.Poll(2*time.Second, func() bool { return srv.Sessions() == 0 }) {
 			t.Fatalf("responder still holds %d sessions after the first test", srv.Sessions())
 		}
 		if _, err := RunTCP(testCtx(t, 15*time.Second), Target{Addr: addr}, TCPConfig{Streams: 2, Bytes: 1_000_000, Interval: time.Second}, nil); err != nil {
@@ -591,7 +592,7 @@ func TestVersionMismatch(t *testing.T) {
 	if err != nil || res.Summary.Received != 3 {
 		t.Fatalf("test after the mismatches: %v", err)
 	}
-	if !waitUntil(2*time.Second, func() bool { return srv.Sessions() == 0 }) {
+	if !testkit.Poll(2*time.Second, func() bool { return srv.Sessions() == 0 }) {
 		t.Errorf("responder holds %d sessions", srv.Sessions())
 	}
 }

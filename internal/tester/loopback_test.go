@@ -21,6 +21,7 @@ import (
 	"github.com/fullpipe/fullpipe/internal/flow"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/serve"
+	"github.com/fullpipe/fullpipe/internal/testkit"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
@@ -55,19 +56,6 @@ func testCtx(t *testing.T, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// waitUntil polls cond every 10 ms until it holds or d passes, and
-// reports whether it held. It polls in-process state, not the network.
-func waitUntil(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return true
 }
 
 // relEqual reports whether a and b agree to within a relative tol; used
@@ -645,7 +633,7 @@ func TestAuth(t *testing.T) {
 			t.Fatalf("RTT with the right secret: %v, %+v", err, rtt)
 		}
 	})
-	if !waitUntil(2*time.Second, func() bool { return srv.Sessions() == 0 }) {
+	if !testkit.Poll(2*time.Second, func() bool { return srv.Sessions() == 0 }) {
 		t.Errorf("responder still holds %d sessions after refusals and finished tests", srv.Sessions())
 	}
 }

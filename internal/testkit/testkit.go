@@ -1,0 +1,43 @@
+// Package testkit holds what tests of several packages need alike: a log
+// destination safe for concurrent writers, and polling of in-process
+// state with a deadline. Only tests import it.
+package testkit
+
+import (
+	"bytes"
+	"sync"
+	"time"
+)
+
+// Buffer is a bytes.Buffer safe for concurrent writers (a responder's
+// goroutines logging at once).
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *Buffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// String is what was written so far.
+func (s *Buffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Poll checks cond (in-process state, not the network) every 10 ms until
+// it holds or d passes, and reports whether it held.
+func Poll(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
+}
