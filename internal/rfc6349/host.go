@@ -79,7 +79,7 @@ func (h SenderHost) cpuReasons(shortPct float64) []string {
 	}
 	var why []string
 	if c.WaitPct >= shortPct && c.CPUsBusyPct >= hostFullPct {
-		why = append(why, fmt.Sprintf("waited for a CPU %.0f %% of the time (%.2f s of %.2f s) while its %d CPU(s) were %.0f %% busy and it used %.0f %% of a CPU: other work had the CPU",
+		why = append(why, fmt.Sprintf("waited for a CPU %.0f %% of the time, summed over its threads (%.2f s in %.2f s), while its %d CPU(s) were %.0f %% busy and it used %.0f %% of a CPU: other work had the CPU",
 			c.WaitPct, float64(c.WaitUs)/1e6, float64(c.ElapsedUs)/1e6, c.CPUs, c.CPUsBusyPct, c.CPUPct))
 	}
 	if c.StealPct >= shortPct {
