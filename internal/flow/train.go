@@ -44,7 +44,7 @@ type TrainSpec struct {
 // reported when the socket has IP_RECVERR) is sent again, so the train
 // has no gap the network did not make; after maxTrainStall on one
 // datagram, or when ctx ends, it stops with an error.
-func SendTrain(ctx context.Context, write func([]byte) error, clk Clock, spec TrainSpec) (int, error) {
+func SendTrain(ctx context.Context, write func([]byte) error, clk Clock, spec TrainSpec) (TrainSent, error) {
 	buf := make([]byte, max(spec.Size, wire.UDPHeaderLen))
 	// A header-only datagram outside the train first: the first write of a
 	// socket walks cold paths (route, neighbour) and would stretch the
@@ -58,6 +58,7 @@ func SendTrain(ctx context.Context, write func([]byte) error, clk Clock, spec Tr
 		defer runtime.UnlockOSThread()
 	}
 	begin := clk.Since()
+	var out TrainSent
 	for seq := range spec.Packets {
 		if gap > 0 {
 			// Sleep until the datagram is due within maxLead; those due
@@ -67,38 +68,56 @@ func SendTrain(ctx context.Context, write func([]byte) error, clk Clock, spec Tr
 			due := begin + time.Duration(seq)*gap
 			for lead := due - clk.Since(); lead > maxLead; lead = due - clk.Since() {
 				if ctx.Err() != nil {
-					return seq, ctx.Err()
+					return out, ctx.Err()
 				}
-				ts := unix.NsecToTimespec(int64(min(lead, maxNap)))
-				_ = unix.Nanosleep(&ts, nil)
+				nap(min(lead, maxNap))
 			}
 		}
-		if err := sendOne(ctx, write, clk, buf, spec.Cookie, uint64(seq)); err != nil {
-			return seq, err
+		retries, err := sendOne(ctx, write, clk, buf, spec.Cookie, uint64(seq))
+		out.Retries += retries
+		if err != nil {
+			return out, err
 		}
+		out.Packets++
 	}
-	return spec.Packets, nil
+	return out, nil
+}
+
+// TrainSent is what SendTrain sent: the datagrams, and the writes the
+// local stack refused and that were made again. Linux counts each refusal
+// in the UDP SndbufErrors counter although nothing was lost, so a caller
+// that reads that counter for its own drops subtracts Retries.
+type TrainSent struct {
+	Packets, Retries int
+}
+
+// nap sleeps d in nanosleep, on this OS thread.
+func nap(d time.Duration) {
+	ts := unix.NsecToTimespec(int64(d))
+	_ = unix.Nanosleep(&ts, nil)
 }
 
 // sendOne writes one train datagram, again while the local stack has no
-// room for it (up to maxTrainStall).
-func sendOne(ctx context.Context, write func([]byte) error, clk Clock, buf []byte, cookie wire.Cookie, seq uint64) error {
+// room for it (up to maxTrainStall), napping maxLead between tries so as
+// not to spin a core; it returns how many writes were refused.
+func sendOne(ctx context.Context, write func([]byte) error, clk Clock, buf []byte, cookie wire.Cookie, seq uint64) (int, error) {
 	var stalled time.Time
-	for {
+	for retries := 0; ; retries++ {
 		wire.PutUDP(buf, wire.UDPHeader{Type: wire.UDPData, Cookie: cookie, Seq: seq, SentNs: int64(clk.Since())})
 		err := write(buf)
 		if err == nil {
-			return nil
+			return retries, nil
 		}
 		if !errors.Is(err, syscall.ENOBUFS) && !errors.Is(err, syscall.EAGAIN) {
-			return err
+			return retries, err
 		}
 		if stalled.IsZero() {
 			stalled = time.Now()
 		}
 		if time.Since(stalled) > maxTrainStall || ctx.Err() != nil {
-			return errors.Join(err, ctx.Err())
+			return retries + 1, errors.Join(err, ctx.Err())
 		}
+		nap(maxLead)
 	}
 }
 

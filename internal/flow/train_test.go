@@ -34,8 +34,8 @@ func TestTrainLoopback(t *testing.T) {
 	const n, size = 64, 1000
 	cookie := wire.NewCookie()
 	sent, err := SendTrain(context.Background(), ConnWriter(tx), NewClock(), TrainSpec{Cookie: cookie, Packets: n, Size: size})
-	if err != nil || sent != n {
-		t.Fatalf("sent %d of %d: %v", sent, n, err)
+	if err != nil || sent.Packets != n {
+		t.Fatalf("sent %d of %d: %v", sent.Packets, n, err)
 	}
 	extra := make([]byte, size)
 	wire.PutUDP(extra, wire.UDPHeader{Type: wire.UDPData, Cookie: cookie, Seq: n + 5})

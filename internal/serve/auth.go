@@ -99,14 +99,6 @@ func newAuthLimiter(burst int, refill time.Duration) *authLimiter {
 	return &authLimiter{burst: float64(burst), refill: refill, buckets: map[netip.Prefix]bucket{}}
 }
 
-func throttleKey(a netip.Addr) netip.Prefix {
-	if a.Is4() {
-		return netip.PrefixFrom(a, 32)
-	}
-	p, _ := a.Prefix(64)
-	return p
-}
-
 // level returns b's tokens at now.
 func (l *authLimiter) level(b bucket, now time.Time) float64 {
 	return math.Min(l.burst, b.tokens+float64(now.Sub(b.at))/float64(l.refill))
@@ -115,7 +107,7 @@ func (l *authLimiter) level(b bucket, now time.Time) float64 {
 // take spends one attempt of addr at now. When none is left it returns
 // false and how long until the next one.
 func (l *authLimiter) take(addr netip.Addr, now time.Time) (time.Duration, bool) {
-	k := throttleKey(addr)
+	k := addrKey(addr)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b, seen := l.buckets[k]
@@ -136,7 +128,7 @@ func (l *authLimiter) take(addr netip.Addr, now time.Time) (time.Duration, bool)
 // refund gives back the attempt of a client that proved the secret or
 // left without trying.
 func (l *authLimiter) refund(addr netip.Addr, now time.Time) {
-	k := throttleKey(addr)
+	k := addrKey(addr)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if b, ok := l.buckets[k]; ok {

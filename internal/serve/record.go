@@ -67,7 +67,7 @@ func (ss *session) record(res wire.Result) {
 		Request: ss.req, Figures: figuresOf(res), Partial: res.Partial, Reason: res.Reason, Result: res,
 	}
 	f := rec.Figures
-	ss.log.Info("test figures", "partial", rec.Partial, "reason", rec.Reason, "duration", dur.Round(time.Millisecond),
+	ss.log.Info("test figures", "partial", rec.Partial, "reason", rec.Reason, "duration_ms", dur.Milliseconds(),
 		"streams", f.Streams, "bytes_rx", f.BytesRx, "bytes_tx", f.BytesTx,
 		"udp_packets_rx", f.UDPPacketsRx, "udp_packets_tx", f.UDPPacketsTx, "udp_bytes", f.UDPBytesTotal)
 	if dir := ss.srv.cfg.ResultsDir; dir != "" {

@@ -123,7 +123,7 @@ func TestVanishedClientLeavesRecord(t *testing.T) {
 			fig = r
 		}
 	}
-	if fig == nil || fig["partial"] != true || fig["bytes_tx"].(float64) <= 0 || fig["streams"].(float64) != 1 || fig["duration"] == nil {
+	if fig == nil || fig["partial"] != true || fig["bytes_tx"].(float64) <= 0 || fig["streams"].(float64) != 1 || fig["duration_ms"] == nil {
 		t.Errorf("figures log line %v: want partial, bytes_tx > 0, 1 stream, a duration", fig)
 	}
 }

@@ -81,12 +81,15 @@ func (ss *session) run(ctx context.Context, c net.Conn, br *bufio.Reader) error 
 	if reason != "" && reason != "done" {
 		res.Partial, res.Reason = true, reason
 	}
-	ss.record(res)
 	// Free the session's slot before the client hears the result, so a
-	// client that starts its next test at once is not refused as busy.
+	// client that starts its next test at once is not refused as busy;
+	// the record (a log line, maybe a file and its fsync) comes after the
+	// result, which the client waits for only a second or so.
 	ss.srv.unregister(ss)
 	_ = c.SetWriteDeadline(time.Now().Add(writeTimeout))
-	if err := wire.Encode(c, wire.TypeResult, res); err != nil {
+	err := wire.Encode(c, wire.TypeResult, res)
+	ss.record(res)
+	if err != nil {
 		return err
 	}
 	if res.Partial {

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/fullpipe/fullpipe/internal/flow"
 	"github.com/fullpipe/fullpipe/internal/wire"
@@ -69,7 +70,9 @@ func (ss *session) trainData(h wire.UDPHeader, rx rxInfo) {
 	ns := rx.kernel
 	tr.mu.Lock()
 	if ns == 0 {
-		ns, tr.userStamps = rx.mono, true
+		// No kernel stamp: the wall clock, the kernel stamps' own
+		// (CLOCK_REALTIME), so one train never mixes two clocks.
+		ns, tr.userStamps = time.Now().UnixNano(), true
 	}
 	d := uint32(0)
 	if rx.counted {
@@ -96,9 +99,9 @@ func (ss *session) sendTrain(ctx context.Context) {
 	n, err := flow.SendTrain(ctx, flow.AddrWriter(ss.srv.udp, peer), clk, spec)
 	_, after := flow.UDPErrors()
 	ss.train.mu.Lock()
-	ss.train.sndbufErrors = after - before
+	ss.train.sndbufErrors = after - before - min(uint64(n.Retries), after-before) // a retried write counts there too
 	ss.train.mu.Unlock()
-	ss.trainSent.Store(int64(n))
+	ss.trainSent.Store(int64(n.Packets))
 	if err != nil {
 		ss.streamFailed(fmt.Errorf("train: %w", err))
 	}

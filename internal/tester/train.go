@@ -75,10 +75,13 @@ func sendTrain(ctx context.Context, s *session, uc *net.UDPConn, rc syscall.RawC
 	}
 	_, before := flow.UDPErrors()
 	spec := flow.TrainSpec{Cookie: s.accept.Cookie, Packets: cfg.Packets, Size: cfg.Size, RateBps: float64(cfg.RateBps)}
-	if _, err := flow.SendTrain(ctx, flow.ConnWriter(uc), flow.NewClock(), spec); err != nil {
+	sent, err := flow.SendTrain(ctx, flow.ConnWriter(uc), flow.NewClock(), spec)
+	if err != nil {
 		return fmt.Errorf("sending the train: %w", err)
 	}
 	_, after := flow.UDPErrors()
+	// Refused writes that were made again count in SndbufErrors too.
+	dropped := max(int64(after)-int64(before)-int64(sent.Retries), 0)
 	select { // the drain: the last datagrams still queued or in flight
 	case <-time.After(cfg.Drain):
 	case <-ctx.Done():
@@ -91,7 +94,7 @@ func sendTrain(ctx context.Context, s *session, uc *net.UDPConn, rc syscall.RawC
 		return errors.New("the responder sent no reading of the train")
 	}
 	res.Reading, res.Stamps = *r.Train.Reading, r.Train.Stamps
-	res.LocalDrops = r.Train.LocalDrops + uint32(min(after-before, 1<<31))
+	res.LocalDrops = r.Train.LocalDrops + uint32(min(dropped, 1<<31))
 	return nil
 }
 
@@ -129,7 +132,6 @@ func readTrain(ctx context.Context, uc *net.UDPConn, cookie wire.Cookie, rec *fl
 	stop := context.AfterFunc(ctx, func() { _ = uc.SetReadDeadline(time.Unix(1, 0)) })
 	defer stop()
 	buf, oob := make([]byte, 65536), make([]byte, sockopt.RxStampSpace)
-	clk := flow.NewClock()
 	stamps = "kernel"
 	var first, last uint32
 	seen, got := false, 0
@@ -154,7 +156,9 @@ func readTrain(ctx context.Context, uc *net.UDPConn, cookie wire.Cookie, rec *fl
 		st := sockopt.ParseRxStamp(oob[:oobn])
 		at := st.At.UnixNano()
 		if !st.Stamped {
-			at, stamps = int64(clk.Since()), "user"
+			// The wall clock, the kernel stamps' own (CLOCK_REALTIME), so
+			// one train never mixes two clocks.
+			at, stamps = time.Now().UnixNano(), "user"
 		}
 		if !seen {
 			seen, first = true, st.Drops
