@@ -55,13 +55,12 @@ func (h SenderHost) Limited(shortPct float64) string {
 	if h.Paced && h.LostPct > 0 && h.LatePct >= h.LostPct {
 		why = append(why, fmt.Sprintf("sent %.1f %% of its datagrams more than 1 ms behind schedule (up to %.1f ms), catching up in bursts that can account for the %.2f %% lost", h.LatePct, h.MaxSlipMs, h.LostPct))
 	}
-	cpuWhy := h.cpuReasons(shortPct)
 	// A paced stream that kept its schedule was sent as asked, whatever
 	// its CPU did; the CPU then only says why it could not.
 	if h.Paced && len(why) == 0 {
 		return ""
 	}
-	why = append(why, cpuWhy...)
+	why = append(why, h.cpuReasons(shortPct)...)
 	if len(why) == 0 {
 		return ""
 	}
@@ -78,9 +77,9 @@ func (h SenderHost) cpuReasons(shortPct float64) []string {
 		return nil
 	}
 	var why []string
-	if c.WaitPct >= shortPct && c.CPUsBusyPct >= hostFullPct {
-		why = append(why, fmt.Sprintf("waited for a CPU %.0f %% of the time, summed over its threads (%.2f s in %.2f s), while its %d CPU(s) were %.0f %% busy and it used %.0f %% of a CPU: other work had the CPU",
-			c.WaitPct, float64(c.WaitUs)/1e6, float64(c.ElapsedUs)/1e6, c.CPUs, c.CPUsBusyPct, c.CPUPct))
+	if w := waitShare(c); w >= shortPct && c.CPUsBusyPct >= hostFullPct {
+		why = append(why, fmt.Sprintf("waited for a CPU %.0f %% of the time (its threads %.2f s in all in %.2f s, %.1f of them runnable on average), while its %d CPU(s) were %.0f %% busy and it used %.0f %% of a CPU: other work had the CPU",
+			w, float64(c.WaitUs)/1e6, float64(c.ElapsedUs)/1e6, (c.CPUPct+c.WaitPct)/100, c.CPUs, c.CPUsBusyPct, c.CPUPct))
 	}
 	if c.StealPct >= shortPct {
 		why = append(why, fmt.Sprintf("lost %.0f %% of its CPUs' time to the hypervisor (steal)", c.StealPct))
@@ -89,4 +88,13 @@ func (h SenderHost) cpuReasons(shortPct float64) []string {
 		why = append(why, fmt.Sprintf("used %.0f %% of its %d CPU(s): it ran out of CPU", c.CPUPct, c.CPUs))
 	}
 	return why
+}
+
+// waitShare is the share of the time a runnable thread of the process
+// waited for a CPU, in %: the wait summed over threads divided by how
+// many were runnable on average ((CPU + wait) / elapsed, at least one).
+// Four threads each waiting 2 % of the time sum to 8 % but were each held
+// back 2 %; one starved thread waiting 99 % is 99 %.
+func waitShare(c *cpuload.Load) float64 {
+	return c.WaitPct / max(1, (c.CPUPct+c.WaitPct)/100)
 }

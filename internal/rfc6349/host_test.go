@@ -27,6 +27,8 @@ func TestSenderHostLimited(t *testing.T) {
 		{"steal under the shortfall", SenderHost{CPU: &cpuload.Load{ElapsedUs: 1e6, StealPct: 6, CPUs: 2}}, "!20"},
 		{"starved under the shortfall", SenderHost{CPU: &cpuload.Load{ElapsedUs: 1e6, WaitPct: 19, CPUsBusyPct: 100, CPUs: 1}}, "!20"},
 		{"starved over the shortfall", SenderHost{CPU: &cpuload.Load{ElapsedUs: 1e6, WaitPct: 21, CPUsBusyPct: 100, CPUs: 1}}, "20 waited"},
+		// Four threads each held back 2 % (summed 8 %, CPU 392 %): 2 % each.
+		{"four threads, 2 % each", SenderHost{CPU: &cpuload.Load{ElapsedUs: 1e6, WaitPct: 8, CPUPct: 392, CPUsBusyPct: 100, CPUs: 8}}, ""},
 		{"saturated", SenderHost{CPU: &cpuload.Load{ElapsedUs: 1e6, CPUPct: 185, CPUs: 2}}, "ran out of CPU"},
 		{"not saturated", SenderHost{CPU: &cpuload.Load{ElapsedUs: 1e6, CPUPct: 175, CPUs: 2}}, ""},
 		{"no CPU figures", SenderHost{}, ""},

@@ -137,14 +137,18 @@ func (u *udpRun) measure(ctx context.Context) (*result.UDP, error) {
 	wctx, wcancel := context.WithCancel(ctx)
 	defer wcancel()
 	workDone := make(chan struct{})
+	// The client's CPU over its own work: while it sends (up), or until
+	// the test ends (down, where the responder's figure is the sender's).
 	load := cpuload.Now()
+	var loadEnd cpuload.Mark
 	if u.cfg.Reverse {
-		go func() { defer close(workDone); u.receive(wctx) }()
+		go func() { defer close(workDone); u.receive(wctx); loadEnd = cpuload.Now() }()
 	} else {
 		go func() {
 			defer close(workDone)
 			spec := flow.UDPSpec{Cookie: u.s.accept.Cookie, RateBps: u.cfg.RateBps, Size: u.cfg.Size, Duration: u.cfg.Duration}
 			flow.SendUDP(wctx, flow.ConnWriter(u.uc), u.clk, spec, &u.tx)
+			loadEnd = cpuload.Now()
 		}()
 	}
 	msgs := make(chan serverMsg, 16)
@@ -203,7 +207,7 @@ func (u *udpRun) measure(ctx context.Context) (*result.UDP, error) {
 	wcancel()
 	<-workDone
 	res := &result.UDP{Intervals: append([]result.UDPInterval{}, u.intervals...), Summary: u.summary(final)}
-	res.Summary.ClientCPU = load.Since()
+	res.Summary.ClientCPU = cpuload.Between(load, loadEnd) // written before workDone closed
 	if final != nil {
 		res.Summary.ServerCPU = final.Load
 	}
