@@ -89,8 +89,12 @@ func printUDPSummary(w io.Writer, r *result.UDP) {
 		fmt.Fprintf(w, "  PARTIAL: %s", s.PartialReason)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "  sender   %d datagrams, %s, %s (payload), %d sent > 1 ms behind schedule (at most %.2f ms)\n",
-		s.SentPackets, bytesExact(int64(s.SentBytes)), units.FormatRate(s.SenderRateBps), s.SenderLate, s.SenderMaxSlipUs/1e3)
+	late := "" // an older responder sending down does not report its schedule
+	if s.Direction == result.Up || s.SenderMaxSlipUs > 0 {
+		late = fmt.Sprintf(", %d sent > 1 ms behind schedule (at most %.2f ms)", s.SenderLate, s.SenderMaxSlipUs/1e3)
+	}
+	fmt.Fprintf(w, "  sender   %d datagrams, %s, %s (payload)%s\n",
+		s.SentPackets, bytesExact(int64(s.SentBytes)), units.FormatRate(s.SenderRateBps), late)
 	if c := s.Sender(s.Direction); c != nil {
 		fmt.Fprintf(w, "  sender CPU %.1f %% of a CPU, its threads waited %.1f %% of the time, its %d CPU(s) %.0f %% busy\n", c.CPUPct, c.WaitPct, c.CPUs, c.CPUsBusyPct)
 	}

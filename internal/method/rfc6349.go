@@ -465,8 +465,8 @@ func (r *runner) measureBB(dir string) (bb, loss, line float64, err error) {
 		// The sender, not the path, fell short: its loss says nothing of
 		// the line, and the search stops at the first such probe.
 		r.bbHost[dir] = r.res.BB.Search[len(r.res.BB.Search)-1].HostLimit
-		if full == nil { // held back already at a quarter of the CIR
-			return qgot, quarter.Summary.LossPct, 0, nil
+		if full == nil { // held back already at a quarter of the CIR: no loss at the CIR measured
+			return qgot, 0, 0, nil
 		}
 		return bb, full.Summary.LossPct, 0, nil
 	}
