@@ -82,13 +82,8 @@ func init() {
 				if cir <= 0 {
 					return usagef("--cir is required: the committed rate the service should carry, e.g. --cir 100M")
 				}
-				switch direction {
-				case "up", "down":
-					cfg.Directions = []string{direction}
-				case "both":
-					cfg.Directions = []string{"up", "down"}
-				default:
-					return usagef("--direction %q: want up, down or both", direction)
+				if cfg.Directions, err = directions(direction); err != nil {
+					return err
 				}
 				if _, err := rfc6349.LinkByName(cfg.Link); err != nil {
 					return usagef("%v", err)
@@ -112,7 +107,7 @@ func init() {
 				}
 				cfg.CIRBps, cfg.MaxWindow = cir, int(maxWindow)
 				if !cf.json {
-					fmt.Fprintf(e.stdout, "RFC 6349 test of %s, CIR %s, %s\n", tester.HostPort(t.Addr), units.FormatRate(float64(cir)), strings.Join(cfg.Directions, " and "))
+					fmt.Fprintf(e.stdout, "RFC 6349 test of %s, CIR %s, %s\n", tester.HostPort(t.Addr), units.FormatRate(float64(cir)), joinDirections(cfg.Directions))
 				}
 				progress := func(step, line string) {
 					if cf.json {

@@ -10,6 +10,7 @@ import (
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/tester"
 	"github.com/fullpipe/fullpipe/internal/units"
+	"github.com/fullpipe/fullpipe/internal/vocab"
 )
 
 const maxStreams = 128
@@ -189,13 +190,13 @@ func printTCPSummary(w io.Writer, r *result.TCP) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "  goodput is measured at the receiver, first to last byte; TCP figures from the sender's TCP_INFO")
-	for _, dir := range []string{result.Up, result.Down} {
+	for _, dir := range vocab.Both {
 		d := s.Directions[dir]
 		if d == nil {
 			continue
 		}
 		sender, cc := "client", r.Client.CC
-		if dir == result.Down {
+		if dir == vocab.Down {
 			sender, cc = "responder", r.Server.CC
 		}
 		fmt.Fprintf(w, "  %-4s %s in %.2f s = %s   (sender: %s, cc %s)\n", dir,

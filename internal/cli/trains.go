@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -10,6 +11,7 @@ import (
 	"github.com/fullpipe/fullpipe/internal/method"
 	"github.com/fullpipe/fullpipe/internal/tester"
 	"github.com/fullpipe/fullpipe/internal/units"
+	"github.com/fullpipe/fullpipe/internal/vocab"
 )
 
 func init() {
@@ -79,18 +81,25 @@ Example:
 }
 
 // directions parses --direction.
-func directions(d string) ([]string, error) {
-	switch d {
-	case "up", "down":
-		return []string{d}, nil
-	case "both":
-		return []string{"up", "down"}, nil
+func directions(d string) ([]vocab.Direction, error) {
+	ds, err := vocab.ParseDirections(d)
+	if err != nil {
+		return nil, usagef("--%v", err)
 	}
-	return nil, usagef("--direction %q: want up, down or both", d)
+	return ds, nil
+}
+
+// joinDirections says "up", "down" or "up and down".
+func joinDirections(ds []vocab.Direction) string {
+	s := make([]string, len(ds))
+	for i, d := range ds {
+		s[i] = string(d)
+	}
+	return strings.Join(s, " and ")
 }
 
 func printTrains(w io.Writer, r *method.TrainsResult) {
-	for _, dir := range []string{"up", "down"} {
+	for _, dir := range vocab.Both {
 		d := r.Directions[dir]
 		if d == nil || d.Verdict == nil {
 			continue

@@ -10,6 +10,7 @@ import (
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/tester"
 	"github.com/fullpipe/fullpipe/internal/units"
+	"github.com/fullpipe/fullpipe/internal/vocab"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
@@ -90,7 +91,7 @@ func printUDPSummary(w io.Writer, r *result.UDP) {
 	}
 	fmt.Fprintln(w)
 	late := "" // an older responder sending down does not report its schedule
-	if s.Direction == result.Up || s.SenderMaxSlipUs > 0 {
+	if s.Direction == vocab.Up || s.SenderMaxSlipUs > 0 {
 		late = fmt.Sprintf(", %d sent > 1 ms behind schedule (at most %.2f ms)", s.SenderLate, s.SenderMaxSlipUs/1e3)
 	}
 	fmt.Fprintf(w, "  sender   %d datagrams, %s, %s (payload)%s\n",

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/sweep"
+	"github.com/fullpipe/fullpipe/internal/vocab"
 )
 
 // Scenario 7 on the framerelay8k profile, as arithmetic (every packet is
@@ -121,9 +122,9 @@ func TestSweepWindowFrameRelay8k(t *testing.T) {
 	sat := 0
 	for _, p := range r.Points {
 		switch {
-		case p.WindowMSS <= 2 && p.Region != sweep.RegionLinear:
+		case p.WindowMSS <= 2 && p.Region != vocab.Linear:
 			t.Errorf("%.0f segments: region %s, want linear", p.WindowMSS, p.Region)
-		case p.Region == sweep.RegionSaturation:
+		case p.Region == vocab.Saturation:
 			sat++
 			if !p.HasDelay || math.Abs(p.DelayIncrementMs-p.ModelIncrementMs) > delayTol {
 				t.Errorf("%.0f segments: delay increment %.1f ms, model (W − BDP + MSS/2) × 8 / rate = %.1f ms ± %.0f", p.WindowMSS, p.DelayIncrementMs, p.ModelIncrementMs, delayTol)

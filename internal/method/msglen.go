@@ -8,6 +8,7 @@ import (
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/sweep"
 	"github.com/fullpipe/fullpipe/internal/tester"
+	"github.com/fullpipe/fullpipe/internal/vocab"
 )
 
 // MsgLenSweepConfig is a message-length sweep (design scenario 5).
@@ -48,7 +49,7 @@ func RunMsgLenSweep(ctx context.Context, t tester.Target, cfg MsgLenSweepConfig,
 				res.Meta = tr.Meta
 			}
 			p.Partial = tr.Summary.Partial
-			if d := tr.Summary.Directions[result.Up]; d != nil {
+			if d := tr.Summary.Directions[vocab.Up]; d != nil {
 				p.TCPGoodputBps, p.TCPRetransSegs = d.ThroughputBps, d.RetransSegs
 			}
 			for _, st := range tr.Summary.Streams {

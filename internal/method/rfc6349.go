@@ -20,13 +20,14 @@ import (
 	"github.com/fullpipe/fullpipe/internal/tester"
 	"github.com/fullpipe/fullpipe/internal/train"
 	"github.com/fullpipe/fullpipe/internal/version"
+	"github.com/fullpipe/fullpipe/internal/vocab"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
 // Config is one RFC 6349 run.
 type Config struct {
 	CIRBps       int64              `json:"cir_bps"`
-	Directions   []string           `json:"directions"` // "up", "down"
+	Directions   []vocab.Direction  `json:"directions"`
 	Duration     time.Duration      `json:"throughput_duration_ns"`
 	StepDuration time.Duration      `json:"step_duration_ns"` // each window-walk and shaping test
 	MaxWindow    int                `json:"max_window_bytes,omitempty"`
@@ -44,20 +45,20 @@ type Config struct {
 // Result is the whole run; its JSON keys are documented in docs/json.md.
 type Result struct {
 	result.Meta
-	MTU        MTU                       `json:"mtu"`
-	RTT        RTT                       `json:"rtt"`
-	BB         BB                        `json:"bb"`
-	BDP        BDP                       `json:"bdp"`
-	Walk       []WalkRow                 `json:"walk"`
-	Sweep      map[string]*WindowSweep   `json:"sweep,omitempty"`
-	Throughput map[string]*ThroughputRow `json:"throughput"`
-	Shaping    map[string]*ShapingRow    `json:"shaping_by_direction"`
-	ShapingSum ShapingRow                `json:"shaping"`
-	Verdict    Verdict                   `json:"verdict"`
-	Diagnosis  []rfc6349.Finding         `json:"diagnosis"`
-	Warnings   []string                  `json:"warnings"`
-	Partial    bool                      `json:"partial"`
-	Reason     string                    `json:"partial_reason,omitempty"`
+	MTU        MTU                                `json:"mtu"`
+	RTT        RTT                                `json:"rtt"`
+	BB         BB                                 `json:"bb"`
+	BDP        BDP                                `json:"bdp"`
+	Walk       []WalkRow                          `json:"walk"`
+	Sweep      map[vocab.Direction]*WindowSweep   `json:"sweep,omitempty"`
+	Throughput map[vocab.Direction]*ThroughputRow `json:"throughput"`
+	Shaping    map[vocab.Direction]*ShapingRow    `json:"shaping_by_direction"`
+	ShapingSum ShapingRow                         `json:"shaping"`
+	Verdict    Verdict                            `json:"verdict"`
+	Diagnosis  []rfc6349.Finding                  `json:"diagnosis"`
+	Warnings   []string                           `json:"warnings"`
+	Partial    bool                               `json:"partial"`
+	Reason     string                             `json:"partial_reason,omitempty"`
 }
 
 // MTU is step 1.
@@ -113,10 +114,10 @@ type BB struct {
 // BBProbe is one paced UDP stream of the bottleneck-bandwidth search, at
 // layer 2 (IP packets plus the link's framing).
 type BBProbe struct {
-	Direction   string  `json:"direction"`
-	SentBps     float64 `json:"sent_bps"` // the rate asked
-	ReceivedBps float64 `json:"received_bps"`
-	LossPct     float64 `json:"loss_pct"`
+	Direction   vocab.Direction `json:"direction"`
+	SentBps     float64         `json:"sent_bps"` // the rate asked
+	ReceivedBps float64         `json:"received_bps"`
+	LossPct     float64         `json:"loss_pct"`
 	// What the sending end did: the rate it sent at (layer 2, as SentBps),
 	// its datagrams sent more than 1 ms behind schedule, its CPU, and
 	// whether that held the probe back (HostLimit, in words).
@@ -135,15 +136,15 @@ type BDP struct {
 
 // WalkRow is one window of step 3.
 type WalkRow struct {
-	Direction      string  `json:"direction"`
-	Percent        int     `json:"percent_of_bdp"`
-	WindowBytes    int     `json:"window_bytes"`
-	Connections    int     `json:"connections"`
-	IdealBps       float64 `json:"ideal_bps"`
-	ActualBps      float64 `json:"actual_bps"`
-	EfficiencyPct  float64 `json:"efficiency_pct"`
-	BufferDelayPct float64 `json:"buffer_delay_pct"`
-	RetransPct     float64 `json:"retrans_pct"`
+	Direction      vocab.Direction `json:"direction"`
+	Percent        int             `json:"percent_of_bdp"`
+	WindowBytes    int             `json:"window_bytes"`
+	Connections    int             `json:"connections"`
+	IdealBps       float64         `json:"ideal_bps"`
+	ActualBps      float64         `json:"actual_bps"`
+	EfficiencyPct  float64         `json:"efficiency_pct"`
+	BufferDelayPct float64         `json:"buffer_delay_pct"`
+	RetransPct     float64         `json:"retrans_pct"`
 }
 
 // ThroughputRow is step 4 in one direction.
@@ -174,15 +175,15 @@ type ThroughputRow struct {
 
 // ShapingRow is step 5.
 type ShapingRow struct {
-	Verdict        rfc6349.Shaping `json:"verdict"`
-	Detail         string          `json:"detail"`
-	Connections    int             `json:"connections"`
-	LossPct        float64         `json:"loss_pct"`
-	BufferDelayPct float64         `json:"buffer_delay_pct"`
-	Fairness       float64         `json:"fairness"`
-	TotalBps       float64         `json:"total_bps"`
-	PerConnBps     []float64       `json:"per_connection_bps"`
-	RateSpreadPct  float64         `json:"rate_spread_pct"`
+	Verdict        vocab.Shaping `json:"verdict"`
+	Detail         string        `json:"detail"`
+	Connections    int           `json:"connections"`
+	LossPct        float64       `json:"loss_pct"`
+	BufferDelayPct float64       `json:"buffer_delay_pct"`
+	Fairness       float64       `json:"fairness"`
+	TotalBps       float64       `json:"total_bps"`
+	PerConnBps     []float64     `json:"per_connection_bps"`
+	RateSpreadPct  float64       `json:"rate_spread_pct"`
 	// Trains is what back-to-back packet trains showed (decides the
 	// verdict when it names a policer, a queue or a clean path), and
 	// TrainRows each train.
@@ -211,7 +212,7 @@ func Run(ctx context.Context, t tester.Target, cfg Config, progress Progress) (*
 	}
 	cfg.link = l
 	r := &runner{ctx: ctx, t: t, cfg: cfg, p: progress, runRTT: tester.RunRTT, runTrain: tester.RunTrain,
-		res: &Result{RTT: RTT{UDPMinMs: []float64{}}, Throughput: map[string]*ThroughputRow{}, Shaping: map[string]*ShapingRow{}, Walk: []WalkRow{}, Diagnosis: []rfc6349.Finding{}, Warnings: []string{}}}
+		res: &Result{RTT: RTT{UDPMinMs: []float64{}}, Throughput: map[vocab.Direction]*ThroughputRow{}, Shaping: map[vocab.Direction]*ShapingRow{}, Walk: []WalkRow{}, Diagnosis: []rfc6349.Finding{}, Warnings: []string{}}}
 	r.res.Meta = result.Meta{Schema: result.Schema, Tool: "fullpipe", Version: version.Release, Test: "rfc6349",
 		Started: time.Now(), Target: tester.HostPort(t.Addr), Config: cfg,
 		Client: result.Host{Software: version.Software(), Kernel: version.Kernel()}}
@@ -232,10 +233,10 @@ type runner struct {
 	p        Progress
 	res      *Result
 	baseline time.Duration
-	bb       map[string]float64
-	mtu      map[string]int
-	lineLoss map[string]float64 // UDP loss at the CIR, per direction
-	bbHost   map[string]string  // how the sending host held step 2 back, per direction ("": it did not)
+	bb       map[vocab.Direction]float64
+	mtu      map[vocab.Direction]int
+	lineLoss map[vocab.Direction]float64 // UDP loss at the CIR, per direction
+	bbHost   map[vocab.Direction]string  // how the sending host held step 2 back, per direction ("": it did not)
 	// runRTT is the baseline's probe series: tester.RunRTT, or a fake in
 	// tests of the baseline's cross-check.
 	runRTT func(context.Context, tester.Target, tester.RTTConfig, func(uint64, time.Duration)) (*result.RTT, error)
@@ -279,7 +280,7 @@ func (r *runner) stepMTU() error {
 		return err
 	}
 	r.res.MTU = MTU{UpBytes: m.UpBytes, DownBytes: m.DownBytes, LocalBytes: m.LocalBytes, ICMPSeen: m.ICMPSeen, Probes: m.Probes}
-	r.mtu = map[string]int{"up": m.UpBytes, "down": m.DownBytes}
+	r.mtu = map[vocab.Direction]int{vocab.Up: m.UpBytes, vocab.Down: m.DownBytes}
 	r.p("1. path MTU", fmt.Sprintf("up %d B, down %d B (local %d B, ICMP seen %v, %d probes)", m.UpBytes, m.DownBytes, m.LocalBytes, m.ICMPSeen, m.Probes))
 	for d, v := range r.mtu {
 		if v == 0 {
@@ -295,9 +296,9 @@ func (r *runner) stepBaseline() error {
 	}
 	r.p("2. baseline RTT and bottleneck bandwidth", fmt.Sprintf("baseline RTT %.3f ms (%s; UDP minima %v ms, TCP's minimum on the control connection %.3f ms)",
 		r.res.RTT.BaselineMs, r.res.RTT.Source, r.res.RTT.UDPMinMs, r.res.RTT.ControlTCPMinMs))
-	r.bb = map[string]float64{}
-	r.lineLoss = map[string]float64{}
-	r.bbHost = map[string]string{}
+	r.bb = map[vocab.Direction]float64{}
+	r.lineLoss = map[vocab.Direction]float64{}
+	r.bbHost = map[vocab.Direction]string{}
 	r.res.BB = BB{CIRBps: r.cfg.CIRBps, Method: "paced UDP streams of full-size packets, 2 s each, rates at layer 2 (the link's framing counted): one at a quarter of the CIR (for line loss), then a search from the CIR: a stream that arrives at ≥ 98 % of its rate ends it, otherwise the next is sent at the rate that arrived (at most 3); BB is the rate confirmed, or the highest that arrived"}
 	for _, dir := range r.cfg.Directions {
 		bb, loss, line, err := r.measureBB(dir)
@@ -307,7 +308,7 @@ func (r *runner) stepBaseline() error {
 		r.bb[dir] = bb
 		r.lineLoss[dir] = line
 		bdp := rfc6349.BDPBytes(bb, r.baseline)
-		if dir == "up" {
+		if dir == vocab.Up {
 			r.res.BB.UpBps, r.res.BB.UpLossPct, r.res.BDP.UpBytes = bb, loss, bdp
 		} else {
 			r.res.BB.DownBps, r.res.BB.DownLossPct, r.res.BDP.DownBytes = bb, loss, bdp
@@ -315,7 +316,7 @@ func (r *runner) stepBaseline() error {
 		r.p("2. baseline RTT and bottleneck bandwidth", fmt.Sprintf("%s: bottleneck %.2f Mbit/s (CIR %.2f), loss %.2f %%, BDP %.0f B", dir, bb/1e6, float64(r.cfg.CIRBps)/1e6, loss, bdp))
 		switch {
 		case r.bbHost[dir] != "":
-			r.warn(fmt.Sprintf("%s: step 2 was held back by the %s's host, not the path: %s; the bottleneck bandwidth of %.2f Mbit/s is the host's limit", dir, sideOf(dir), r.bbHost[dir], bb/1e6))
+			r.warn(fmt.Sprintf("%s: step 2 was held back by the %s's host, not the path: %s; the bottleneck bandwidth of %.2f Mbit/s is the host's limit", dir, dir.Sender(), r.bbHost[dir], bb/1e6))
 		case bb < 0.98*float64(r.cfg.CIRBps):
 			r.warn(fmt.Sprintf("%s: the path carried %.2f Mbit/s, less than the CIR of %.2f Mbit/s", dir, bb/1e6, float64(r.cfg.CIRBps)/1e6))
 		}
@@ -376,12 +377,12 @@ func (r *runner) setBaseline(d time.Duration, source string) {
 // crossCheckBaseline compares the baseline the BDP was built on with
 // TCP's own minimum RTT of a throughput test in direction dir (measured by
 // the sending host's kernel: this one for up, the responder's for down).
-func (r *runner) crossCheckBaseline(dir string, tcpMin time.Duration) {
+func (r *runner) crossCheckBaseline(dir vocab.Direction, tcpMin time.Duration) {
 	if tcpMin <= 0 {
 		return
 	}
 	ms := float64(tcpMin) / 1e6
-	if dir == "up" {
+	if dir == vocab.Up {
 		r.res.RTT.TCPMinUpMs = ms
 	} else {
 		r.res.RTT.TCPMinDownMs = ms
@@ -390,7 +391,7 @@ func (r *runner) crossCheckBaseline(dir string, tcpMin time.Duration) {
 		r.res.RTT.TCPMinMs = ms
 	}
 	if ok, why := rfc6349.BaselineAgrees(r.baseline, tcpMin); !ok {
-		r.res.RTT.CrossCheck = dir + ": " + why
+		r.res.RTT.CrossCheck = string(dir) + ": " + why
 		r.warn(fmt.Sprintf("%s: the BDP and the windows of the walk and throughput steps were built on a baseline RTT of %.3f ms, which TCP's own minimum in the %s throughput test contradicts: %s; rerun the test",
 			dir, r.res.RTT.BaselineMs, dir, why))
 	}
@@ -407,7 +408,7 @@ func (r *runner) crossCheckBaseline(dir string, tcpMin time.Duration) {
 // drops) does not depend on the load, while a queue overflowing under the
 // bursts of a sending host grows with it; so a stream at a quarter of the
 // CIR decides (see below).
-func (r *runner) measureBB(dir string) (bb, loss, line float64, err error) {
+func (r *runner) measureBB(dir vocab.Direction) (bb, loss, line float64, err error) {
 	ip := r.mtu[dir]
 	payload := ip - 28
 	wire := float64(ip + r.cfg.link.Overhead)
@@ -419,7 +420,7 @@ func (r *runner) measureBB(dir string) (bb, loss, line float64, err error) {
 		rate := int64(l2 * float64(payload) / wire)
 		for try := 0; try < 2; try++ {
 			res, err = tester.RunUDP(r.ctx, r.t, tester.UDPConfig{RateBps: rate, Size: payload, Duration: 2 * time.Second,
-				Reverse: dir == "down", Interval: time.Second, Drain: 300 * time.Millisecond}, nil)
+				Reverse: dir == vocab.Down, Interval: time.Second, Drain: 300 * time.Millisecond}, nil)
 			if err != nil {
 				return nil, 0, err
 			}
@@ -475,24 +476,16 @@ func (r *runner) measureBB(dir string) (bb, loss, line float64, err error) {
 
 // bbProbe is one step 2 stream's record: the rate asked and received at
 // layer 2, and what its sender did (SenderHost.Limited).
-func (r *runner) bbProbe(dir string, asked, got float64, s result.UDPSummary, payloadBps float64) BBProbe {
+func (r *runner) bbProbe(dir vocab.Direction, asked, got float64, s result.UDPSummary, payloadBps float64) BBProbe {
 	p := BBProbe{Direction: dir, SentBps: asked, ReceivedBps: got, LossPct: s.LossPct,
 		SenderSentBps: s.SenderRateBps / payloadBps * asked, SenderMaxSlipMs: s.SenderMaxSlipUs / 1e3, SenderCPU: s.Sender(dir)}
 	if s.SentPackets > 0 {
 		p.SenderLatePct = float64(s.SenderLate) / float64(s.SentPackets) * 100
 	}
-	h := rfc6349.SenderHost{Side: sideOf(dir), CPU: p.SenderCPU, Paced: true, SentPct: s.SenderRateBps / payloadBps * 100,
+	h := rfc6349.SenderHost{Side: dir.Sender(), CPU: p.SenderCPU, Paced: true, SentPct: s.SenderRateBps / payloadBps * 100,
 		LatePct: p.SenderLatePct, MaxSlipMs: p.SenderMaxSlipMs, LostPct: s.LossPct}
 	p.HostLimit = h.Limited(math.Max(100-r.cfg.Thresholds.MinActualPct, (1-got/asked)*100))
 	return p
-}
-
-// sideOf names the end that sends in direction dir.
-func sideOf(dir string) string {
-	if dir == "down" {
-		return "responder"
-	}
-	return "tester"
 }
 
 // lineLoss is the line's loss if the quarter-rate stream lost about as
@@ -515,16 +508,16 @@ func lineLoss(quarter, full result.UDPSummary) float64 {
 func (r *runner) warn(s string) { r.res.Warnings = append(r.res.Warnings, s) }
 
 // ceiling is the maximum achievable TCP throughput of a direction.
-func (r *runner) ceiling(dir string, mss int) float64 {
+func (r *runner) ceiling(dir vocab.Direction, mss int) float64 {
 	if mss == 0 {
 		mss = r.mtu[dir] - 52 // IPv4 with timestamps, Linux's default
 	}
 	return rfc6349.MaxTCPThroughput(r.bb[dir], r.mtu[dir], mss, r.cfg.link)
 }
 
-func (r *runner) tcp(dir string, conns, window int, d time.Duration, cc string) (*result.TCP, *result.TCPDirection, error) {
+func (r *runner) tcp(dir vocab.Direction, conns, window int, d time.Duration, cc string) (*result.TCP, *result.TCPDirection, error) {
 	res, err := tester.RunTCP(r.ctx, r.t, tester.TCPConfig{Streams: conns, Duration: d, Window: window, CC: cc,
-		Reverse: dir == "down", Interval: time.Second, MSS: r.mss()}, nil)
+		Reverse: dir == vocab.Down, Interval: time.Second, MSS: r.mss()}, nil)
 	if err != nil {
 		return res, nil, err
 	}
@@ -540,7 +533,7 @@ func (r *runner) tcp(dir string, conns, window int, d time.Duration, cc string) 
 // named (a responder's --allow-cc, or this host's
 // tcp_allowed_congestion_control for an unprivileged tester): both halve
 // on loss and fill a shaper's queue; BBR would keep it short.
-func (r *runner) lossBasedTCP(dir string, conns int) (*result.TCP, *result.TCPDirection, error) {
+func (r *runner) lossBasedTCP(dir vocab.Direction, conns int) (*result.TCP, *result.TCPDirection, error) {
 	res, d, err := r.tcp(dir, conns, 0, r.cfg.StepDuration, "cubic")
 	var we *wire.Error
 	if err != nil && (errors.As(err, &we) && we.Code == wire.CodeLimit || errors.Is(err, syscall.EPERM)) && strings.Contains(err.Error(), "cubic") {
@@ -597,14 +590,14 @@ const sweepSpan = 3.0
 // from sweepSpan × BDP / SweepPoints to sweepSpan × BDP, reno (a window-
 // only limit before loss), delay probes every 100 ms.
 func (r *runner) stepSweep() error {
-	r.res.Sweep = map[string]*WindowSweep{}
+	r.res.Sweep = map[vocab.Direction]*WindowSweep{}
 	for _, dir := range r.cfg.Directions {
 		bdp := rfc6349.BDPBytes(r.bb[dir], r.baseline)
 		seg := r.mtu[dir] - 52 // IP, TCP and timestamps
 		if seg <= 0 {
 			seg = 1448
 		}
-		cfg := WindowSweepConfig{MSS: seg, Duration: r.cfg.StepDuration, Reverse: dir == "down", CC: "reno",
+		cfg := WindowSweepConfig{MSS: seg, Duration: r.cfg.StepDuration, Reverse: dir == vocab.Down, CC: "reno",
 			ProbeDSCPs: []int{0}, ProbeGap: 100 * time.Millisecond, BaselineProbes: 10, Settle: r.cfg.StepDuration / 3,
 			Interval: 200 * time.Millisecond, Seed: 1}
 		for i := 1; i <= r.cfg.SweepPoints; i++ {
@@ -650,7 +643,7 @@ func (r *runner) stepThroughput() error {
 		row.SenderCPU = res.Summary.Sender(dir)
 		row.IdealBps = r.ceiling(dir, row.MSSBytes)
 		short := math.Max(100-r.cfg.Thresholds.MinActualPct, (1-row.ActualBps/row.IdealBps)*100)
-		row.HostLimit = rfc6349.SenderHost{Side: sideOf(dir), CPU: row.SenderCPU}.Limited(short)
+		row.HostLimit = rfc6349.SenderHost{Side: dir.Sender(), CPU: row.SenderCPU}.Limited(short)
 		ideal := rfc6349.IdealTransferTime(float64(row.Bytes), row.IdealBps)
 		row.TTR = rfc6349.TTR(time.Duration(row.Seconds*1e9), ideal)
 		row.Pass, row.Why = rfc6349.Pass(row.IdealBps, row.ActualBps, row.EfficiencyPct, r.cfg.Thresholds)
@@ -701,10 +694,10 @@ func (r *runner) stepShaping() error {
 			Fairness: rfc6349.Fairness(ev.PerConnBps), TotalBps: ev.TotalBps, PerConnBps: ev.PerConnBps, RateSpreadPct: ev.RateSpreadPct,
 			Trains: tv, TrainRows: rows}
 		r.res.Shaping[dir] = row
-		if r.res.ShapingSum.Verdict == "" || v != rfc6349.None {
+		if r.res.ShapingSum.Verdict == "" || v != vocab.None {
 			r.res.ShapingSum = *row
 		}
-		r.p("5. shaping vs policing", dir+": "+why)
+		r.p("5. shaping vs policing", string(dir)+": "+why)
 	}
 	return nil
 }
@@ -715,11 +708,11 @@ func (r *runner) judge() {
 		row := r.res.Throughput[dir]
 		if row == nil {
 			v.Pass = false
-			v.Reasons = append(v.Reasons, dir+": no throughput measured")
+			v.Reasons = append(v.Reasons, string(dir)+": no throughput measured")
 			row = &ThroughputRow{}
 		} else {
 			v.Pass = v.Pass && row.Pass
-			v.Reasons = append(v.Reasons, dir+": "+row.Why)
+			v.Reasons = append(v.Reasons, string(dir)+": "+row.Why)
 		}
 		e := rfc6349.Evidence{BBBps: r.bb[dir], RTT: r.baseline, MaxWindowBytes: float64(r.cfg.MaxWindow), IdealBps: row.IdealBps,
 			ActualBps: row.ActualBps, EfficiencyPct: row.EfficiencyPct, BufferDelayPct: row.BufferDelayPct, LineLossPct: r.lineLoss[dir],
@@ -727,18 +720,18 @@ func (r *runner) judge() {
 			BBHost: r.bbHost[dir], ThroughputHost: row.HostLimit}
 		if e.BBHost != "" {
 			v.Pass = false
-			v.Reasons = append(v.Reasons, dir+": the "+sideOf(dir)+"'s host held step 2 back, so the ideal is its limit, not the path's: no verdict on the path")
+			v.Reasons = append(v.Reasons, string(dir)+": the "+string(dir.Sender())+"'s host held step 2 back, so the ideal is its limit, not the path's: no verdict on the path")
 		}
 		if s := r.res.Shaping[dir]; s != nil {
 			e.Shaping, e.ShapingDetail, e.Trains = s.Verdict, s.Detail, s.Trains
 		}
-		if dir == "up" {
+		if dir == vocab.Up {
 			e.MTUUp = r.res.MTU.UpBytes
 		} else {
 			e.MTUDown = r.res.MTU.DownBytes
 		}
 		for _, f := range rfc6349.Diagnose(e, r.cfg.Thresholds) {
-			f.Detail = dir + ": " + f.Detail
+			f.Detail = string(dir) + ": " + f.Detail
 			r.res.Diagnosis = append(r.res.Diagnosis, f)
 		}
 	}

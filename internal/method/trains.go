@@ -10,6 +10,7 @@ import (
 	"github.com/fullpipe/fullpipe/internal/tester"
 	"github.com/fullpipe/fullpipe/internal/train"
 	"github.com/fullpipe/fullpipe/internal/version"
+	"github.com/fullpipe/fullpipe/internal/vocab"
 )
 
 // TrainRow is one packet train of step 5, as its receiver read it.
@@ -32,7 +33,7 @@ const trainNoise = 50 * time.Microsecond
 // full-size packets (a bucket or queue of a few kB), it sends the series
 // again with packets an eighth of what passed. A train a host's own
 // socket dropped datagrams of is not read, and a warning says so.
-func (r *runner) trains(dir string) (*train.Verdict, []TrainRow, error) {
+func (r *runner) trains(dir vocab.Direction) (*train.Verdict, []TrainRow, error) {
 	overhead := 28 + r.cfg.link.Overhead // IPv4 and UDP headers, link framing
 	size := r.mtu[dir] - 28
 	rs, rows, err := r.trainSeries(dir, size, overhead)
@@ -54,7 +55,7 @@ func (r *runner) trains(dir string) (*train.Verdict, []TrainRow, error) {
 
 // trainSeries sends the trains of one packet size, doubling from 16
 // packets.
-func (r *runner) trainSeries(dir string, size, overhead int) ([]train.Reading, []TrainRow, error) {
+func (r *runner) trainSeries(dir vocab.Direction, size, overhead int) ([]train.Reading, []TrainRow, error) {
 	bb := r.bb[dir]
 	bdp := rfc6349.BDPBytes(bb, r.baseline)
 	per := size + overhead
@@ -71,7 +72,7 @@ func (r *runner) trainSeries(dir string, size, overhead int) ([]train.Reading, [
 		// bytes at the bottleneck, and 250 ms for a policer's bucket to
 		// fill again before the next train.
 		drain := 2*r.baseline + time.Duration(float64(n*per)*8/bb*1e9) + 250*time.Millisecond
-		cfg := tester.TrainConfig{Packets: n, Size: size, Overhead: overhead, Reverse: dir == "down", Drain: drain, RateBps: int64(sender * float64(size) / float64(per))}
+		cfg := tester.TrainConfig{Packets: n, Size: size, Overhead: overhead, Reverse: dir == vocab.Down, Drain: drain, RateBps: int64(sender * float64(size) / float64(per))}
 		res, err := r.runTrain(r.ctx, r.t, cfg)
 		if err != nil {
 			return rs, rows, fmt.Errorf("%s: train of %d × %d B: %w", dir, n, size, err)
@@ -85,7 +86,7 @@ func (r *runner) trainSeries(dir string, size, overhead int) ([]train.Reading, [
 			// Sent at under twice the bottleneck's rate, a train barely
 			// fills a queue or empties a bucket: the spacing the
 			// receiver sees is the sender's.
-			r.warn(fmt.Sprintf("%s: a train of %d × %d B left the %s at %.1f Mbit/s, under half its pace of %.1f Mbit/s: its host could not send it back to back, so it is not read (host limit)", dir, n, size, sideOf(dir), sent/1e6, sender/1e6))
+			r.warn(fmt.Sprintf("%s: a train of %d × %d B left the %s at %.1f Mbit/s, under half its pace of %.1f Mbit/s: its host could not send it back to back, so it is not read (host limit)", dir, n, size, dir.Sender(), sent/1e6, sender/1e6))
 		default:
 			rs = append(rs, res.Reading)
 		}
@@ -108,7 +109,7 @@ func smallestLossyHead(rs []train.Reading) int {
 }
 
 // trainLine is a train's progress line.
-func trainLine(dir string, n, size int, rd train.Reading) string {
+func trainLine(dir vocab.Direction, n, size int, rd train.Reading) string {
 	head := fmt.Sprintf("at %.1f Mbit/s", rd.HeadBps/1e6)
 	if rd.HeadSpan <= 2*trainNoise {
 		head = "unspaced" // within the stamps' noise: as fast as sent
@@ -123,19 +124,19 @@ func trainLine(dir string, n, size int, rd train.Reading) string {
 // TrainsConfig runs step 5's packet trains alone (`fullpipe trains`):
 // what the method knows by then is given instead of measured.
 type TrainsConfig struct {
-	Directions []string      `json:"directions"` // "up", "down"
-	RateBps    float64       `json:"rate_bps"`   // the bottleneck's rate as far as known (the CIR, or a measured BB), layer 2
-	CIRBps     float64       `json:"cir_bps"`    // the contracted rate (0: RateBps)
-	RTT        time.Duration `json:"rtt_ns"`     // base RTT
-	MTU        int           `json:"mtu_bytes"`  // path MTU, both ways
-	Link       string        `json:"link"`       // framing the rates count (rfc6349.LinkByName)
+	Directions []vocab.Direction `json:"directions"`
+	RateBps    float64           `json:"rate_bps"`  // the bottleneck's rate as far as known (the CIR, or a measured BB), layer 2
+	CIRBps     float64           `json:"cir_bps"`   // the contracted rate (0: RateBps)
+	RTT        time.Duration     `json:"rtt_ns"`    // base RTT
+	MTU        int               `json:"mtu_bytes"` // path MTU, both ways
+	Link       string            `json:"link"`      // framing the rates count (rfc6349.LinkByName)
 }
 
 // TrainsResult is what the trains showed per direction.
 type TrainsResult struct {
 	result.Meta
-	Directions map[string]*TrainsDirection `json:"directions"`
-	Warnings   []string                    `json:"warnings"`
+	Directions map[vocab.Direction]*TrainsDirection `json:"directions"`
+	Warnings   []string                             `json:"warnings"`
 }
 
 // TrainsDirection is one direction's verdict and trains.
@@ -158,9 +159,9 @@ func Trains(ctx context.Context, t tester.Target, cfg TrainsConfig, progress Pro
 	if cfg.CIRBps <= 0 {
 		cfg.CIRBps = cfg.RateBps
 	}
-	r := &runner{ctx: ctx, t: t, p: progress, runTrain: tester.RunTrain, baseline: cfg.RTT, bb: map[string]float64{}, mtu: map[string]int{},
+	r := &runner{ctx: ctx, t: t, p: progress, runTrain: tester.RunTrain, baseline: cfg.RTT, bb: map[vocab.Direction]float64{}, mtu: map[vocab.Direction]int{},
 		cfg: Config{CIRBps: int64(cfg.CIRBps), link: l}, res: &Result{Warnings: []string{}}}
-	out := &TrainsResult{Directions: map[string]*TrainsDirection{}}
+	out := &TrainsResult{Directions: map[vocab.Direction]*TrainsDirection{}}
 	out.Meta = result.Meta{Schema: result.Schema, Tool: "fullpipe", Version: version.Release, Test: "trains", Started: time.Now(),
 		Target: tester.HostPort(t.Addr), Config: cfg, Client: result.Host{Software: version.Software(), Kernel: version.Kernel()}}
 	for _, dir := range cfg.Directions {

@@ -13,6 +13,7 @@ import (
 	"github.com/fullpipe/fullpipe/internal/tester"
 	"github.com/fullpipe/fullpipe/internal/train"
 	"github.com/fullpipe/fullpipe/internal/train/traintest"
+	"github.com/fullpipe/fullpipe/internal/vocab"
 )
 
 // fakeTrains is step 5's network: each train goes through a fresh chain
@@ -63,7 +64,7 @@ func TestTrainsStep(t *testing.T) {
 			calls := 0
 			r := &runner{ctx: context.Background(), runTrain: fakeTrains(c.mk, &calls), res: &Result{Warnings: []string{}},
 				cfg: Config{link: rfc6349.Link{Name: "ethernet", Overhead: 38}}, p: func(string, string) {},
-				bb: map[string]float64{"up": c.bb}, mtu: map[string]int{"up": 1500}, baseline: 20 * time.Millisecond}
+				bb: map[vocab.Direction]float64{"up": c.bb}, mtu: map[vocab.Direction]int{"up": 1500}, baseline: 20 * time.Millisecond}
 			v, rows, err := r.trains("up")
 			if err != nil {
 				t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"github.com/fullpipe/fullpipe/internal/method"
+	"github.com/fullpipe/fullpipe/internal/vocab"
 )
 
 // HTML renders one self-contained page: verdict first, then the steps,
@@ -16,7 +17,7 @@ import (
 func HTML(r *method.Result) []byte {
 	var b bytes.Buffer
 	v := view{R: r, Chart: walkChart(r)}
-	for _, dir := range []string{"up", "down"} {
+	for _, dir := range vocab.Both {
 		if sw := r.Sweep[dir]; sw != nil && len(sw.Points) > 0 {
 			v.Sweep = append(v.Sweep, sweepView{Dir: dir, S: sw, Chart: sweepChart(dir, sw)})
 		}
@@ -38,18 +39,18 @@ type view struct {
 }
 
 type sweepView struct {
-	Dir   string
+	Dir   vocab.Direction
 	S     *method.WindowSweep
 	Chart template.HTML
 }
 
 // regionColor marks a sweep point's region.
-var regionColor = map[string]string{"linear": "#2e7d32", "transition": "#9e9e9e", "saturation": "#1f5fa8", "overflow": "#c62828"}
+var regionColor = map[vocab.Region]string{vocab.Linear: "#2e7d32", vocab.Transition: "#9e9e9e", vocab.Saturation: "#1f5fa8", vocab.Overflow: "#c62828"}
 
 // sweepChart draws a window sweep: goodput and the one-way delay
 // increment against the window, each point coloured by its region, with
 // the BDP and the overflow edge marked.
-func sweepChart(dir string, sw *method.WindowSweep) template.HTML {
+func sweepChart(dir vocab.Direction, sw *method.WindowSweep) template.HTML {
 	maxW, maxG, maxD := 0.0, 0.0, 0.0
 	for _, p := range sw.Points {
 		maxW = math.Max(maxW, float64(p.WindowBytes))
@@ -101,7 +102,7 @@ func sweepChart(dir string, sw *method.WindowSweep) template.HTML {
 		fmt.Fprintf(&b, `<text x="%.1f" y="%d" font-size="11" text-anchor="%s">%.0f kB</text>`, x(v), dTop+ph+15, anchor, v/1e3)
 	}
 	lx := left
-	for _, reg := range []string{"linear", "transition", "saturation", "overflow"} {
+	for _, reg := range []vocab.Region{vocab.Linear, vocab.Transition, vocab.Saturation, vocab.Overflow} {
 		fmt.Fprintf(&b, `<circle cx="%d" cy="%d" r="4" fill="%s"/><text x="%d" y="%d" font-size="11">%s</text>`, lx, h-12, regionColor[reg], lx+8, h-8, reg)
 		lx += 110
 	}
@@ -112,7 +113,7 @@ func sweepChart(dir string, sw *method.WindowSweep) template.HTML {
 // timeChart draws one direction of the throughput step over time: the
 // receiver's rate (100 ms windows) against the ideal, and the sender's
 // smoothed RTT against the baseline, on one time axis.
-func timeChart(dir string, t *method.ThroughputRow, baselineMs float64) template.HTML {
+func timeChart(dir vocab.Direction, t *method.ThroughputRow, baselineMs float64) template.HTML {
 	s := t.Series
 	end, topRate, topRTT := 0.0, t.IdealBps, baselineMs
 	for _, p := range s.Rate {

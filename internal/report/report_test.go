@@ -15,6 +15,7 @@ import (
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/rfc6349"
 	"github.com/fullpipe/fullpipe/internal/sweep"
+	"github.com/fullpipe/fullpipe/internal/vocab"
 )
 
 func sample() *method.Result {
@@ -24,15 +25,15 @@ func sample() *method.Result {
 		BB:   method.BB{UpBps: 100e6, DownBps: 100e6, CIRBps: 100e6},
 		BDP:  method.BDP{UpBytes: 251_250, DownBytes: 251_250},
 		Walk: []method.WalkRow{{Direction: "up", Percent: 25, WindowBytes: 62_812, Connections: 1, IdealBps: 25e6, ActualBps: 23.6e6, EfficiencyPct: 100}},
-		Throughput: map[string]*method.ThroughputRow{"up": {WindowBytes: 251_250, Connections: 1, IdealBps: 94.1e6, ActualBps: 91.5e6, TTR: 1.03, EfficiencyPct: 100, Pass: true,
+		Throughput: map[vocab.Direction]*method.ThroughputRow{vocab.Up: {WindowBytes: 251_250, Connections: 1, IdealBps: 94.1e6, ActualBps: 91.5e6, TTR: 1.03, EfficiencyPct: 100, Pass: true,
 			Series: &result.TCPSeries{RateClock: "responder", RTTClock: "client", WindowS: 0.1,
 				Rate: []result.RatePoint{{TS: 0.1, Bps: 40e6}, {TS: 0.15, Bps: 90e6}, {TS: 0.2, Bps: 93e6}},
 				RTT:  []result.RTTPoint{{TS: 0.1, Us: 20_500}, {TS: 0.2, Us: 21_300}}}}},
-		Sweep: map[string]*method.WindowSweep{"up": {
+		Sweep: map[vocab.Direction]*method.WindowSweep{vocab.Up: {
 			Points: []sweep.WindowPoint{{WindowBytes: 84_000, GoodputBps: 32e6, Region: "linear"}, {WindowBytes: 336_000, GoodputBps: 92e6, DelayIncrementMs: 8.3, Region: "saturation"},
 				{WindowBytes: 672_000, GoodputBps: 91.7e6, DelayIncrementMs: 11.8, RetransSegs: 168, Region: "overflow"}},
 			Analysis: sweep.SweepAnalysis{PlateauBps: 92e6, BDPBytes: 239_000, OverflowEdgeBytes: 672_000, QueueBytes: 433_000, QueueMinBytes: 97_000}}},
-		Shaping:   map[string]*method.ShapingRow{"up": {Verdict: rfc6349.Shaped, Detail: "shaped <b>"}},
+		Shaping:   map[vocab.Direction]*method.ShapingRow{vocab.Up: {Verdict: vocab.Shaped, Detail: "shaped <b>"}},
 		Verdict:   method.Verdict{Pass: false, Reasons: []string{"down: no throughput measured"}},
 		Diagnosis: []rfc6349.Finding{{Cause: "mtu", Detail: "path MTU down is 1400 B ... black hole"}},
 	}

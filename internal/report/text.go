@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/fullpipe/fullpipe/internal/method"
+	"github.com/fullpipe/fullpipe/internal/vocab"
 )
 
 func mbps(v float64) string { return fmt.Sprintf("%.2f Mbit/s", v/1e6) }
@@ -50,7 +51,7 @@ func Text(w io.Writer, r *method.Result) {
 				mbps(s.IdealBps), mbps(s.ActualBps), s.ActualBps/s.IdealBps*100, s.EfficiencyPct, s.BufferDelayPct)
 		}
 	}
-	for _, dir := range []string{"up", "down"} {
+	for _, dir := range vocab.Both {
 		sw := r.Sweep[dir]
 		if sw == nil {
 			continue
@@ -68,7 +69,7 @@ func Text(w io.Writer, r *method.Result) {
 	}
 	if len(r.Throughput) > 0 {
 		fmt.Fprintf(w, "\nThroughput at the BDP:\n  %-4s %12s %5s %14s %14s %7s %11s %12s %s\n", "dir", "window", "conn", "ideal", "actual", "TTR", "efficiency", "buffer delay", "per connection")
-		for _, dir := range []string{"up", "down"} {
+		for _, dir := range vocab.Both {
 			t := r.Throughput[dir]
 			if t == nil {
 				continue
@@ -81,7 +82,7 @@ func Text(w io.Writer, r *method.Result) {
 				mbps(t.IdealBps), mbps(t.ActualBps), t.TTR, t.EfficiencyPct, t.BufferDelayPct, strings.Join(per, " / "))
 		}
 	}
-	for _, dir := range []string{"up", "down"} {
+	for _, dir := range vocab.Both {
 		if s := r.Shaping[dir]; s != nil {
 			fmt.Fprintf(w, "\nShaping %s: %s\n", dir, s.Detail)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/fullpipe/fullpipe/internal/cpuload"
 	"github.com/fullpipe/fullpipe/internal/stats"
 	"github.com/fullpipe/fullpipe/internal/train"
+	"github.com/fullpipe/fullpipe/internal/vocab"
 )
 
 // Schema is the version of the JSON encoding. Bump it on any change that
@@ -37,38 +38,32 @@ type Host struct {
 	CC       string `json:"cc"` // congestion control of its sending sockets
 }
 
-// Directions of a stream: up is client → server, down server → client.
-const (
-	Up   = "up"
-	Down = "down"
-)
-
 // TCPStream is one stream's figures over an interval or the whole test.
 // Bytes and throughput are measured at the receiver; the TCP_INFO fields
 // come from the sender's socket (Sender says which host that is).
 type TCPStream struct {
-	Stream           int     `json:"stream"`
-	Direction        string  `json:"direction"`
-	Sender           string  `json:"sender"`
-	Bytes            int64   `json:"bytes"`
-	ThroughputBps    float64 `json:"throughput_bps"`
-	RTTUs            int64   `json:"rtt_us"`
-	RTTVarUs         int64   `json:"rttvar_us"`
-	RTTMinUs         int64   `json:"rtt_min_us"`
-	CwndBytes        uint64  `json:"cwnd_bytes"`
-	MSSBytes         uint32  `json:"mss_bytes"`
-	BytesSent        uint64  `json:"bytes_sent"`
-	BytesRetrans     uint64  `json:"bytes_retrans"`
-	RetransSegs      uint32  `json:"retrans_segs"`
-	DeliveryRateBps  uint64  `json:"delivery_rate_bps"`
-	BusyUs           int64   `json:"busy_us"`
-	RwndLimitedPct   float64 `json:"rwnd_limited_pct"`
-	SndbufLimitedPct float64 `json:"sndbuf_limited_pct"`
-	LimitedBy        string  `json:"limited_by"`
-	PeerWindowBytes  uint32  `json:"peer_window_bytes"`
-	InflightMaxBytes int64   `json:"inflight_max_bytes,omitempty"`
-	Writes           int64   `json:"writes,omitempty"`
-	HasTCPInfo       bool    `json:"has_tcp_info"`
+	Stream           int             `json:"stream"`
+	Direction        vocab.Direction `json:"direction"`
+	Sender           string          `json:"sender"`
+	Bytes            int64           `json:"bytes"`
+	ThroughputBps    float64         `json:"throughput_bps"`
+	RTTUs            int64           `json:"rtt_us"`
+	RTTVarUs         int64           `json:"rttvar_us"`
+	RTTMinUs         int64           `json:"rtt_min_us"`
+	CwndBytes        uint64          `json:"cwnd_bytes"`
+	MSSBytes         uint32          `json:"mss_bytes"`
+	BytesSent        uint64          `json:"bytes_sent"`
+	BytesRetrans     uint64          `json:"bytes_retrans"`
+	RetransSegs      uint32          `json:"retrans_segs"`
+	DeliveryRateBps  uint64          `json:"delivery_rate_bps"`
+	BusyUs           int64           `json:"busy_us"`
+	RwndLimitedPct   float64         `json:"rwnd_limited_pct"`
+	SndbufLimitedPct float64         `json:"sndbuf_limited_pct"`
+	LimitedBy        string          `json:"limited_by"`
+	PeerWindowBytes  uint32          `json:"peer_window_bytes"`
+	InflightMaxBytes int64           `json:"inflight_max_bytes,omitempty"`
+	Writes           int64           `json:"writes,omitempty"`
+	HasTCPInfo       bool            `json:"has_tcp_info"`
 }
 
 // TCPInterval is one reporting interval.
@@ -99,24 +94,24 @@ type TCPDirection struct {
 // (IntervalS), summed over streams and directions.
 type TCPSummary struct {
 	TCPDirection
-	MeasuredAt      string                   `json:"measured_at"`
-	WindowRequested int                      `json:"window_requested_bytes"`
-	WindowEffective int64                    `json:"window_effective_bytes"`
-	Directions      map[string]*TCPDirection `json:"directions"`
-	Streams         []TCPStream              `json:"streams"`
-	LatencyIdle     *RTTStats                `json:"latency_idle,omitempty"`
-	LatencyLoaded   *RTTStats                `json:"latency_loaded,omitempty"`
-	Partial         bool                     `json:"partial"`
-	PartialReason   string                   `json:"partial_reason,omitempty"`
+	MeasuredAt      string                            `json:"measured_at"`
+	WindowRequested int                               `json:"window_requested_bytes"`
+	WindowEffective int64                             `json:"window_effective_bytes"`
+	Directions      map[vocab.Direction]*TCPDirection `json:"directions"`
+	Streams         []TCPStream                       `json:"streams"`
+	LatencyIdle     *RTTStats                         `json:"latency_idle,omitempty"`
+	LatencyLoaded   *RTTStats                         `json:"latency_loaded,omitempty"`
+	Partial         bool                              `json:"partial"`
+	PartialReason   string                            `json:"partial_reason,omitempty"`
 	Load
 }
 
 // TCP is a TCP throughput test.
 type TCP struct {
 	Meta
-	Intervals []TCPInterval         `json:"intervals"`
-	Summary   TCPSummary            `json:"summary"`
-	Series    map[string]*TCPSeries `json:"series,omitempty"`
+	Intervals []TCPInterval                  `json:"intervals"`
+	Summary   TCPSummary                     `json:"summary"`
+	Series    map[vocab.Direction]*TCPSeries `json:"series,omitempty"`
 }
 
 // TCPSeries is one direction's time series: the receiver's instantaneous
@@ -230,22 +225,22 @@ type UDPInterval struct {
 
 // UDPSummary compares what the sender sent with what the receiver got.
 type UDPSummary struct {
-	Direction       string  `json:"direction"`
-	SizeBytes       int     `json:"size_bytes"`
-	TargetRateBps   int64   `json:"target_rate_bps"`
-	SentPackets     uint64  `json:"sent_packets"`
-	SentBytes       uint64  `json:"sent_bytes"`
-	SenderRateBps   float64 `json:"sender_rate_bps"`
-	RecvPackets     uint64  `json:"received_packets"`
-	RecvBytes       uint64  `json:"received_bytes"`
-	ReceiverRateBps float64 `json:"receiver_rate_bps"`
-	ReceiverIPBps   float64 `json:"receiver_ip_rate_bps"`
-	IntervalS       float64 `json:"interval_s"`
-	Lost            uint64  `json:"lost"`
-	LossPct         float64 `json:"loss_pct"`
-	Duplicates      uint64  `json:"duplicates"`
-	Reordered       uint64  `json:"reordered"`
-	JitterUs        float64 `json:"jitter_us"`
+	Direction       vocab.Direction `json:"direction"`
+	SizeBytes       int             `json:"size_bytes"`
+	TargetRateBps   int64           `json:"target_rate_bps"`
+	SentPackets     uint64          `json:"sent_packets"`
+	SentBytes       uint64          `json:"sent_bytes"`
+	SenderRateBps   float64         `json:"sender_rate_bps"`
+	RecvPackets     uint64          `json:"received_packets"`
+	RecvBytes       uint64          `json:"received_bytes"`
+	ReceiverRateBps float64         `json:"receiver_rate_bps"`
+	ReceiverIPBps   float64         `json:"receiver_ip_rate_bps"`
+	IntervalS       float64         `json:"interval_s"`
+	Lost            uint64          `json:"lost"`
+	LossPct         float64         `json:"loss_pct"`
+	Duplicates      uint64          `json:"duplicates"`
+	Reordered       uint64          `json:"reordered"`
+	JitterUs        float64         `json:"jitter_us"`
 	// SenderLate counts datagrams the sender sent more than 1 ms behind
 	// its schedule, and SenderMaxSlipUs is the most any was behind: a
 	// sender that fell behind caught up in bursts, so its loss may be its
@@ -265,8 +260,8 @@ type Load struct {
 }
 
 // Sender is the CPU load of the end that sent in direction dir.
-func (l Load) Sender(dir string) *cpuload.Load {
-	if dir == Down {
+func (l Load) Sender(dir vocab.Direction) *cpuload.Load {
+	if dir == vocab.Down {
 		return l.ServerCPU
 	}
 	return l.ClientCPU
@@ -294,11 +289,11 @@ func Efficiency(sent, retrans uint64) float64 {
 // down.
 type Train struct {
 	Meta
-	Direction     string        `json:"direction"`
-	Packets       int           `json:"packets"`
-	SizeBytes     int           `json:"size_bytes"`     // UDP payload per datagram
-	OverheadBytes int           `json:"overhead_bytes"` // counted per datagram beyond the payload
-	Reading       train.Reading `json:"reading"`
+	Direction     vocab.Direction `json:"direction"`
+	Packets       int             `json:"packets"`
+	SizeBytes     int             `json:"size_bytes"`     // UDP payload per datagram
+	OverheadBytes int             `json:"overhead_bytes"` // counted per datagram beyond the payload
+	Reading       train.Reading   `json:"reading"`
 	// LocalDrops counts datagrams a socket of either host dropped for want
 	// of room during the train (the receiver's SO_RXQ_OVFL, the sender's
 	// UDP SndbufErrors): when not 0 the losses are partly the hosts', not

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/fullpipe/fullpipe/internal/cpuload"
+	"github.com/fullpipe/fullpipe/internal/vocab"
 )
 
 // SenderHost is what the sending end's host did during one step: its
@@ -12,7 +13,7 @@ import (
 // schedule. It tells a tester that could not keep up from a path that
 // could not carry.
 type SenderHost struct {
-	Side string        // "tester" or "responder"
+	Side vocab.Side    // the sending end
 	CPU  *cpuload.Load // nil: not measured
 	// A paced UDP stream's figures (Paced false: a TCP step).
 	Paced     bool
@@ -64,7 +65,7 @@ func (h SenderHost) Limited(shortPct float64) string {
 	if len(why) == 0 {
 		return ""
 	}
-	side := h.Side
+	side := string(h.Side)
 	if side == "" {
 		side = "sender"
 	}

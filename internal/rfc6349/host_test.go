@@ -60,7 +60,7 @@ func TestDiagnoseHost(t *testing.T) {
 	base := Evidence{BBBps: 90e6, RTT: 20e6, IdealBps: 85e6, ActualBps: 48e6, EfficiencyPct: 100, BufferDelayPct: 3}
 	causes := func(e Evidence) (out []string) {
 		for _, f := range Diagnose(e, DefaultThresholds) {
-			out = append(out, f.Cause+": "+f.Detail)
+			out = append(out, string(f.Cause)+": "+f.Detail)
 		}
 		return out
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/train"
+	"github.com/fullpipe/fullpipe/internal/vocab"
 )
 
 // Thresholds decide pass or fail. Defaults: actual ≥ 95 % of ideal and
@@ -22,43 +23,21 @@ type Thresholds struct {
 // DefaultThresholds are RFC 6349 pass/fail defaults fullpipe uses.
 var DefaultThresholds = Thresholds{MinActualPct: 95, MinEfficiencyPct: 99}
 
-// Region names where a window sits against the path (notes §7): linear
-// (window < BDP: throughput ∝ window), saturation (BDP ≤ window ≤ BDP +
-// queue: full rate, RTT grows), overflow (window > BDP + queue: loss).
-type Region string
-
-// Regions.
-const (
-	Linear     Region = "linear"
-	Saturation Region = "saturation"
-	Overflow   Region = "overflow"
-)
-
 // Model predicts throughput, RTT and Buffer Delay % of a window of w bytes
 // on a path of bb bit/s, base RTT rtt and a bottleneck queue of q bytes.
 // It is the reference the lab checks the method against.
-func Model(bbBps float64, rtt time.Duration, w, q float64) (tputBps float64, loadedRTT time.Duration, bufferDelayPct float64, region Region) {
+func Model(bbBps float64, rtt time.Duration, w, q float64) (tputBps float64, loadedRTT time.Duration, bufferDelayPct float64, region vocab.Region) {
 	bdp := BDPBytes(bbBps, rtt)
 	switch {
 	case w < bdp:
-		return WindowThroughput(w, rtt), rtt, 0, Linear
+		return WindowThroughput(w, rtt), rtt, 0, vocab.Linear
 	case w <= bdp+q:
 		r := time.Duration(w * 8 / bbBps * 1e9)
-		return bbBps, r, BufferDelayPct(r, rtt), Saturation
+		return bbBps, r, BufferDelayPct(r, rtt), vocab.Saturation
 	}
 	r := time.Duration((bdp + q) * 8 / bbBps * 1e9)
-	return bbBps, r, BufferDelayPct(r, rtt), Overflow
+	return bbBps, r, BufferDelayPct(r, rtt), vocab.Overflow
 }
-
-// Shaping is the verdict of the shaping-vs-policing step.
-type Shaping string
-
-// Shaping verdicts.
-const (
-	Policed Shaping = "policed"
-	Shaped  Shaping = "shaped"
-	None    Shaping = "none"
-)
 
 // ShapingEvidence is what the step measured with several connections at
 // and above the CIR.
@@ -127,7 +106,7 @@ func Fairness(rates []float64) float64 {
 // are then supporting evidence, and they decide alone only without a
 // train verdict (a policer drops rather than queues, a shaper queues). It
 // returns the verdict and the evidence in words.
-func ClassifyShaping(e ShapingEvidence) (Shaping, string) {
+func ClassifyShaping(e ShapingEvidence) (vocab.Shaping, string) {
 	fair := Fairness(e.PerConnBps)
 	ev := fmt.Sprintf("loss %.2f %%, buffer delay %.0f %%, fairness %.2f (Jain; 1 = equal shares), total %.1f Mbit/s against a CIR of %.1f Mbit/s",
 		e.LossPct, e.BufferDelayPct, fair, e.TotalBps/1e6, e.CIRBps/1e6)
@@ -139,25 +118,25 @@ func ClassifyShaping(e ShapingEvidence) (Shaping, string) {
 	}
 	switch {
 	case e.CIRBps > 0 && e.TotalBps > 1.05*e.CIRBps:
-		return None, "nothing holds the traffic to the CIR: the connections together carried more than it (" + ev + ")"
+		return vocab.None, "nothing holds the traffic to the CIR: the connections together carried more than it (" + ev + ")"
 	case e.LossPct >= 0.5 && e.BufferDelayPct < 25 && e.CIRBps > 0 && e.TotalBps < 0.5*e.CIRBps:
-		return None, "loss without queueing, but the connections carried less than half the CIR: not a policer holding the rate, a queue too small for TCP's bursts (" + ev + ")"
+		return vocab.None, "loss without queueing, but the connections carried less than half the CIR: not a policer holding the rate, a queue too small for TCP's bursts (" + ev + ")"
 	case e.LossPct >= 0.5 && e.BufferDelayPct < 25:
-		return Policed, "policed: packets above the rate are dropped rather than queued (" + ev + ")"
+		return vocab.Policed, "policed: packets above the rate are dropped rather than queued (" + ev + ")"
 	case e.BufferDelayPct >= 25 && e.LossPct < 0.5:
-		return Shaped, "shaped: packets above the rate wait in a queue (" + ev + ")"
+		return vocab.Shaped, "shaped: packets above the rate wait in a queue (" + ev + ")"
 	case e.BufferDelayPct >= 25:
-		return Shaped, "shaped with a queue that also overflows (" + ev + ")"
+		return vocab.Shaped, "shaped with a queue that also overflows (" + ev + ")"
 	}
-	return None, "neither policing nor shaping seen at this load (" + ev + ")"
+	return vocab.None, "neither policing nor shaping seen at this load (" + ev + ")"
 }
 
 // trainShaping is the verdict of the packet trains, with the fix that
 // fits; ok is false when they were not run or did not tell.
-func trainShaping(e ShapingEvidence) (Shaping, string, bool) {
+func trainShaping(e ShapingEvidence) (vocab.Shaping, string, bool) {
 	t := e.Trains
 	if t == nil {
-		return None, "", false
+		return vocab.None, "", false
 	}
 	switch t.Kind {
 	case train.Policer:
@@ -165,7 +144,7 @@ func trainShaping(e ShapingEvidence) (Shaping, string, bool) {
 		if e.BDPBytes > 0 {
 			fix = fmt.Sprintf("shape to %.1f Mbit/s at your CPE (a shaper with a queue of at least the BDP, %.0f B), or ask the provider for a committed burst of at least %.0f B", t.RateBps.Value/1e6, e.BDPBytes, e.BDPBytes)
 		}
-		return Policed, fmt.Sprintf("policed at %.1f ± %.1f Mbit/s with a bucket of %.0f ± %.0f B (%.1f ms of that rate): %s. Fix: %s",
+		return vocab.Policed, fmt.Sprintf("policed at %.1f ± %.1f Mbit/s with a bucket of %.0f ± %.0f B (%.1f ms of that rate): %s. Fix: %s",
 			t.RateBps.Value/1e6, t.RateBps.Err/1e6, t.BucketBytes.Value, t.BucketBytes.Err, t.BucketBytes.Value*8/t.RateBps.Value*1e3, t.Why, fix), true
 	case train.Queue:
 		q := fmt.Sprintf("a queue of %.0f ± %.0f B (%.1f ms at %.1f Mbit/s)", t.QueueBytes.Value, t.QueueBytes.Err, t.QueueBytes.Value*8/t.RateBps.Value*1e3, t.RateBps.Value/1e6)
@@ -173,16 +152,16 @@ func trainShaping(e ShapingEvidence) (Shaping, string, bool) {
 			q = fmt.Sprintf("a queue of at least %.0f B (%.1f ms at %.1f Mbit/s)", t.QueueBytes.Value, t.QueueBytes.Value*8/t.RateBps.Value*1e3, t.RateBps.Value/1e6)
 		}
 		if !t.QueueAtLeast && e.BDPBytes > 0 && train.SmallBuffer(t.QueueBytes.Value, e.BDPBytes) {
-			return Shaped, fmt.Sprintf("shaped, but by %s, %.0f %% of the BDP (%.0f B): too small for TCP's bursts, since a CUBIC sender needs %.0f %% of the BDP to keep the link busy after a loss: %s. Fix: ask the provider for a buffer of at least the BDP",
+			return vocab.Shaped, fmt.Sprintf("shaped, but by %s, %.0f %% of the BDP (%.0f B): too small for TCP's bursts, since a CUBIC sender needs %.0f %% of the BDP to keep the link busy after a loss: %s. Fix: ask the provider for a buffer of at least the BDP",
 				q, t.QueueBytes.Value/e.BDPBytes*100, e.BDPBytes, train.SmallBufferShare*100, t.Why), true
 		}
-		return Shaped, fmt.Sprintf("shaped: %s holds the rate: %s", q, t.Why), true
+		return vocab.Shaped, fmt.Sprintf("shaped: %s holds the rate: %s", q, t.Why), true
 	case train.Clean:
-		return None, "no limit below the sender's rate: " + t.Why, true
+		return vocab.None, "no limit below the sender's rate: " + t.Why, true
 	case train.Lossy:
-		return None, "no rate limit, but loss on the line: " + t.Why, true
+		return vocab.None, "no rate limit, but loss on the line: " + t.Why, true
 	}
-	return None, "", false
+	return vocab.None, "", false
 }
 
 // SmallQueue reports whether the trains found a queue too small for the
@@ -194,8 +173,8 @@ func (e ShapingEvidence) SmallQueue() bool {
 
 // Finding is one diagnosed cause, in plain words with the numbers.
 type Finding struct {
-	Cause  string `json:"cause"`  // window, buffer, policer, loss, mtu, host
-	Detail string `json:"detail"` // the sentence a user reads
+	Cause  vocab.Cause `json:"cause"`
+	Detail string      `json:"detail"` // the sentence a user reads
 }
 
 // Evidence is what the method measured, for the diagnosis.
@@ -210,7 +189,7 @@ type Evidence struct {
 	// LineLossPct is the loss of the paced UDP stream at the CIR (step 2):
 	// no bursts, no queue overflow, so what is lost is lost on the line.
 	LineLossPct   float64
-	Shaping       Shaping
+	Shaping       vocab.Shaping
 	ShapingDetail string
 	// Trains is the packet trains' verdict (nil: not run): a policer, or
 	// a queue too small for the BDP, named from the physics rather than
@@ -231,24 +210,24 @@ func Diagnose(e Evidence, th Thresholds) []Finding {
 	var f []Finding
 	bdp := BDPBytes(e.BBBps, e.RTT)
 	if e.MaxWindowBytes > 0 && e.MaxWindowBytes < bdp {
-		f = append(f, Finding{"window", fmt.Sprintf(
+		f = append(f, Finding{vocab.CauseWindow, fmt.Sprintf(
 			"window too small: the hosts' largest window of %.0f B allows %.1f Mbit/s at %.1f ms RTT, but the path needs %.0f B (the BDP) for %.1f Mbit/s: enable window scaling / raise the buffers, or use %d connections",
 			e.MaxWindowBytes, WindowThroughput(e.MaxWindowBytes, e.RTT)/1e6, float64(e.RTT)/1e6, bdp, e.BBBps/1e6, Connections(bdp, e.MaxWindowBytes))})
 	}
 	if e.SndbufLimitedPct >= 20 {
-		f = append(f, Finding{"host", fmt.Sprintf(
+		f = append(f, Finding{vocab.CauseHost, fmt.Sprintf(
 			"host limit: the sender was held back by its send buffer %.0f %% of the time; raise net.core.wmem_max / tcp_wmem (the network is not to blame)", e.SndbufLimitedPct)})
 	}
 	f = append(f, hostFindings(e, th)...)
-	if e.Shaping == Policed {
-		f = append(f, Finding{"policer", e.ShapingDetail})
+	if e.Shaping == vocab.Policed {
+		f = append(f, Finding{vocab.CausePolicer, e.ShapingDetail})
 	}
 	// A policer named by the trains drops a paced stream's bursts too
 	// (a sender's timer overshoot sends a few packets at once), so the
 	// quarter-CIR stream's loss is then no evidence of a lossy line.
 	lossy := e.LineLossPct >= 0.05 && (e.Trains == nil || e.Trains.Kind != train.Policer)
 	if lossy {
-		f = append(f, Finding{"loss", fmt.Sprintf(
+		f = append(f, Finding{vocab.CauseLoss, fmt.Sprintf(
 			"lossy line: paced UDP streams lost %.3f %% of their packets at a quarter of the CIR as at the full CIR: loss that does not grow with the load is random loss or bit errors on the path", e.LineLossPct)})
 	}
 	short := e.ActualBps < e.IdealBps*th.MinActualPct/100
@@ -259,24 +238,24 @@ func Diagnose(e Evidence, th Thresholds) []Finding {
 	switch sq := (ShapingEvidence{Trains: e.Trains, BDPBytes: bdp}); {
 	case sq.SmallQueue():
 		t := e.Trains
-		f = append(f, Finding{"buffer", fmt.Sprintf(
+		f = append(f, Finding{vocab.CauseBuffer, fmt.Sprintf(
 			"buffer too small for the BDP: packet trains found a queue of %.0f ± %.0f B (%.1f ms) in front of %.1f Mbit/s, %.0f %% of the BDP (%.0f B); TCP got %.1f of %.1f Mbit/s with %.2f %% of bytes retransmitted. Ask the provider for a buffer of at least the BDP",
 			t.QueueBytes.Value, t.QueueBytes.Err, t.QueueBytes.Value*8/t.RateBps.Value*1e3, t.RateBps.Value/1e6, t.QueueBytes.Value/bdp*100, bdp, e.ActualBps/1e6, e.IdealBps/1e6, 100-e.EfficiencyPct)})
 	case named: // a policer (found above) or a queue that holds the BDP: not the buffer
-	case (short || e.EfficiencyPct < th.MinEfficiencyPct) && e.EfficiencyPct < 99.95 && e.Shaping != Policed && e.BufferDelayPct < 25 && !lossy:
-		f = append(f, Finding{"buffer", fmt.Sprintf(
+	case (short || e.EfficiencyPct < th.MinEfficiencyPct) && e.EfficiencyPct < 99.95 && e.Shaping != vocab.Policed && e.BufferDelayPct < 25 && !lossy:
+		f = append(f, Finding{vocab.CauseBuffer, fmt.Sprintf(
 			"buffer too small for the BDP: at the full window %.2f %% of bytes were retransmitted while the RTT rose only %.0f %%, and TCP got %.1f of %.1f Mbit/s; a bottleneck queue that holds a BDP (%.0f B) would absorb the bursts", 100-e.EfficiencyPct, e.BufferDelayPct, e.ActualBps/1e6, e.IdealBps/1e6, bdp)})
 	}
 	for _, d := range []struct {
-		dir string
+		dir vocab.Direction
 		mtu int
-	}{{"up", e.MTUUp}, {"down", e.MTUDown}} {
+	}{{vocab.Up, e.MTUUp}, {vocab.Down, e.MTUDown}} {
 		if d.mtu > 0 && e.LocalMTU > 0 && d.mtu < e.LocalMTU {
 			how := "and ICMP fragmentation-needed came back, so TCP adapts"
 			if !e.ICMPSeen {
 				how = "and no ICMP came back: a PMTUD black hole; large segments vanish until TCP probes down (set the MSS or fix ICMP filtering)"
 			}
-			f = append(f, Finding{"mtu", fmt.Sprintf("path MTU %s is %d B, below the interface's %d B, %s", d.dir, d.mtu, e.LocalMTU, how)})
+			f = append(f, Finding{vocab.CauseMTU, fmt.Sprintf("path MTU %s is %d B, below the interface's %d B, %s", d.dir, d.mtu, e.LocalMTU, how)})
 		}
 	}
 	return f
@@ -286,7 +265,7 @@ func Diagnose(e Evidence, th Thresholds) []Finding {
 func hostFindings(e Evidence, th Thresholds) []Finding {
 	var f []Finding
 	if e.BBHost != "" {
-		f = append(f, Finding{"host", fmt.Sprintf(
+		f = append(f, Finding{vocab.CauseHost, fmt.Sprintf(
 			"host limit in step 2: %s. The bottleneck bandwidth it read (%.1f Mbit/s), and the BDP, windows and ideal built on it, are the host's limit, not the path's: repeat with the host idle, or from a faster one", e.BBHost, e.BBBps/1e6)})
 	}
 	if e.ThroughputHost != "" && e.ActualBps < e.IdealBps*th.MinActualPct/100 {
@@ -296,7 +275,7 @@ func hostFindings(e Evidence, th Thresholds) []Finding {
 		if e.EfficiencyPct >= th.MinEfficiencyPct && e.BufferDelayPct < 10 {
 			whose = "the host's, not the network's (the path showed no loss and no queueing): repeat with the host idle"
 		}
-		f = append(f, Finding{"host", fmt.Sprintf(
+		f = append(f, Finding{vocab.CauseHost, fmt.Sprintf(
 			"host limit: during the throughput test %s. The shortfall (%.1f of %.1f Mbit/s) is %s",
 			e.ThroughputHost, e.ActualBps/1e6, e.IdealBps/1e6, whose)})
 	}

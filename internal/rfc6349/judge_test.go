@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fullpipe/fullpipe/internal/train"
+	"github.com/fullpipe/fullpipe/internal/vocab"
 )
 
 // Vector 37 and the notes' §7 table: BB 100 Mbit/s, base RTT 10 ms (BDP
@@ -17,13 +18,13 @@ func TestModelRegions(t *testing.T) {
 		w      float64
 		tput   float64
 		bdPct  float64
-		region Region
+		region vocab.Region
 	}{
-		{31_250, 25e6, 0, Linear},
-		{62_500, 50e6, 0, Linear},
-		{125_000, 100e6, 0, Saturation},
-		{187_500, 100e6, 50, Saturation}, // RTT 15 ms
-		{250_000, 100e6, 50, Overflow},   // capped at BDP + queue
+		{31_250, 25e6, 0, vocab.Linear},
+		{62_500, 50e6, 0, vocab.Linear},
+		{125_000, 100e6, 0, vocab.Saturation},
+		{187_500, 100e6, 50, vocab.Saturation}, // RTT 15 ms
+		{250_000, 100e6, 50, vocab.Overflow},   // capped at BDP + queue
 	}
 	for _, c := range cases {
 		tput, _, bd, r := Model(bb, rtt, c.w, q)
@@ -38,15 +39,15 @@ func TestModelRegions(t *testing.T) {
 func TestClassifyShaping(t *testing.T) {
 	cases := []struct {
 		e    ShapingEvidence
-		want Shaping
+		want vocab.Shaping
 	}{
-		{ShapingEvidence{LossPct: 3, BufferDelayPct: 2, PerConnBps: []float64{60e6, 20e6, 10e6, 10e6}}, Policed},
-		{ShapingEvidence{LossPct: 3, BufferDelayPct: 2, TotalBps: 80e6, CIRBps: 100e6, PerConnBps: []float64{40e6, 40e6}}, Policed},
+		{ShapingEvidence{LossPct: 3, BufferDelayPct: 2, PerConnBps: []float64{60e6, 20e6, 10e6, 10e6}}, vocab.Policed},
+		{ShapingEvidence{LossPct: 3, BufferDelayPct: 2, TotalBps: 80e6, CIRBps: 100e6, PerConnBps: []float64{40e6, 40e6}}, vocab.Policed},
 		// Loss, no queueing, and far below the CIR: a small buffer, not a policer.
-		{ShapingEvidence{LossPct: 2.8, BufferDelayPct: 3, TotalBps: 19e6, CIRBps: 300e6, PerConnBps: []float64{5e6, 5e6, 5e6, 4e6}}, None},
-		{ShapingEvidence{LossPct: 0.01, BufferDelayPct: 180, PerConnBps: []float64{25e6, 25e6, 24e6, 26e6}}, Shaped},
-		{ShapingEvidence{LossPct: 0, BufferDelayPct: 3, PerConnBps: []float64{25e6, 25e6}}, None},
-		{ShapingEvidence{LossPct: 0.01, BufferDelayPct: 300, TotalBps: 940e6, CIRBps: 100e6, PerConnBps: []float64{235e6, 235e6, 235e6, 235e6}}, None},
+		{ShapingEvidence{LossPct: 2.8, BufferDelayPct: 3, TotalBps: 19e6, CIRBps: 300e6, PerConnBps: []float64{5e6, 5e6, 5e6, 4e6}}, vocab.None},
+		{ShapingEvidence{LossPct: 0.01, BufferDelayPct: 180, PerConnBps: []float64{25e6, 25e6, 24e6, 26e6}}, vocab.Shaped},
+		{ShapingEvidence{LossPct: 0, BufferDelayPct: 3, PerConnBps: []float64{25e6, 25e6}}, vocab.None},
+		{ShapingEvidence{LossPct: 0.01, BufferDelayPct: 300, TotalBps: 940e6, CIRBps: 100e6, PerConnBps: []float64{235e6, 235e6, 235e6, 235e6}}, vocab.None},
 	}
 	for _, c := range cases {
 		if got, why := ClassifyShaping(c.e); got != c.want || why == "" {
@@ -72,7 +73,7 @@ func TestDiagnose(t *testing.T) {
 	}
 	// Scenario 2: loss at full window with little queueing, no policer,
 	// a clean line.
-	f = Diagnose(Evidence{BBBps: 300e6, RTT: ms(50), IdealBps: 282e6, ActualBps: 95e6, EfficiencyPct: 99.2, BufferDelayPct: 4, Shaping: None}, DefaultThresholds)
+	f = Diagnose(Evidence{BBBps: 300e6, RTT: ms(50), IdealBps: 282e6, ActualBps: 95e6, EfficiencyPct: 99.2, BufferDelayPct: 4, Shaping: vocab.None}, DefaultThresholds)
 	if len(f) != 1 || f[0].Cause != "buffer" {
 		t.Fatalf("buffer case: %+v", f)
 	}
@@ -112,8 +113,8 @@ func TestPass(t *testing.T) {
 func TestTrainsDecide(t *testing.T) {
 	bdp := BDPBytes(60e6, ms(20)) // 150,000 B
 	tcp := ShapingEvidence{LossPct: 2, BufferDelayPct: 3, PerConnBps: []float64{10e6, 12e6}, TotalBps: 22e6, CIRBps: 60e6, RateSpreadPct: -1, BDPBytes: bdp}
-	if v, _ := ClassifyShaping(tcp); v != None {
-		t.Fatalf("without trains the TCP rule gives %s; this test expects the misread None", v)
+	if v, _ := ClassifyShaping(tcp); v != vocab.None {
+		t.Fatalf("without trains the TCP rule gives %s; this test expects the misread vocab.None", v)
 	}
 	policer := &train.Verdict{Kind: train.Policer, RateBps: train.Estimate{Value: 60.3e6, Err: 1e6}, BucketBytes: train.Estimate{Value: 30_400, Err: 600}, Why: "w"}
 	smallQ := &train.Verdict{Kind: train.Queue, RateBps: train.Estimate{Value: 60e6, Err: 1e5}, QueueBytes: train.Estimate{Value: 20_000, Err: 900}, Why: "w"}
@@ -122,14 +123,14 @@ func TestTrainsDecide(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		trains *train.Verdict
-		want   Shaping
+		want   vocab.Shaping
 		words  string
 		buffer bool
 	}{
-		{"policer", policer, Policed, "shape to 60.3 Mbit/s at your CPE", false},
-		{"small queue", smallQ, Shaped, "too small for TCP's bursts", true},
-		{"queue of a BDP", bigQ, Shaped, "holds the rate", false},
-		{"clean", clean, None, "no limit below", true}, // no train verdict on the buffer: TCP's rule applies
+		{"policer", policer, vocab.Policed, "shape to 60.3 Mbit/s at your CPE", false},
+		{"small queue", smallQ, vocab.Shaped, "too small for TCP's bursts", true},
+		{"queue of a BDP", bigQ, vocab.Shaped, "holds the rate", false},
+		{"clean", clean, vocab.None, "no limit below", true}, // no train verdict on the buffer: TCP's rule applies
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := tcp
@@ -139,15 +140,15 @@ func TestTrainsDecide(t *testing.T) {
 				t.Errorf("got %s: %q; want %s saying %q", v, why, c.want, c.words)
 			}
 			fs := Diagnose(Evidence{BBBps: 60e6, RTT: ms(20), IdealBps: 56e6, ActualBps: 22e6, EfficiencyPct: 98, BufferDelayPct: 3, Shaping: v, ShapingDetail: why, Trains: c.trains}, DefaultThresholds)
-			var causes []string
+			var causes []vocab.Cause
 			for _, f := range fs {
 				causes = append(causes, f.Cause)
 			}
-			if got := slices.Contains(causes, "buffer"); got != c.buffer {
+			if got := slices.Contains(causes, vocab.CauseBuffer); got != c.buffer {
 				t.Errorf("causes %v: buffer named %v, want %v", causes, got, c.buffer)
 			}
-			if got := slices.Contains(causes, "policer"); got != (c.want == Policed) {
-				t.Errorf("causes %v: policer named %v, want %v", causes, got, c.want == Policed)
+			if got := slices.Contains(causes, vocab.CausePolicer); got != (c.want == vocab.Policed) {
+				t.Errorf("causes %v: policer named %v, want %v", causes, got, c.want == vocab.Policed)
 			}
 		})
 	}

@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	"github.com/fullpipe/fullpipe/internal/stats"
+	"github.com/fullpipe/fullpipe/internal/vocab"
 )
 
 // Window sweep (design scenario 7): goodput, rate spread, loss and one-way
@@ -17,13 +18,10 @@ import (
 // in. Everything here is arithmetic on measured points; no sockets, no
 // clock. docs/sweep.md explains the regions and the formulas.
 
-// Regions of a window sweep.
-const (
-	RegionLinear     = "linear"     // window < BDP: goodput ∝ window, no queue
-	RegionTransition = "transition" // between the line and the plateau (jitter)
-	RegionSaturation = "saturation" // goodput flat at the bottleneck, queue ∝ window − BDP
-	RegionOverflow   = "overflow"   // window > BDP + queue: loss
-)
+// A point's region is one of vocab's: linear (window < BDP: goodput ∝
+// window, no queue), transition (between the line and the plateau:
+// jitter), saturation (goodput flat at the bottleneck, queue ∝ window −
+// BDP), overflow (window > BDP + queue: loss).
 
 // Thresholds of the classification, as fractions.
 const (
@@ -59,7 +57,7 @@ type WindowPoint struct {
 	DelayIncrementMaxMs float64      `json:"delay_increment_max_ms"`
 	HasDelay            bool         `json:"has_delay"`
 	Classes             []ClassDelay `json:"classes"`
-	Region              string       `json:"region"`
+	Region              vocab.Region `json:"region"`
 	ModelIncrementMs    float64      `json:"model_increment_ms,omitempty"`
 	Partial             bool         `json:"partial"`
 }
@@ -202,7 +200,7 @@ func Classify(points []WindowPoint, mss int) SweepAnalysis {
 	for i := range points {
 		p := &points[i]
 		if i >= edge {
-			p.Region = RegionOverflow
+			p.Region = vocab.Overflow
 			continue
 		}
 		if p.RetransSegs > 0 {
@@ -218,11 +216,11 @@ func Classify(points []WindowPoint, mss int) SweepAnalysis {
 		queued := p.HasDelay && p.DelayIncrementMs/1e3 >= pktS
 		switch {
 		case line && (!sat || !queued):
-			p.Region = RegionLinear
+			p.Region = vocab.Linear
 		case sat:
-			p.Region = RegionSaturation
+			p.Region = vocab.Saturation
 		default:
-			p.Region = RegionTransition
+			p.Region = vocab.Transition
 		}
 	}
 	// The line through the origin, least squares over the linear points.
@@ -231,12 +229,12 @@ func Classify(points []WindowPoint, mss int) SweepAnalysis {
 	var satN int
 	for _, p := range points {
 		switch p.Region {
-		case RegionLinear:
+		case vocab.Linear:
 			w := float64(p.WindowBytes)
 			sgw += p.GoodputBps * w
 			sww += w * w
 			a.LinearEndBytes = p.WindowBytes
-		case RegionSaturation:
+		case vocab.Saturation:
 			satSum += p.GoodputBps
 			satN++
 			if a.SaturationStartBytes == 0 {
@@ -273,7 +271,7 @@ func Classify(points []WindowPoint, mss int) SweepAnalysis {
 	var xs, ys []float64
 	for i := range points {
 		p := &points[i]
-		if p.Region != RegionSaturation || a.BDPBytes == 0 {
+		if p.Region != vocab.Saturation || a.BDPBytes == 0 {
 			continue
 		}
 		p.ModelIncrementMs = (max(0, float64(p.WindowBytes)-a.BDPBytes) + float64(mss)/2) * 8 / a.PlateauBps * 1e3
@@ -321,7 +319,7 @@ func notes(a SweepAnalysis, points []WindowPoint) []string {
 		n = append(n, "no overflow: the queue holds more than the largest window beyond the BDP; sweep higher (--to) to size it")
 	}
 	for _, p := range points {
-		if p.Region == RegionTransition {
+		if p.Region == vocab.Transition {
 			n = append(n, "transition points: goodput below both the line and the plateau, as delay jitter makes the window refill late")
 			break
 		}
@@ -331,9 +329,9 @@ func notes(a SweepAnalysis, points []WindowPoint) []string {
 
 // ClassDelays summarises each probe class's increments at a point and
 // returns the data direction's median and maximum for the first class
-// (forward when the tester sends the data, reverse when it receives).
+// (forward for data up, reverse for data down).
 // baseSent and sent count the probes sent per class.
-func ClassDelays(dscps []int, baseline, loaded []Probe, baseSent, sent []int, dataForward bool) (classes []ClassDelay, medianMs, maxMs float64, ok bool) {
+func ClassDelays(dscps []int, baseline, loaded []Probe, baseSent, sent []int, data vocab.Direction) (classes []ClassDelay, medianMs, maxMs float64, ok bool) {
 	for c, d := range dscps {
 		cd := ClassDelay{DSCP: d, BaselineSent: baseSent[c], Sent: sent[c]}
 		for _, p := range baseline {
@@ -349,7 +347,7 @@ func ClassDelays(dscps []int, baseline, loaded []Probe, baseSent, sent []int, da
 			if c == 0 {
 				ok = true
 				medianMs, maxMs = cd.FwdMedianMs, cd.FwdMaxMs
-				if !dataForward {
+				if data == vocab.Down {
 					medianMs, maxMs = cd.RevMedianMs, cd.RevMaxMs
 				}
 			}

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/fullpipe/fullpipe/internal/vocab"
 )
 
 // physics is the window law on a path of rate R (payload bit/s), an RTT
@@ -49,7 +51,7 @@ func TestClassifyFrameRelay(t *testing.T) {
 		pts = append(pts, ph.point(k*mss, mss, (rng.Float64()-0.5)*0.04))
 	}
 	a := Classify(pts, mss)
-	want := map[int]string{1: RegionLinear, 2: RegionLinear, 3: RegionSaturation, 7: RegionSaturation, 8: RegionOverflow, 12: RegionOverflow}
+	want := map[int]vocab.Region{1: vocab.Linear, 2: vocab.Linear, 3: vocab.Saturation, 7: vocab.Saturation, 8: vocab.Overflow, 12: vocab.Overflow}
 	for _, p := range pts {
 		k := p.WindowBytes / mss
 		if w, ok := want[k]; ok && p.Region != w {
@@ -73,7 +75,7 @@ func TestClassifyFrameRelay(t *testing.T) {
 		t.Errorf("rate from delay %.0f, want %.0f", a.RateFromDelayBps, ph.rateBps)
 	}
 	for _, p := range pts {
-		if p.Region == RegionSaturation && math.Abs(p.ModelIncrementMs-p.DelayIncrementMs) > 5 {
+		if p.Region == vocab.Saturation && math.Abs(p.ModelIncrementMs-p.DelayIncrementMs) > 5 {
 			t.Errorf("%d B: model increment %.1f ms, measured %.1f", p.WindowBytes, p.ModelIncrementMs, p.DelayIncrementMs)
 		}
 	}
@@ -89,8 +91,8 @@ func TestClassifyTransition(t *testing.T) {
 		{WindowBytes: 4000, GoodputBps: 200_000, HasDelay: true, DelayIncrementMs: 80}, // queue
 	}
 	a := Classify(pts, 1000)
-	got := []string{pts[0].Region, pts[1].Region, pts[2].Region, pts[3].Region}
-	want := []string{RegionLinear, RegionTransition, RegionSaturation, RegionSaturation}
+	got := []vocab.Region{pts[0].Region, pts[1].Region, pts[2].Region, pts[3].Region}
+	want := []vocab.Region{vocab.Linear, vocab.Transition, vocab.Saturation, vocab.Saturation}
 	for i := range got {
 		if got[i] != want[i] {
 			t.Errorf("point %d: %s, want %s", i, got[i], want[i])
@@ -112,7 +114,7 @@ func TestClassifyIsolatedLoss(t *testing.T) {
 		{WindowBytes: 4000, GoodputBps: 120_000, RetransSegs: 9},
 	}
 	a := Classify(pts, 1000)
-	if pts[1].Region != RegionSaturation || pts[3].Region != RegionOverflow || a.OverflowEdgeBytes != 4000 || a.LastLosslessBytes != 3000 {
+	if pts[1].Region != vocab.Saturation || pts[3].Region != vocab.Overflow || a.OverflowEdgeBytes != 4000 || a.LastLosslessBytes != 3000 {
 		t.Errorf("edge %+v, points %+v", a, pts)
 	}
 	if len(a.Notes) != 1 || !strings.Contains(a.Notes[0], "2000 B: 1 retransmitted") {
@@ -147,7 +149,7 @@ func TestIncrements(t *testing.T) {
 	if _, _, ok := Increments(base, loaded, 2); ok {
 		t.Fatal("class without baseline")
 	}
-	cls, med, _, ok := ClassDelays([]int{46, 0}, base, loaded, []int{2, 1}, []int{1, 1}, false)
+	cls, med, _, ok := ClassDelays([]int{46, 0}, base, loaded, []int{2, 1}, []int{1, 1}, vocab.Down)
 	if !ok || med != 2 || len(cls) != 2 || cls[0].BaselineRecv != 2 || cls[0].DSCP != 46 {
 		t.Fatalf("ClassDelays: %+v %v", cls, med)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/serve"
 	"github.com/fullpipe/fullpipe/internal/testkit"
+	"github.com/fullpipe/fullpipe/internal/vocab"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
@@ -99,7 +100,7 @@ func checkSenderAccounting(t *testing.T, streams []result.TCPStream) {
 			continue
 		}
 		want := uint64(st.Bytes)
-		if st.Direction == result.Up {
+		if st.Direction == vocab.Up {
 			want += dataHelloLen(t, st.Stream)
 		}
 		if got := st.BytesSent - st.BytesRetrans; got != want {
@@ -119,10 +120,10 @@ func TestFixedTransferBytes(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		reverse bool
-		dir     string
+		dir     vocab.Direction
 	}{
-		{"upload", false, result.Up},
-		{"reverse", true, result.Down},
+		{"upload", false, vocab.Up},
+		{"reverse", true, vocab.Down},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := RunTCP(testCtx(t, 20*time.Second), Target{Addr: addr},
@@ -203,7 +204,7 @@ func TestBidirIntervals(t *testing.T) {
 		t.Errorf("progress saw %d intervals, the result holds %d", len(progressed), len(ivs))
 	}
 	type key struct {
-		dir    string
+		dir    vocab.Direction
 		stream int
 	}
 	var sum int64
@@ -230,7 +231,7 @@ func TestBidirIntervals(t *testing.T) {
 			if !st.HasTCPInfo {
 				t.Errorf("interval %d, %s stream %d: no TCP_INFO from the sender (%s)", i, st.Direction, st.Stream, st.Sender)
 			}
-			if wantSender := map[string]string{result.Up: "client", result.Down: "server"}[st.Direction]; st.Sender != wantSender {
+			if wantSender := map[vocab.Direction]string{vocab.Up: "client", vocab.Down: "server"}[st.Direction]; st.Sender != wantSender {
 				t.Errorf("interval %d, %s stream %d: sender %q, want %q", i, st.Direction, st.Stream, st.Sender, wantSender)
 			}
 			// Every stream is busy for the whole of each interval that
@@ -240,7 +241,7 @@ func TestBidirIntervals(t *testing.T) {
 				t.Errorf("interval %d, %s stream %d moved %d bytes", i, st.Direction, st.Stream, st.Bytes)
 			}
 		}
-		for _, dir := range []string{result.Up, result.Down} {
+		for _, dir := range vocab.Both {
 			for n := range streams {
 				if !seen[key{dir, n}] {
 					t.Errorf("interval %d has no entry for %s stream %d (has %d entries)", i, dir, n, len(iv.Streams))
@@ -270,7 +271,7 @@ func TestBidirIntervals(t *testing.T) {
 
 	var dirBytes int64
 	var dirBps float64
-	for _, dir := range []string{result.Up, result.Down} {
+	for _, dir := range vocab.Both {
 		d := s.Directions[dir]
 		if d == nil {
 			t.Fatalf("summary has no %q direction: %v", dir, s.Directions)
@@ -419,7 +420,7 @@ func TestTCPResultJSON(t *testing.T) {
 		"intervals.[].streams.[]":       func(any) error { return nil },
 		"intervals.[].streams.[].bytes": isNumber,
 		"intervals.[].streams.[].direction": func(v any) error {
-			if v != result.Up {
+			if v != string(vocab.Up) {
 				return errors.New("not \"up\" in an upload test")
 			}
 			return nil
@@ -479,10 +480,10 @@ func TestUDPBothWays(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		reverse bool
-		dir     string
+		dir     vocab.Direction
 	}{
-		{"up", false, result.Up},
-		{"down", true, result.Down},
+		{"up", false, vocab.Up},
+		{"down", true, vocab.Down},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := RunUDP(testCtx(t, 20*time.Second), Target{Addr: addr},

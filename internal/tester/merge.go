@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/vocab"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
@@ -61,11 +62,11 @@ func sortedKeys(m map[streamKey]merged) []streamKey {
 	return keys
 }
 
-func direction(clientSends bool) (dir, sender string) {
+func direction(clientSends bool) (dir vocab.Direction, sender string) {
 	if clientSends {
-		return result.Up, "client"
+		return vocab.Up, "client"
 	}
-	return result.Down, "server"
+	return vocab.Down, "server"
 }
 
 // streamFigures fills a result stream from merged figures; bytes and
@@ -201,9 +202,9 @@ func (r *tcpRun) summary(final *wire.Result) result.TCPSummary {
 	}
 	cur := merge(r.sampleLocal(), remote)
 	r.emitFinal(cur)
-	sum := result.TCPSummary{MeasuredAt: "receiver", WindowRequested: r.cfg.Window, Directions: map[string]*result.TCPDirection{}}
+	sum := result.TCPSummary{MeasuredAt: "receiver", WindowRequested: r.cfg.Window, Directions: map[vocab.Direction]*result.TCPDirection{}}
 	type span struct{ first, last int64 }
-	spans := map[string]*span{}
+	spans := map[vocab.Direction]*span{}
 	for _, key := range sortedKeys(cur) {
 		m := cur[key]
 		st := r.windowLimit(streamFigures(key, m, merged{}, 0))
@@ -241,7 +242,7 @@ func (r *tcpRun) summary(final *wire.Result) result.TCPSummary {
 			d.ThroughputBps = float64(d.Bytes) * 8 / d.IntervalS
 		}
 		d.EfficiencyPct = result.Efficiency(d.BytesSent, d.BytesRetrans)
-		d.RTTMeanUs = meanRTT(r.rttSamples[dir == result.Up], sum.Streams, dir)
+		d.RTTMeanUs = meanRTT(r.rttSamples[dir == vocab.Up], sum.Streams, dir)
 		t := &sum.TCPDirection
 		t.Bytes += d.Bytes
 		t.ThroughputBps += d.ThroughputBps
@@ -265,7 +266,7 @@ func (r *tcpRun) summary(final *wire.Result) result.TCPSummary {
 // meanRTT is the mean of the senders' smoothed RTT samples taken each
 // interval; a test shorter than one interval falls back to the final
 // smoothed RTT of its streams.
-func meanRTT(samples []int64, streams []result.TCPStream, dir string) int64 {
+func meanRTT(samples []int64, streams []result.TCPStream, dir vocab.Direction) int64 {
 	if len(samples) == 0 {
 		for _, st := range streams {
 			if st.HasTCPInfo && (dir == "" || st.Direction == dir) {

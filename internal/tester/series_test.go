@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/serve"
+	"github.com/fullpipe/fullpipe/internal/vocab"
 )
 
 // TestTCPSeries: a fixed transfer both ways, paced so it lasts about 1.6 s
@@ -25,7 +25,7 @@ func TestTCPSeries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string][2]string{result.Up: {"responder", "client"}, result.Down: {"client", "responder"}}
+	want := map[vocab.Direction][2]string{vocab.Up: {"responder", "client"}, vocab.Down: {"client", "responder"}}
 	for dir, clocks := range want {
 		s := res.Series[dir]
 		if s == nil {

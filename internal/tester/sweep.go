@@ -8,6 +8,7 @@ import (
 
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/sweep"
+	"github.com/fullpipe/fullpipe/internal/vocab"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
@@ -107,9 +108,9 @@ func RunWindowPoint(ctx context.Context, t Target, cfg WindowPointConfig) (*Wind
 // and the probes' one-way delay increments.
 func (r *WindowPointRun) Point(cfg WindowPointConfig, mss int) sweep.WindowPoint {
 	pt := sweep.WindowPoint{WindowBytes: cfg.TCP.Window, WindowMSS: float64(cfg.TCP.Window) / float64(mss)}
-	dir := result.Up
+	dir := vocab.Up
 	if cfg.TCP.Reverse {
-		dir = result.Down
+		dir = vocab.Down
 	}
 	if r.TCP != nil {
 		sum := r.TCP.Summary
@@ -131,6 +132,6 @@ func (r *WindowPointRun) Point(cfg WindowPointConfig, mss int) sweep.WindowPoint
 		pt.RateSpread(rates)
 	}
 	pt.Classes, pt.DelayIncrementMs, pt.DelayIncrementMaxMs, pt.HasDelay =
-		sweep.ClassDelays(cfg.DSCPs, r.Baseline, r.Loaded, r.BaselineSent, r.LoadedSent, !cfg.TCP.Reverse)
+		sweep.ClassDelays(cfg.DSCPs, r.Baseline, r.Loaded, r.BaselineSent, r.LoadedSent, vocab.Of(cfg.TCP.Reverse))
 	return pt
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/fullpipe/fullpipe/internal/cpuload"
 	"github.com/fullpipe/fullpipe/internal/flow"
 	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/vocab"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
@@ -185,8 +186,8 @@ func (r *tcpRun) addSeries(s *wire.Series) {
 }
 
 // series builds the result's time series per direction.
-func (r *tcpRun) series() map[string]*result.TCPSeries {
-	out := map[string]*result.TCPSeries{}
+func (r *tcpRun) series() map[vocab.Direction]*result.TCPSeries {
+	out := map[vocab.Direction]*result.TCPSeries{}
 	rtt := func(pts []wire.RTTPoint) []result.RTTPoint {
 		o := make([]result.RTTPoint, len(pts))
 		for i, p := range pts {
@@ -197,10 +198,10 @@ func (r *tcpRun) series() map[string]*result.TCPSeries {
 	local, _ := r.rtt.Since(0)
 	for _, sends := range directions(r.cfg) {
 		if sends { // up: the responder receives, the client sends
-			out[result.Up] = &result.TCPSeries{RateClock: "responder", WindowS: result.RateWindow.Seconds(),
+			out[vocab.Up] = &result.TCPSeries{RateClock: "responder", WindowS: result.RateWindow.Seconds(),
 				Rate: result.RateSeries(r.remoteRx, flow.SeriesBin), RTTClock: "client", RTT: rtt(local)}
 		} else {
-			out[result.Down] = &result.TCPSeries{RateClock: "client", WindowS: result.RateWindow.Seconds(),
+			out[vocab.Down] = &result.TCPSeries{RateClock: "client", WindowS: result.RateWindow.Seconds(),
 				Rate: result.RateSeries(r.rx.Bins(0, r.rx.Len()), flow.SeriesBin), RTTClock: "responder", RTT: rtt(r.remoteRTT)}
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/fullpipe/fullpipe/internal/flow"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/sockopt"
+	"github.com/fullpipe/fullpipe/internal/vocab"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
@@ -57,9 +58,9 @@ func RunTrain(ctx context.Context, t Target, cfg TrainConfig) (*result.Train, er
 	if err != nil {
 		return nil, err
 	}
-	res := &result.Train{Meta: meta(s, "train", cfg), Direction: result.Up, Packets: cfg.Packets, SizeBytes: cfg.Size, OverheadBytes: cfg.Overhead}
+	res := &result.Train{Meta: meta(s, "train", cfg), Direction: vocab.Up, Packets: cfg.Packets, SizeBytes: cfg.Size, OverheadBytes: cfg.Overhead}
 	if cfg.Reverse {
-		res.Direction = result.Down
+		res.Direction = vocab.Down
 		err = receiveTrain(ctx, s, uc, rc, cfg, res)
 	} else {
 		err = sendTrain(ctx, s, uc, rc, cfg, res)

@@ -27,7 +27,7 @@ func TestTrainBothWays(t *testing.T) {
 			}
 			r := res.Reading
 			t.Logf("%s: %+v, local drops %d, stamps %s", res.Direction, r, res.LocalDrops, res.Stamps)
-			if res.Direction != name || res.Stamps != "kernel" || res.LocalDrops != 0 {
+			if string(res.Direction) != name || res.Stamps != "kernel" || res.LocalDrops != 0 {
 				t.Errorf("direction %q stamps %q local drops %d; want %q, kernel, 0", res.Direction, res.Stamps, res.LocalDrops, name)
 			}
 			if r.Sent != 300 || r.Got != 300 || r.HeadPackets != 300 || r.Bytes != 300*1066 {

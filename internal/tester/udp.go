@@ -9,6 +9,7 @@ import (
 	"github.com/fullpipe/fullpipe/internal/cpuload"
 	"github.com/fullpipe/fullpipe/internal/flow"
 	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/vocab"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
@@ -235,10 +236,10 @@ func (u *udpRun) addInterval(cur wire.UDPStats) {
 }
 
 func (u *udpRun) summary(final *wire.Result) result.UDPSummary {
-	sum := result.UDPSummary{SizeBytes: u.cfg.Size, TargetRateBps: u.cfg.RateBps, Direction: result.Up}
+	sum := result.UDPSummary{SizeBytes: u.cfg.Size, TargetRateBps: u.cfg.RateBps, Direction: vocab.Up}
 	var rx wire.UDPStats
 	if u.cfg.Reverse {
-		sum.Direction = result.Down
+		sum.Direction = vocab.Down
 		if final != nil && final.UDP != nil {
 			sum.SentPackets, sum.SentBytes = final.UDP.SentPackets, final.UDP.SentBytes
 			sum.SenderLate, sum.SenderMaxSlipUs = final.UDP.SentLate, float64(final.UDP.SentSlipNs)/1e3
