@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/tester"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
@@ -97,13 +98,13 @@ func legitTest(ctx context.Context, target tester.Target, kind string, n int) er
 	var err error
 	switch kind {
 	case "tcp":
-		_, err = tester.RunTCP(ctx, target, tester.TCPConfig{Streams: 1, Duration: time.Second, Interval: 500 * time.Millisecond, Reverse: reverse, PacingBps: 20e6}, nil)
+		_, err = tester.RunTCP(ctx, target, result.TCPConfig{Streams: 1, Duration: time.Second, Interval: 500 * time.Millisecond, Reverse: reverse, PacingBps: 20e6}, nil)
 	case "udp":
-		_, err = tester.RunUDP(ctx, target, tester.UDPConfig{RateBps: 20e6, Size: 1200, Duration: time.Second, Reverse: reverse, Interval: 500 * time.Millisecond, Drain: 200 * time.Millisecond}, nil)
+		_, err = tester.RunUDP(ctx, target, result.UDPConfig{RateBps: 20e6, Size: 1200, Duration: time.Second, Reverse: reverse, Interval: 500 * time.Millisecond, Drain: 200 * time.Millisecond}, nil)
 	case "rtt":
-		_, err = tester.RunRTT(ctx, target, tester.RTTConfig{Count: 50, Interval: 20 * time.Millisecond, Size: 64}, nil)
+		_, err = tester.RunRTT(ctx, target, result.RTTConfig{Count: 50, Interval: 20 * time.Millisecond, Size: 64}, nil)
 	case "mtu":
-		_, err = tester.RunPMTU(ctx, target, tester.PMTUConfig{MinBytes: 1200, MaxBytes: 9000, Tries: 2})
+		_, err = tester.RunPMTU(ctx, target, result.PMTUConfig{MinBytes: 1200, MaxBytes: 9000, Tries: 2})
 	}
 	return err
 }

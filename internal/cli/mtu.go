@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/tester"
 	"github.com/fullpipe/fullpipe/internal/units"
 )
@@ -24,7 +25,7 @@ depend on ICMP "fragmentation needed", which firewalls often drop (a PMTUD
 black hole); it reports whether such ICMP reached this host.`,
 		flags: func(fs *pflag.FlagSet) func(env, []string) error {
 			var cf clientFlags
-			var cfg tester.PMTUConfig
+			var cfg result.PMTUConfig
 			fs.IntVar(&cfg.MinBytes, "min", 0, "smallest IP packet size searched, bytes (default 1200, IPv6 1280)")
 			fs.IntVar(&cfg.MaxBytes, "max", 0, "largest IP packet size searched, bytes (default: the local MTU)")
 			fs.IntVar(&cfg.Tries, "tries", 3, "probes per size before it counts as lost")

@@ -15,6 +15,7 @@ import (
 	"github.com/fullpipe/fullpipe/internal/lab"
 	"github.com/fullpipe/fullpipe/internal/method"
 	"github.com/fullpipe/fullpipe/internal/report"
+	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/rfc6349"
 	"github.com/fullpipe/fullpipe/internal/tester"
 	"github.com/fullpipe/fullpipe/internal/units"
@@ -52,7 +53,7 @@ func init() {
 		long:    rfcLong,
 		flags: func(fs *pflag.FlagSet) func(env, []string) error {
 			var cf clientFlags
-			cfg := method.Config{Thresholds: rfc6349.DefaultThresholds}
+			cfg := result.RFC6349Config{Thresholds: rfc6349.DefaultThresholds}
 			var cir, maxWindow int64
 			var direction, reportFile, profile string
 			var quick bool

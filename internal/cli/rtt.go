@@ -25,7 +25,7 @@ Example:
   fullpipe rtt 198.18.0.2 --count 100 --interval 10ms`,
 		flags: func(fs *pflag.FlagSet) func(env, []string) error {
 			var cf clientFlags
-			var cfg tester.RTTConfig
+			var cfg result.RTTConfig
 			var size int64
 			fs.IntVarP(&cfg.Count, "count", "c", 10, "probes to send")
 			durVar(fs, &cfg.Interval, "interval", "i", 100*time.Millisecond, "time between probes")

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fullpipe/fullpipe/internal/method"
+	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/sweep"
 	"github.com/fullpipe/fullpipe/internal/tester"
 	"github.com/fullpipe/fullpipe/internal/units"
@@ -117,7 +118,7 @@ Examples:
 				}
 				switch what {
 				case "window":
-					cfg := method.WindowSweepConfig{MSS: int(segment), Duration: dur, CC: cc, ProbeGap: gap,
+					cfg := result.WindowSweepConfig{MSS: int(segment), Duration: dur, CC: cc, ProbeGap: gap,
 						BaselineProbes: baseline, Settle: dur / 3, Interval: interval, Seed: seed}
 					if err := windowFlags(&cfg, from, to, step, direction, dscps); err != nil {
 						return err
@@ -150,7 +151,7 @@ func parseWindow(s string, segment int64) (int64, error) {
 	return units.ParseSize(s)
 }
 
-func windowFlags(cfg *method.WindowSweepConfig, from, to, step, direction, dscps string) error {
+func windowFlags(cfg *result.WindowSweepConfig, from, to, step, direction, dscps string) error {
 	if cfg.MSS < 88 || cfg.MSS > 65495 {
 		return usagef("--segment %d: want 88..65495 bytes", cfg.MSS)
 	}
@@ -200,7 +201,7 @@ func windowFlags(cfg *method.WindowSweepConfig, from, to, step, direction, dscps
 	return nil
 }
 
-func runWindowSweep(e env, cf clientFlags, t tester.Target, cfg method.WindowSweepConfig) error {
+func runWindowSweep(e env, cf clientFlags, t tester.Target, cfg result.WindowSweepConfig) error {
 	n := len(cfg.Windows)
 	progressf(e, false, "sweeping %d windows against %s, %v each (about %v in all) ...",
 		n, tester.HostPort(t.Addr), cfg.Duration, (time.Duration(n) * (cfg.Duration + 2*time.Second)).Round(time.Second))
@@ -222,8 +223,8 @@ func msOrDash(ok bool, ms float64) string {
 	return fmt.Sprintf("%.1f ms", ms)
 }
 
-func printWindowSweep(w io.Writer, r *method.WindowSweep) {
-	cfg, _ := r.Config.(method.WindowSweepConfig)
+func printWindowSweep(w io.Writer, r *result.WindowSweep) {
+	cfg := r.Config
 	dir := "up (client sends)"
 	if cfg.Reverse {
 		dir = "down (responder sends)"
@@ -292,7 +293,7 @@ func printWindowSweep(w io.Writer, r *method.WindowSweep) {
 }
 
 func runMsgLenSweep(e env, cf clientFlags, t tester.Target, sizes string, dur time.Duration, udpRate int64, interval time.Duration) error {
-	cfg := method.MsgLenSweepConfig{Duration: dur, UDPRateBps: udpRate, Interval: interval}
+	cfg := result.MsgLenSweepConfig{Duration: dur, UDPRateBps: udpRate, Interval: interval}
 	for _, f := range strings.Split(sizes, ",") {
 		n, err := units.ParseSize(strings.TrimSpace(f))
 		if err != nil || n < 1 || n > 16<<20 {
@@ -320,7 +321,7 @@ func runMsgLenSweep(e env, cf clientFlags, t tester.Target, sizes string, dur ti
 	return finish(e, cf.json, res, res != nil, err, func(w io.Writer) { printMsgLenSweep(w, res) })
 }
 
-func printMsgLenSweep(w io.Writer, r *method.MsgLenSweep) {
+func printMsgLenSweep(w io.Writer, r *result.MsgLenSweep) {
 	fmt.Fprintf(w, "Message-length sweep to %s (uploads)\n", r.Target)
 	fmt.Fprintf(w, "%-22s %14s %14s %14s %16s %16s %10s\n", "write size", "TCP goodput", "TCP B/write", "UDP datagram", "UDP sender", "UDP receiver", "UDP loss")
 	for _, p := range r.Points {

@@ -46,7 +46,7 @@ Examples:
                                           runs a series of these)`,
 		flags: func(fs *pflag.FlagSet) func(env, []string) error {
 			var cf clientFlags
-			var cfg tester.TCPConfig
+			var cfg result.TCPConfig
 			var bytes, window, mss, pacing, length int64
 			fs.IntVarP(&cfg.Streams, "streams", "P", 1, "parallel TCP streams (per direction)")
 			durVar(fs, &cfg.Duration, "duration", "t", 10*time.Second, "how long to send (ignored with --bytes)")
@@ -129,7 +129,7 @@ Examples:
 // tcpPrinter prints intervals as they arrive.
 type tcpPrinter struct {
 	w       io.Writer
-	cfg     tester.TCPConfig
+	cfg     result.TCPConfig
 	started bool
 }
 

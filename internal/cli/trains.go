@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fullpipe/fullpipe/internal/method"
+	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/tester"
 	"github.com/fullpipe/fullpipe/internal/units"
 	"github.com/fullpipe/fullpipe/internal/vocab"
@@ -39,7 +40,7 @@ Example:
 			var cf clientFlags
 			var rate, cir, mtu int64
 			var direction string
-			cfg := method.TrainsConfig{}
+			cfg := result.TrainsConfig{}
 			rateVar(fs, &rate, "rate", "", 0, "the bottleneck's rate as far as known, layer 2 (required)")
 			rateVar(fs, &cir, "cir", "", 0, "committed rate, when above --rate (default: --rate)")
 			durVar(fs, &cfg.RTT, "rtt", "", 0, "base round-trip time of the path (required; fullpipe rtt measures it)")
@@ -98,7 +99,7 @@ func joinDirections(ds []vocab.Direction) string {
 	return strings.Join(s, " and ")
 }
 
-func printTrains(w io.Writer, r *method.TrainsResult) {
+func printTrains(w io.Writer, r *result.Trains) {
 	for _, dir := range vocab.Both {
 		d := r.Directions[dir]
 		if d == nil || d.Verdict == nil {

@@ -33,7 +33,7 @@ Example:
   fullpipe udp 198.18.0.2 --rate 50M --size 1400 -t 10s`,
 		flags: func(fs *pflag.FlagSet) func(env, []string) error {
 			var cf clientFlags
-			var cfg tester.UDPConfig
+			var cfg result.UDPConfig
 			var size int64
 			rateVar(fs, &cfg.RateBps, "rate", "b", 10_000_000, "UDP payload rate")
 			sizeVar(fs, &size, "size", "s", 1400, "UDP payload bytes per datagram")

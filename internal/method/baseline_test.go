@@ -15,8 +15,8 @@ import (
 type series struct{ udp, tcp float64 }
 
 // fakeRTT returns the series in order, one per call, and counts calls.
-func fakeRTT(ss []series, calls *int) func(context.Context, tester.Target, tester.RTTConfig, func(uint64, time.Duration)) (*result.RTT, error) {
-	return func(context.Context, tester.Target, tester.RTTConfig, func(uint64, time.Duration)) (*result.RTT, error) {
+func fakeRTT(ss []series, calls *int) func(context.Context, tester.Target, result.RTTConfig, func(uint64, time.Duration)) (*result.RTT, error) {
+	return func(context.Context, tester.Target, result.RTTConfig, func(uint64, time.Duration)) (*result.RTT, error) {
 		s := ss[*calls]
 		*calls++
 		r := &result.RTT{}
@@ -39,15 +39,15 @@ func TestBaselineNotBuiltOnOutlier(t *testing.T) {
 		calls  int
 		warns  []string
 	}{
-		{"agrees", []series{{30.41, 30.6}}, 30.41, SourceUDP, 1, nil},
-		{"outlier, then a good series", []series{{15.7, 30.6}, {30.5, 30.9}}, 30.5, SourceUDP, 2, []string{"outlier and was not used", "below TCP"}},
-		{"outlier twice", []series{{15.7, 30.6}, {15.6, 30.8}}, 30.6, SourceTCP, 2, []string{"disagreed with TCP", "built on TCP's 30.600 ms"}},
-		{"probes behind a queue twice", []series{{60, 30.6}, {58, 30.7}}, 30.6, SourceTCP, 2, []string{"saw a queue TCP did not"}},
-		{"no TCP figure", []series{{15.7, 0}}, 15.7, SourceUDP, 1, nil},
+		{"agrees", []series{{30.41, 30.6}}, 30.41, result.SourceUDP, 1, nil},
+		{"outlier, then a good series", []series{{15.7, 30.6}, {30.5, 30.9}}, 30.5, result.SourceUDP, 2, []string{"outlier and was not used", "below TCP"}},
+		{"outlier twice", []series{{15.7, 30.6}, {15.6, 30.8}}, 30.6, result.SourceTCP, 2, []string{"disagreed with TCP", "built on TCP's 30.600 ms"}},
+		{"probes behind a queue twice", []series{{60, 30.6}, {58, 30.7}}, 30.6, result.SourceTCP, 2, []string{"saw a queue TCP did not"}},
+		{"no TCP figure", []series{{15.7, 0}}, 15.7, result.SourceUDP, 1, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			calls := 0
-			r := &runner{ctx: context.Background(), runRTT: fakeRTT(c.series, &calls), res: &Result{Warnings: []string{}}}
+			r := &runner{ctx: context.Background(), runRTT: fakeRTT(c.series, &calls), res: &result.RFC6349{Warnings: []string{}}}
 			if err := r.measureBaseline(); err != nil {
 				t.Fatal(err)
 			}
@@ -72,8 +72,8 @@ func TestBaselineNotBuiltOnOutlier(t *testing.T) {
 // throughput test is recorded per side and, where it contradicts the
 // baseline the BDP was built on, reported.
 func TestThroughputCrossCheck(t *testing.T) {
-	r := &runner{res: &Result{Warnings: []string{}}}
-	r.setBaseline(15700*time.Microsecond, SourceUDP)
+	r := &runner{res: &result.RFC6349{Warnings: []string{}}}
+	r.setBaseline(15700*time.Microsecond, result.SourceUDP)
 	r.crossCheckBaseline("up", 30600*time.Microsecond)
 	r.crossCheckBaseline("down", 15800*time.Microsecond)
 	if r.res.RTT.TCPMinUpMs != 30.6 || r.res.RTT.TCPMinDownMs != 15.8 || r.res.RTT.TCPMinMs != 15.8 {

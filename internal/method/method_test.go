@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/fullpipe/fullpipe/internal/jsondoc"
+	"github.com/fullpipe/fullpipe/internal/result"
 )
 
 func readDoc(t *testing.T) string {
@@ -18,7 +19,7 @@ func readDoc(t *testing.T) string {
 
 // TestJSONDocumented: every key of the RFC 6349 result is in docs/json.md.
 func TestJSONDocumented(t *testing.T) {
-	for _, m := range jsondoc.Missing(readDoc(t), false, Result{}) {
+	for _, m := range jsondoc.Missing(readDoc(t), false, result.RFC6349{}) {
 		t.Errorf("%s is not documented in docs/json.md", m)
 	}
 }
@@ -31,7 +32,7 @@ func TestSweepJSONDocumented(t *testing.T) {
 	if section == "" {
 		t.Fatal("docs/json.md has no sweep window section")
 	}
-	for _, m := range jsondoc.Missing(section, true, WindowSweep{}, WindowSweepConfig{}, MsgLenSweep{}, MsgLenSweepConfig{}) {
+	for _, m := range jsondoc.Missing(section, true, result.WindowSweep{}, result.WindowSweepConfig{}, result.MsgLenSweep{}, result.MsgLenSweepConfig{}) {
 		t.Errorf("%s is not documented in the sweep sections of docs/json.md", m)
 	}
 }

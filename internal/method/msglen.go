@@ -11,23 +11,6 @@ import (
 	"github.com/fullpipe/fullpipe/internal/vocab"
 )
 
-// MsgLenSweepConfig is a message-length sweep (design scenario 5).
-type MsgLenSweepConfig struct {
-	Sizes      []int         `json:"sizes_bytes"`
-	Duration   time.Duration `json:"duration_ns"` // per size and protocol
-	UDPRateBps int64         `json:"udp_rate_bps"`
-	Interval   time.Duration `json:"interval_ns"`
-}
-
-// MsgLenSweep is a message-length sweep's result.
-type MsgLenSweep struct {
-	result.Meta
-	Points        []sweep.MsgLenPoint  `json:"points"`
-	Analysis      sweep.MsgLenAnalysis `json:"analysis"`
-	Partial       bool                 `json:"partial"`
-	PartialReason string               `json:"partial_reason,omitempty"`
-}
-
 // maxUDPPayload is the largest IPv4 UDP payload.
 const maxUDPPayload = 65507
 
@@ -38,12 +21,12 @@ const udpDrain = 300 * time.Millisecond
 // that size, then a paced UDP upload of datagrams of that size (at most
 // 65,507 B). Ctrl-C ends it with the sizes so far and an error wrapping
 // tester.ErrPartial.
-func RunMsgLenSweep(ctx context.Context, t tester.Target, cfg MsgLenSweepConfig, progress func(i int, p sweep.MsgLenPoint)) (*MsgLenSweep, error) {
-	res := &MsgLenSweep{}
+func RunMsgLenSweep(ctx context.Context, t tester.Target, cfg result.MsgLenSweepConfig, progress func(i int, p sweep.MsgLenPoint)) (*result.MsgLenSweep, error) {
+	res := &result.MsgLenSweep{}
 	var stopErr error
 	for i, size := range cfg.Sizes {
 		p := sweep.MsgLenPoint{SizeBytes: size, UDPSizeBytes: min(max(size, 40), maxUDPPayload)}
-		tr, err := tester.RunTCP(ctx, t, tester.TCPConfig{Streams: 1, Duration: cfg.Duration, Interval: cfg.Interval, WriteSize: size}, nil)
+		tr, err := tester.RunTCP(ctx, t, result.TCPConfig{Streams: 1, Duration: cfg.Duration, Interval: cfg.Interval, WriteSize: size}, nil)
 		if tr != nil {
 			if res.Meta.Schema == 0 {
 				res.Meta = tr.Meta
@@ -61,7 +44,7 @@ func RunMsgLenSweep(ctx context.Context, t tester.Target, cfg MsgLenSweepConfig,
 		}
 		if err == nil {
 			var ur *result.UDP
-			ur, err = tester.RunUDP(ctx, t, tester.UDPConfig{RateBps: cfg.UDPRateBps, Size: p.UDPSizeBytes, Duration: cfg.Duration, Interval: cfg.Interval, Drain: udpDrain}, nil)
+			ur, err = tester.RunUDP(ctx, t, result.UDPConfig{RateBps: cfg.UDPRateBps, Size: p.UDPSizeBytes, Duration: cfg.Duration, Interval: cfg.Interval, Drain: udpDrain}, nil)
 			if ur != nil {
 				p.UDPSenderBps, p.UDPReceiverBps, p.UDPLossPct = ur.Summary.SenderRateBps, ur.Summary.ReceiverRateBps, ur.Summary.LossPct
 				p.Partial = p.Partial || ur.Summary.Partial
@@ -80,7 +63,7 @@ func RunMsgLenSweep(ctx context.Context, t tester.Target, cfg MsgLenSweepConfig,
 			break
 		}
 	}
-	res.Meta.Test, res.Meta.Config = "sweep msglen", cfg
+	res.Meta.Test, res.Config = "sweep msglen", cfg
 	var whole []sweep.MsgLenPoint
 	for _, p := range res.Points {
 		if !p.Partial {

@@ -13,196 +13,21 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/fullpipe/fullpipe/internal/cpuload"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/rfc6349"
 	"github.com/fullpipe/fullpipe/internal/sweep"
 	"github.com/fullpipe/fullpipe/internal/tester"
-	"github.com/fullpipe/fullpipe/internal/train"
 	"github.com/fullpipe/fullpipe/internal/version"
 	"github.com/fullpipe/fullpipe/internal/vocab"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
-
-// Config is one RFC 6349 run.
-type Config struct {
-	CIRBps       int64              `json:"cir_bps"`
-	Directions   []vocab.Direction  `json:"directions"`
-	Duration     time.Duration      `json:"throughput_duration_ns"`
-	StepDuration time.Duration      `json:"step_duration_ns"` // each window-walk and shaping test
-	MaxWindow    int                `json:"max_window_bytes,omitempty"`
-	Link         string             `json:"link"`
-	Thresholds   rfc6349.Thresholds `json:"thresholds"`
-	ShapingConns int                `json:"shaping_connections"`
-	CC           string             `json:"cc,omitempty"` // walk and throughput steps; "" = the sender's default
-	// SweepPoints, when > 0, adds a window sweep after the walk: that many
-	// exact windows from 3 × BDP / SweepPoints to 3 × BDP, StepDuration
-	// each, with reno and one-way delay probes (sweep window).
-	SweepPoints int `json:"sweep_points,omitempty"`
-	link        rfc6349.Link
-}
-
-// Result is the whole run; its JSON keys are documented in docs/json.md.
-type Result struct {
-	result.Meta
-	MTU        MTU                                `json:"mtu"`
-	RTT        RTT                                `json:"rtt"`
-	BB         BB                                 `json:"bb"`
-	BDP        BDP                                `json:"bdp"`
-	Walk       []WalkRow                          `json:"walk"`
-	Sweep      map[vocab.Direction]*WindowSweep   `json:"sweep,omitempty"`
-	Throughput map[vocab.Direction]*ThroughputRow `json:"throughput"`
-	Shaping    map[vocab.Direction]*ShapingRow    `json:"shaping_by_direction"`
-	ShapingSum ShapingRow                         `json:"shaping"`
-	Verdict    Verdict                            `json:"verdict"`
-	Diagnosis  []rfc6349.Finding                  `json:"diagnosis"`
-	Warnings   []string                           `json:"warnings"`
-	Partial    bool                               `json:"partial"`
-	Reason     string                             `json:"partial_reason,omitempty"`
-}
-
-// MTU is step 1.
-type MTU struct {
-	UpBytes    int  `json:"up_bytes"`
-	DownBytes  int  `json:"down_bytes"`
-	LocalBytes int  `json:"local_bytes"`
-	ICMPSeen   bool `json:"icmp_seen"`
-	Probes     int  `json:"probes"`
-}
-
-// RTT is step 2's baseline and its cross-checks against TCP's own
-// minimum RTT (rfc6349.BaselineAgrees).
-type RTT struct {
-	BaselineMs float64 `json:"baseline_ms"` // what the BDP is built on: the UDP minimum, or TCP's when that disagreed
-	Source     string  `json:"baseline_source"`
-	Probes     int     `json:"probes"`
-	// UDPMinMs is each series' minimum of UDP probes before any load: one,
-	// or two when the first disagreed with TCP.
-	UDPMinMs []float64 `json:"udp_min_ms"`
-	// ControlTCPMinMs is the kernel's minimum RTT on the control
-	// connections of those series (handshake and frames).
-	ControlTCPMinMs float64 `json:"control_tcp_min_ms"`
-	// TCPMinMs is TCP's own minimum RTT in the throughput test, the lower
-	// of the directions; TCPMinUpMs on the client's sending sockets,
-	// TCPMinDownMs on the responder's.
-	TCPMinMs     float64 `json:"tcp_min_ms"`
-	TCPMinUpMs   float64 `json:"tcp_min_up_ms,omitempty"`
-	TCPMinDownMs float64 `json:"tcp_min_down_ms,omitempty"`
-	// CrossCheck is "" while every TCP figure agrees with the baseline,
-	// else what disagreed (also among the warnings).
-	CrossCheck string `json:"cross_check,omitempty"`
-}
-
-// Baseline sources.
-const (
-	SourceUDP = "udp" // minimum of the UDP probes (RFC 6349 §3.2.1)
-	SourceTCP = "tcp" // TCP's own minimum: two UDP series disagreed with it
-)
-
-// BB is step 2's bottleneck bandwidth, at layer 2 (comparable to the CIR).
-type BB struct {
-	UpBps       float64 `json:"up_bps"`
-	DownBps     float64 `json:"down_bps"`
-	CIRBps      int64   `json:"cir_bps"`
-	UpLossPct   float64 `json:"up_loss_pct"`
-	DownLossPct float64 `json:"down_loss_pct"`
-	Method      string  `json:"method"`
-	// Search lists the UDP streams of the rate search, in order.
-	Search []BBProbe `json:"search"`
-}
-
-// BBProbe is one paced UDP stream of the bottleneck-bandwidth search, at
-// layer 2 (IP packets plus the link's framing).
-type BBProbe struct {
-	Direction   vocab.Direction `json:"direction"`
-	SentBps     float64         `json:"sent_bps"` // the rate asked
-	ReceivedBps float64         `json:"received_bps"`
-	LossPct     float64         `json:"loss_pct"`
-	// What the sending end did: the rate it sent at (layer 2, as SentBps),
-	// its datagrams sent more than 1 ms behind schedule, its CPU, and
-	// whether that held the probe back (HostLimit, in words).
-	SenderSentBps   float64       `json:"sender_sent_bps"`
-	SenderLatePct   float64       `json:"sender_late_pct"`
-	SenderMaxSlipMs float64       `json:"sender_max_slip_ms"`
-	SenderCPU       *cpuload.Load `json:"sender_cpu,omitempty"`
-	HostLimit       string        `json:"host_limit,omitempty"`
-}
-
-// BDP is BB × RTT / 8 per direction.
-type BDP struct {
-	UpBytes   float64 `json:"up_bytes"`
-	DownBytes float64 `json:"down_bytes"`
-}
-
-// WalkRow is one window of step 3.
-type WalkRow struct {
-	Direction      vocab.Direction `json:"direction"`
-	Percent        int             `json:"percent_of_bdp"`
-	WindowBytes    int             `json:"window_bytes"`
-	Connections    int             `json:"connections"`
-	IdealBps       float64         `json:"ideal_bps"`
-	ActualBps      float64         `json:"actual_bps"`
-	EfficiencyPct  float64         `json:"efficiency_pct"`
-	BufferDelayPct float64         `json:"buffer_delay_pct"`
-	RetransPct     float64         `json:"retrans_pct"`
-}
-
-// ThroughputRow is step 4 in one direction.
-type ThroughputRow struct {
-	WindowBytes    int       `json:"window_bytes"`
-	Connections    int       `json:"connections"`
-	IdealBps       float64   `json:"ideal_bps"`
-	ActualBps      float64   `json:"actual_bps"`
-	TTR            float64   `json:"ttr"`
-	EfficiencyPct  float64   `json:"efficiency_pct"`
-	BufferDelayPct float64   `json:"buffer_delay_pct"`
-	Bytes          int64     `json:"bytes"`
-	Seconds        float64   `json:"seconds"`
-	MSSBytes       int       `json:"mss_bytes"`
-	PerConnBps     []float64 `json:"per_connection_bps"`
-	PerConnEffPct  []float64 `json:"per_connection_efficiency_pct"`
-	SndbufLimPct   float64   `json:"sndbuf_limited_pct"`
-	// SenderCPU is the sending end's process CPU use during the test, and
-	// HostLimit says, in words, how it could have held the test back.
-	SenderCPU *cpuload.Load `json:"sender_cpu,omitempty"`
-	HostLimit string        `json:"host_limit,omitempty"`
-	Pass      bool          `json:"pass"`
-	Why       string        `json:"why"`
-	// Series is the receiver's rate and the sender's RTT over the test
-	// (the tcp test's series for this direction).
-	Series *result.TCPSeries `json:"series,omitempty"`
-}
-
-// ShapingRow is step 5.
-type ShapingRow struct {
-	Verdict        vocab.Shaping `json:"verdict"`
-	Detail         string        `json:"detail"`
-	Connections    int           `json:"connections"`
-	LossPct        float64       `json:"loss_pct"`
-	BufferDelayPct float64       `json:"buffer_delay_pct"`
-	Fairness       float64       `json:"fairness"`
-	TotalBps       float64       `json:"total_bps"`
-	PerConnBps     []float64     `json:"per_connection_bps"`
-	RateSpreadPct  float64       `json:"rate_spread_pct"`
-	// Trains is what back-to-back packet trains showed (decides the
-	// verdict when it names a policer, a queue or a clean path), and
-	// TrainRows each train.
-	Trains    *train.Verdict `json:"trains,omitempty"`
-	TrainRows []TrainRow     `json:"train_rows,omitempty"`
-}
-
-// Verdict is step 6.
-type Verdict struct {
-	Pass    bool     `json:"pass"`
-	Reasons []string `json:"reasons"`
-}
 
 // Progress is told of each step as it starts ("" line) and as it ends.
 type Progress func(step, line string)
 
 // Run runs the method against t. A run stopped early returns what it has,
 // marked partial, with an error wrapping tester.ErrPartial.
-func Run(ctx context.Context, t tester.Target, cfg Config, progress Progress) (*Result, error) {
+func Run(ctx context.Context, t tester.Target, cfg result.RFC6349Config, progress Progress) (*result.RFC6349, error) {
 	if progress == nil {
 		progress = func(string, string) {}
 	}
@@ -210,11 +35,10 @@ func Run(ctx context.Context, t tester.Target, cfg Config, progress Progress) (*
 	if err != nil {
 		return nil, err
 	}
-	cfg.link = l
-	r := &runner{ctx: ctx, t: t, cfg: cfg, p: progress, runRTT: tester.RunRTT, runTrain: tester.RunTrain,
-		res: &Result{RTT: RTT{UDPMinMs: []float64{}}, Throughput: map[vocab.Direction]*ThroughputRow{}, Shaping: map[vocab.Direction]*ShapingRow{}, Walk: []WalkRow{}, Diagnosis: []rfc6349.Finding{}, Warnings: []string{}}}
-	r.res.Meta = result.Meta{Schema: result.Schema, Tool: "fullpipe", Version: version.Release, Test: "rfc6349",
-		Started: time.Now(), Target: tester.HostPort(t.Addr), Config: cfg,
+	r := &runner{ctx: ctx, t: t, cfg: cfg, link: l, p: progress, runRTT: tester.RunRTT, runTrain: tester.RunTrain,
+		res: &result.RFC6349{RTT: result.Baseline{UDPMinMs: []float64{}}, Throughput: map[vocab.Direction]*result.ThroughputRow{}, Shaping: map[vocab.Direction]*result.ShapingRow{}, Walk: []result.WalkRow{}, Diagnosis: []rfc6349.Finding{}, Warnings: []string{}}}
+	r.res.Config, r.res.Meta = cfg, result.Meta{Schema: result.Schema, Tool: "fullpipe", Version: version.Release, Test: "rfc6349",
+		Started: time.Now(), Target: tester.HostPort(t.Addr),
 		Client: result.Host{Software: version.Software(), Kernel: version.Kernel()}}
 	err = r.run()
 	if err != nil && (errors.Is(err, tester.ErrPartial) || ctx.Err() != nil) {
@@ -229,9 +53,10 @@ func Run(ctx context.Context, t tester.Target, cfg Config, progress Progress) (*
 type runner struct {
 	ctx      context.Context
 	t        tester.Target
-	cfg      Config
+	cfg      result.RFC6349Config
+	link     rfc6349.Link // cfg.Link's framing
 	p        Progress
-	res      *Result
+	res      *result.RFC6349
 	baseline time.Duration
 	bb       map[vocab.Direction]float64
 	mtu      map[vocab.Direction]int
@@ -239,10 +64,10 @@ type runner struct {
 	bbHost   map[vocab.Direction]string  // how the sending host held step 2 back, per direction ("": it did not)
 	// runRTT is the baseline's probe series: tester.RunRTT, or a fake in
 	// tests of the baseline's cross-check.
-	runRTT func(context.Context, tester.Target, tester.RTTConfig, func(uint64, time.Duration)) (*result.RTT, error)
+	runRTT func(context.Context, tester.Target, result.RTTConfig, func(uint64, time.Duration)) (*result.RTT, error)
 	// runTrain is step 5's packet train: tester.RunTrain, or a path in
 	// virtual time in tests.
-	runTrain func(context.Context, tester.Target, tester.TrainConfig) (*result.Train, error)
+	runTrain func(context.Context, tester.Target, result.TrainConfig) (*result.Train, error)
 }
 
 func (r *runner) run() error {
@@ -275,11 +100,11 @@ func (r *runner) run() error {
 }
 
 func (r *runner) stepMTU() error {
-	m, err := tester.RunPMTU(r.ctx, r.t, tester.PMTUConfig{})
+	m, err := tester.RunPMTU(r.ctx, r.t, result.PMTUConfig{})
 	if err != nil {
 		return err
 	}
-	r.res.MTU = MTU{UpBytes: m.UpBytes, DownBytes: m.DownBytes, LocalBytes: m.LocalBytes, ICMPSeen: m.ICMPSeen, Probes: m.Probes}
+	r.res.MTU = result.PathMTU{UpBytes: m.UpBytes, DownBytes: m.DownBytes, LocalBytes: m.LocalBytes, ICMPSeen: m.ICMPSeen, Probes: m.Probes}
 	r.mtu = map[vocab.Direction]int{vocab.Up: m.UpBytes, vocab.Down: m.DownBytes}
 	r.p("1. path MTU", fmt.Sprintf("up %d B, down %d B (local %d B, ICMP seen %v, %d probes)", m.UpBytes, m.DownBytes, m.LocalBytes, m.ICMPSeen, m.Probes))
 	for d, v := range r.mtu {
@@ -299,7 +124,7 @@ func (r *runner) stepBaseline() error {
 	r.bb = map[vocab.Direction]float64{}
 	r.lineLoss = map[vocab.Direction]float64{}
 	r.bbHost = map[vocab.Direction]string{}
-	r.res.BB = BB{CIRBps: r.cfg.CIRBps, Method: "paced UDP streams of full-size packets, 2 s each, rates at layer 2 (the link's framing counted): one at a quarter of the CIR (for line loss), then a search from the CIR: a stream that arrives at ≥ 98 % of its rate ends it, otherwise the next is sent at the rate that arrived (at most 3); BB is the rate confirmed, or the highest that arrived"}
+	r.res.BB = result.BB{CIRBps: r.cfg.CIRBps, Method: "paced UDP streams of full-size packets, 2 s each, rates at layer 2 (the link's framing counted): one at a quarter of the CIR (for line loss), then a search from the CIR: a stream that arrives at ≥ 98 % of its rate ends it, otherwise the next is sent at the rate that arrived (at most 3); BB is the rate confirmed, or the highest that arrived"}
 	for _, dir := range r.cfg.Directions {
 		bb, loss, line, err := r.measureBB(dir)
 		if err != nil {
@@ -334,7 +159,7 @@ func (r *runner) measureBaseline() error {
 	var tcpMin time.Duration
 	var whys []string
 	for range 2 {
-		rt, err := r.runRTT(r.ctx, r.t, tester.RTTConfig{Count: 20, Interval: 20 * time.Millisecond, Size: 64}, nil)
+		rt, err := r.runRTT(r.ctx, r.t, result.RTTConfig{Count: 20, Interval: 20 * time.Millisecond, Size: 64}, nil)
 		if err != nil {
 			return err
 		}
@@ -354,7 +179,7 @@ func (r *runner) measureBaseline() error {
 		udp := time.Duration(rt.Summary.MinUs * 1e3)
 		ok, why := rfc6349.BaselineAgrees(udp, tcpMin)
 		if ok {
-			r.setBaseline(udp, SourceUDP)
+			r.setBaseline(udp, result.SourceUDP)
 			if len(whys) > 0 {
 				r.warn("baseline RTT: the first series of UDP probes was an outlier and was not used: " + whys[0] + "; a second series agreed with TCP")
 			}
@@ -362,7 +187,7 @@ func (r *runner) measureBaseline() error {
 		}
 		whys = append(whys, why)
 	}
-	r.setBaseline(tcpMin, SourceTCP)
+	r.setBaseline(tcpMin, result.SourceTCP)
 	r.res.RTT.CrossCheck = whys[len(whys)-1]
 	r.warn(fmt.Sprintf("baseline RTT: two series of UDP probes disagreed with TCP's own minimum RTT (%s); the BDP is built on TCP's %.3f ms instead",
 		strings.Join(whys, "; then "), float64(tcpMin)/1e6))
@@ -411,7 +236,7 @@ func (r *runner) crossCheckBaseline(dir vocab.Direction, tcpMin time.Duration) {
 func (r *runner) measureBB(dir vocab.Direction) (bb, loss, line float64, err error) {
 	ip := r.mtu[dir]
 	payload := ip - 28
-	wire := float64(ip + r.cfg.link.Overhead)
+	wire := float64(ip + r.link.Overhead)
 	hostHeld := false // a probe the sender could not send as asked, twice
 	// udp sends one probe; one its sender's host held back (a moment of
 	// CPU starvation or hypervisor steal is often brief) is sent again,
@@ -419,7 +244,7 @@ func (r *runner) measureBB(dir vocab.Direction) (bb, loss, line float64, err err
 	udp := func(l2 float64) (res *result.UDP, got float64, err error) {
 		rate := int64(l2 * float64(payload) / wire)
 		for try := 0; try < 2; try++ {
-			res, err = tester.RunUDP(r.ctx, r.t, tester.UDPConfig{RateBps: rate, Size: payload, Duration: 2 * time.Second,
+			res, err = tester.RunUDP(r.ctx, r.t, result.UDPConfig{RateBps: rate, Size: payload, Duration: 2 * time.Second,
 				Reverse: dir == vocab.Down, Interval: time.Second, Drain: 300 * time.Millisecond}, nil)
 			if err != nil {
 				return nil, 0, err
@@ -476,8 +301,8 @@ func (r *runner) measureBB(dir vocab.Direction) (bb, loss, line float64, err err
 
 // bbProbe is one step 2 stream's record: the rate asked and received at
 // layer 2, and what its sender did (SenderHost.Limited).
-func (r *runner) bbProbe(dir vocab.Direction, asked, got float64, s result.UDPSummary, payloadBps float64) BBProbe {
-	p := BBProbe{Direction: dir, SentBps: asked, ReceivedBps: got, LossPct: s.LossPct,
+func (r *runner) bbProbe(dir vocab.Direction, asked, got float64, s result.UDPSummary, payloadBps float64) result.BBProbe {
+	p := result.BBProbe{Direction: dir, SentBps: asked, ReceivedBps: got, LossPct: s.LossPct,
 		SenderSentBps: s.SenderRateBps / payloadBps * asked, SenderMaxSlipMs: s.SenderMaxSlipUs / 1e3, SenderCPU: s.Sender(dir)}
 	if s.SentPackets > 0 {
 		p.SenderLatePct = float64(s.SenderLate) / float64(s.SentPackets) * 100
@@ -512,11 +337,11 @@ func (r *runner) ceiling(dir vocab.Direction, mss int) float64 {
 	if mss == 0 {
 		mss = r.mtu[dir] - 52 // IPv4 with timestamps, Linux's default
 	}
-	return rfc6349.MaxTCPThroughput(r.bb[dir], r.mtu[dir], mss, r.cfg.link)
+	return rfc6349.MaxTCPThroughput(r.bb[dir], r.mtu[dir], mss, r.link)
 }
 
 func (r *runner) tcp(dir vocab.Direction, conns, window int, d time.Duration, cc string) (*result.TCP, *result.TCPDirection, error) {
-	res, err := tester.RunTCP(r.ctx, r.t, tester.TCPConfig{Streams: conns, Duration: d, Window: window, CC: cc,
+	res, err := tester.RunTCP(r.ctx, r.t, result.TCPConfig{Streams: conns, Duration: d, Window: window, CC: cc,
 		Reverse: dir == vocab.Down, Interval: time.Second, MSS: r.mss()}, nil)
 	if err != nil {
 		return res, nil, err
@@ -571,7 +396,7 @@ func (r *runner) stepWalk() error {
 			if err != nil {
 				return err
 			}
-			row := WalkRow{Direction: dir, Percent: st.Percent, WindowBytes: st.PerConn * st.Connections, Connections: st.Connections,
+			row := result.WalkRow{Direction: dir, Percent: st.Percent, WindowBytes: st.PerConn * st.Connections, Connections: st.Connections,
 				IdealBps: st.IdealBps, ActualBps: d.ThroughputBps, EfficiencyPct: d.EfficiencyPct, BufferDelayPct: r.bufferDelay(d.RTTMeanUs),
 				RetransPct: 100 - d.EfficiencyPct}
 			r.res.Walk = append(r.res.Walk, row)
@@ -590,14 +415,14 @@ const sweepSpan = 3.0
 // from sweepSpan × BDP / SweepPoints to sweepSpan × BDP, reno (a window-
 // only limit before loss), delay probes every 100 ms.
 func (r *runner) stepSweep() error {
-	r.res.Sweep = map[vocab.Direction]*WindowSweep{}
+	r.res.Sweep = map[vocab.Direction]*result.WindowSweep{}
 	for _, dir := range r.cfg.Directions {
 		bdp := rfc6349.BDPBytes(r.bb[dir], r.baseline)
 		seg := r.mtu[dir] - 52 // IP, TCP and timestamps
 		if seg <= 0 {
 			seg = 1448
 		}
-		cfg := WindowSweepConfig{MSS: seg, Duration: r.cfg.StepDuration, Reverse: dir == vocab.Down, CC: "reno",
+		cfg := result.WindowSweepConfig{MSS: seg, Duration: r.cfg.StepDuration, Reverse: dir == vocab.Down, CC: "reno",
 			ProbeDSCPs: []int{0}, ProbeGap: 100 * time.Millisecond, BaselineProbes: 10, Settle: r.cfg.StepDuration / 3,
 			Interval: 200 * time.Millisecond, Seed: 1}
 		for i := 1; i <= r.cfg.SweepPoints; i++ {
@@ -629,7 +454,7 @@ func (r *runner) stepThroughput() error {
 		if err != nil {
 			return err
 		}
-		row := &ThroughputRow{WindowBytes: per * n, Connections: n, ActualBps: d.ThroughputBps, EfficiencyPct: d.EfficiencyPct,
+		row := &result.ThroughputRow{WindowBytes: per * n, Connections: n, ActualBps: d.ThroughputBps, EfficiencyPct: d.EfficiencyPct,
 			BufferDelayPct: r.bufferDelay(d.RTTMeanUs), Bytes: d.Bytes, Seconds: d.IntervalS, Series: res.Series[dir]}
 		for _, s := range res.Summary.Streams {
 			if s.Direction != dir {
@@ -690,7 +515,7 @@ func (r *runner) stepShaping() error {
 			}
 		}
 		v, why := rfc6349.ClassifyShaping(ev)
-		row := &ShapingRow{Verdict: v, Detail: why, Connections: n, LossPct: ev.LossPct, BufferDelayPct: ev.BufferDelayPct,
+		row := &result.ShapingRow{Verdict: v, Detail: why, Connections: n, LossPct: ev.LossPct, BufferDelayPct: ev.BufferDelayPct,
 			Fairness: rfc6349.Fairness(ev.PerConnBps), TotalBps: ev.TotalBps, PerConnBps: ev.PerConnBps, RateSpreadPct: ev.RateSpreadPct,
 			Trains: tv, TrainRows: rows}
 		r.res.Shaping[dir] = row
@@ -703,13 +528,13 @@ func (r *runner) stepShaping() error {
 }
 
 func (r *runner) judge() {
-	v := Verdict{Pass: true}
+	v := result.Verdict{Pass: true}
 	for _, dir := range r.cfg.Directions {
 		row := r.res.Throughput[dir]
 		if row == nil {
 			v.Pass = false
 			v.Reasons = append(v.Reasons, string(dir)+": no throughput measured")
-			row = &ThroughputRow{}
+			row = &result.ThroughputRow{}
 		} else {
 			v.Pass = v.Pass && row.Pass
 			v.Reasons = append(v.Reasons, string(dir)+": "+row.Why)

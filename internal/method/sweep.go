@@ -11,31 +11,6 @@ import (
 	"github.com/fullpipe/fullpipe/internal/tester"
 )
 
-// WindowSweepConfig is a window sweep (design scenario 7): one TCP test
-// per window, each with an exact window and stamped UDP probes.
-type WindowSweepConfig struct {
-	Windows        []int         `json:"windows_bytes"`
-	MSS            int           `json:"mss_bytes"` // what one "mss" of a window stands for
-	Duration       time.Duration `json:"duration_ns"`
-	Reverse        bool          `json:"reverse"`
-	CC             string        `json:"cc"`
-	ProbeDSCPs     []int         `json:"probe_dscps"`
-	ProbeGap       time.Duration `json:"probe_gap_ns"`
-	BaselineProbes int           `json:"baseline_probes"`
-	Settle         time.Duration `json:"settle_ns"`
-	Interval       time.Duration `json:"interval_ns"`
-	Seed           uint64        `json:"seed"` // probe send times; point i uses Seed + i
-}
-
-// WindowSweep is a window sweep's result.
-type WindowSweep struct {
-	result.Meta
-	Points        []sweep.WindowPoint `json:"points"`
-	Analysis      sweep.SweepAnalysis `json:"analysis"`
-	Partial       bool                `json:"partial"`
-	PartialReason string              `json:"partial_reason,omitempty"`
-}
-
 // baselineGap spaces the baseline probes: 10 of them take 0.2 s.
 const baselineGap = 20 * time.Millisecond
 
@@ -43,12 +18,12 @@ const baselineGap = 20 * time.Millisecond
 // classifies the points. progress, if not nil, sees each point as it is
 // measured (before classification). Ctrl-C (ctx) ends the sweep with the
 // points so far, classified, and an error wrapping tester.ErrPartial.
-func RunWindowSweep(ctx context.Context, t tester.Target, cfg WindowSweepConfig, progress func(i int, p sweep.WindowPoint)) (*WindowSweep, error) {
-	res := &WindowSweep{}
+func RunWindowSweep(ctx context.Context, t tester.Target, cfg result.WindowSweepConfig, progress func(i int, p sweep.WindowPoint)) (*result.WindowSweep, error) {
+	res := &result.WindowSweep{}
 	var stopErr error
 	for i, w := range cfg.Windows {
 		pc := tester.WindowPointConfig{
-			TCP: tester.TCPConfig{Streams: 1, Duration: cfg.Duration, Window: w, Reverse: cfg.Reverse, CC: cfg.CC,
+			TCP: result.TCPConfig{Streams: 1, Duration: cfg.Duration, Window: w, Reverse: cfg.Reverse, CC: cfg.CC,
 				Interval: cfg.Interval},
 			DSCPs: cfg.ProbeDSCPs, Baseline: cfg.BaselineProbes, BaselineGap: baselineGap,
 			ProbeGap: cfg.ProbeGap, Settle: cfg.Settle, Seed: cfg.Seed + uint64(i),
@@ -71,7 +46,7 @@ func RunWindowSweep(ctx context.Context, t tester.Target, cfg WindowSweepConfig,
 			break
 		}
 	}
-	res.Meta.Test, res.Meta.Config = "sweep window", cfg
+	res.Meta.Test, res.Config = "sweep window", cfg
 	var whole []sweep.WindowPoint
 	for _, p := range res.Points {
 		if !p.Partial {

@@ -13,14 +13,6 @@ import (
 	"github.com/fullpipe/fullpipe/internal/vocab"
 )
 
-// TrainRow is one packet train of step 5, as its receiver read it.
-type TrainRow struct {
-	Packets    int           `json:"packets"`
-	SizeBytes  int           `json:"size_bytes"` // UDP payload; rates count size + the IP, UDP and link overhead
-	Reading    train.Reading `json:"reading"`
-	LocalDrops uint32        `json:"local_drops"` // dropped by a host's own socket: the train is not read
-}
-
 // trainNoise is the timing uncertainty of a train's one-way delays and
 // spans: the receive stamps are the kernel's (µs), the send stamps the
 // sender's reads of its clock between writes, which a busy 2-core host
@@ -33,8 +25,8 @@ const trainNoise = 50 * time.Microsecond
 // full-size packets (a bucket or queue of a few kB), it sends the series
 // again with packets an eighth of what passed. A train a host's own
 // socket dropped datagrams of is not read, and a warning says so.
-func (r *runner) trains(dir vocab.Direction) (*train.Verdict, []TrainRow, error) {
-	overhead := 28 + r.cfg.link.Overhead // IPv4 and UDP headers, link framing
+func (r *runner) trains(dir vocab.Direction) (*train.Verdict, []result.TrainRow, error) {
+	overhead := 28 + r.link.Overhead // IPv4 and UDP headers, link framing
 	size := r.mtu[dir] - 28
 	rs, rows, err := r.trainSeries(dir, size, overhead)
 	if err != nil {
@@ -42,7 +34,7 @@ func (r *runner) trains(dir vocab.Direction) (*train.Verdict, []TrainRow, error)
 	}
 	if small := smallestLossyHead(rs); small > 0 && small < 8 && size > train.MinPacket {
 		size = max(train.MinPacket, train.PacketSize(float64(small*(size+overhead)))-overhead)
-		var more []TrainRow
+		var more []result.TrainRow
 		rs, more, err = r.trainSeries(dir, size, overhead)
 		rows = append(rows, more...)
 		if err != nil {
@@ -55,7 +47,7 @@ func (r *runner) trains(dir vocab.Direction) (*train.Verdict, []TrainRow, error)
 
 // trainSeries sends the trains of one packet size, doubling from 16
 // packets.
-func (r *runner) trainSeries(dir vocab.Direction, size, overhead int) ([]train.Reading, []TrainRow, error) {
+func (r *runner) trainSeries(dir vocab.Direction, size, overhead int) ([]train.Reading, []result.TrainRow, error) {
 	bb := r.bb[dir]
 	bdp := rfc6349.BDPBytes(bb, r.baseline)
 	per := size + overhead
@@ -64,7 +56,7 @@ func (r *runner) trainSeries(dir vocab.Direction, size, overhead int) ([]train.R
 	// to queue first in this host's own device queue.
 	sender := 4 * max(bb, float64(r.cfg.CIRBps))
 	var rs []train.Reading
-	var rows []TrainRow
+	var rows []result.TrainRow
 	for n := 16; ; n *= 2 {
 		longest := max(2, train.Longest(bb, bdp, sender, per)/per)
 		n = min(n, longest)
@@ -72,12 +64,12 @@ func (r *runner) trainSeries(dir vocab.Direction, size, overhead int) ([]train.R
 		// bytes at the bottleneck, and 250 ms for a policer's bucket to
 		// fill again before the next train.
 		drain := 2*r.baseline + time.Duration(float64(n*per)*8/bb*1e9) + 250*time.Millisecond
-		cfg := tester.TrainConfig{Packets: n, Size: size, Overhead: overhead, Reverse: dir == vocab.Down, Drain: drain, RateBps: int64(sender * float64(size) / float64(per))}
+		cfg := result.TrainConfig{Packets: n, Size: size, Overhead: overhead, Reverse: dir == vocab.Down, Drain: drain, RateBps: int64(sender * float64(size) / float64(per))}
 		res, err := r.runTrain(r.ctx, r.t, cfg)
 		if err != nil {
 			return rs, rows, fmt.Errorf("%s: train of %d × %d B: %w", dir, n, size, err)
 		}
-		rows = append(rows, TrainRow{Packets: n, SizeBytes: size, Reading: res.Reading, LocalDrops: res.LocalDrops})
+		rows = append(rows, result.TrainRow{Packets: n, SizeBytes: size, Reading: res.Reading, LocalDrops: res.LocalDrops})
 		r.p("5. shaping vs policing", trainLine(dir, n, size, res.Reading))
 		switch sent := res.Reading.SendBps; {
 		case res.LocalDrops > 0:
@@ -121,34 +113,8 @@ func trainLine(dir vocab.Direction, n, size int, rd train.Reading) string {
 	return fmt.Sprintf("%s: train of %d × %d B: %d arrived, the first %d %s, %s, delay rise %.2f ms", dir, n, size, rd.Got, rd.HeadPackets, head, tail, float64(rd.DelayRise)/1e6)
 }
 
-// TrainsConfig runs step 5's packet trains alone (`fullpipe trains`):
-// what the method knows by then is given instead of measured.
-type TrainsConfig struct {
-	Directions []vocab.Direction `json:"directions"`
-	RateBps    float64           `json:"rate_bps"`  // the bottleneck's rate as far as known (the CIR, or a measured BB), layer 2
-	CIRBps     float64           `json:"cir_bps"`   // the contracted rate (0: RateBps)
-	RTT        time.Duration     `json:"rtt_ns"`    // base RTT
-	MTU        int               `json:"mtu_bytes"` // path MTU, both ways
-	Link       string            `json:"link"`      // framing the rates count (rfc6349.LinkByName)
-}
-
-// TrainsResult is what the trains showed per direction.
-type TrainsResult struct {
-	result.Meta
-	Directions map[vocab.Direction]*TrainsDirection `json:"directions"`
-	Warnings   []string                             `json:"warnings"`
-}
-
-// TrainsDirection is one direction's verdict and trains.
-type TrainsDirection struct {
-	BDPBytes   float64        `json:"bdp_bytes"`
-	Verdict    *train.Verdict `json:"verdict"`
-	SmallQueue bool           `json:"small_queue"` // a queue below 3/7 of the BDP
-	Rows       []TrainRow     `json:"trains"`
-}
-
 // Trains runs step 5's packet trains against t in each direction of cfg.
-func Trains(ctx context.Context, t tester.Target, cfg TrainsConfig, progress Progress) (*TrainsResult, error) {
+func Trains(ctx context.Context, t tester.Target, cfg result.TrainsConfig, progress Progress) (*result.Trains, error) {
 	if progress == nil {
 		progress = func(string, string) {}
 	}
@@ -160,15 +126,15 @@ func Trains(ctx context.Context, t tester.Target, cfg TrainsConfig, progress Pro
 		cfg.CIRBps = cfg.RateBps
 	}
 	r := &runner{ctx: ctx, t: t, p: progress, runTrain: tester.RunTrain, baseline: cfg.RTT, bb: map[vocab.Direction]float64{}, mtu: map[vocab.Direction]int{},
-		cfg: Config{CIRBps: int64(cfg.CIRBps), link: l}, res: &Result{Warnings: []string{}}}
-	out := &TrainsResult{Directions: map[vocab.Direction]*TrainsDirection{}}
-	out.Meta = result.Meta{Schema: result.Schema, Tool: "fullpipe", Version: version.Release, Test: "trains", Started: time.Now(),
-		Target: tester.HostPort(t.Addr), Config: cfg, Client: result.Host{Software: version.Software(), Kernel: version.Kernel()}}
+		cfg: result.RFC6349Config{CIRBps: int64(cfg.CIRBps)}, link: l, res: &result.RFC6349{Warnings: []string{}}}
+	out := &result.Trains{Directions: map[vocab.Direction]*result.TrainsDirection{}}
+	out.Config, out.Meta = cfg, result.Meta{Schema: result.Schema, Tool: "fullpipe", Version: version.Release, Test: "trains", Started: time.Now(),
+		Target: tester.HostPort(t.Addr), Client: result.Host{Software: version.Software(), Kernel: version.Kernel()}}
 	for _, dir := range cfg.Directions {
 		r.bb[dir], r.mtu[dir] = cfg.RateBps, cfg.MTU
 		v, rows, err := r.trains(dir)
 		bdp := rfc6349.BDPBytes(cfg.RateBps, cfg.RTT)
-		d := &TrainsDirection{BDPBytes: bdp, Verdict: v, Rows: rows}
+		d := &result.TrainsDirection{BDPBytes: bdp, Verdict: v, Rows: rows}
 		if v != nil {
 			d.SmallQueue = (rfc6349.ShapingEvidence{Trains: v, BDPBytes: bdp}).SmallQueue()
 		}

@@ -7,14 +7,14 @@ import (
 	"html/template"
 	"math"
 
-	"github.com/fullpipe/fullpipe/internal/method"
+	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/vocab"
 )
 
 // HTML renders one self-contained page: verdict first, then the steps,
 // the window walk as an inline SVG chart (ideal vs actual), the
 // diagnosis and the full configuration.
-func HTML(r *method.Result) []byte {
+func HTML(r *result.RFC6349) []byte {
 	var b bytes.Buffer
 	v := view{R: r, Chart: walkChart(r)}
 	for _, dir := range vocab.Both {
@@ -32,7 +32,7 @@ func HTML(r *method.Result) []byte {
 }
 
 type view struct {
-	R     *method.Result
+	R     *result.RFC6349
 	Chart template.HTML
 	Time  []template.HTML // throughput step over time, per direction
 	Sweep []sweepView
@@ -40,7 +40,7 @@ type view struct {
 
 type sweepView struct {
 	Dir   vocab.Direction
-	S     *method.WindowSweep
+	S     *result.WindowSweep
 	Chart template.HTML
 }
 
@@ -50,7 +50,7 @@ var regionColor = map[vocab.Region]string{vocab.Linear: "#2e7d32", vocab.Transit
 // sweepChart draws a window sweep: goodput and the one-way delay
 // increment against the window, each point coloured by its region, with
 // the BDP and the overflow edge marked.
-func sweepChart(dir vocab.Direction, sw *method.WindowSweep) template.HTML {
+func sweepChart(dir vocab.Direction, sw *result.WindowSweep) template.HTML {
 	maxW, maxG, maxD := 0.0, 0.0, 0.0
 	for _, p := range sw.Points {
 		maxW = math.Max(maxW, float64(p.WindowBytes))
@@ -113,7 +113,7 @@ func sweepChart(dir vocab.Direction, sw *method.WindowSweep) template.HTML {
 // timeChart draws one direction of the throughput step over time: the
 // receiver's rate (100 ms windows) against the ideal, and the sender's
 // smoothed RTT against the baseline, on one time axis.
-func timeChart(dir vocab.Direction, t *method.ThroughputRow, baselineMs float64) template.HTML {
+func timeChart(dir vocab.Direction, t *result.ThroughputRow, baselineMs float64) template.HTML {
 	s := t.Series
 	end, topRate, topRTT := 0.0, t.IdealBps, baselineMs
 	for _, p := range s.Rate {
@@ -177,7 +177,7 @@ func timeChart(dir vocab.Direction, t *method.ThroughputRow, baselineMs float64)
 
 // walkChart draws grouped bars per walk step: ideal (outline) and actual
 // (filled), in Mbit/s, with a labelled axis.
-func walkChart(r *method.Result) template.HTML {
+func walkChart(r *result.RFC6349) template.HTML {
 	if len(r.Walk) == 0 {
 		return ""
 	}

@@ -11,30 +11,29 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fullpipe/fullpipe/internal/method"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/rfc6349"
 	"github.com/fullpipe/fullpipe/internal/sweep"
 	"github.com/fullpipe/fullpipe/internal/vocab"
 )
 
-func sample() *method.Result {
-	return &method.Result{
-		MTU:  method.MTU{UpBytes: 1500, DownBytes: 1400, LocalBytes: 1500},
-		RTT:  method.RTT{BaselineMs: 20.1, Probes: 20},
-		BB:   method.BB{UpBps: 100e6, DownBps: 100e6, CIRBps: 100e6},
-		BDP:  method.BDP{UpBytes: 251_250, DownBytes: 251_250},
-		Walk: []method.WalkRow{{Direction: "up", Percent: 25, WindowBytes: 62_812, Connections: 1, IdealBps: 25e6, ActualBps: 23.6e6, EfficiencyPct: 100}},
-		Throughput: map[vocab.Direction]*method.ThroughputRow{vocab.Up: {WindowBytes: 251_250, Connections: 1, IdealBps: 94.1e6, ActualBps: 91.5e6, TTR: 1.03, EfficiencyPct: 100, Pass: true,
+func sample() *result.RFC6349 {
+	return &result.RFC6349{
+		MTU:  result.PathMTU{UpBytes: 1500, DownBytes: 1400, LocalBytes: 1500},
+		RTT:  result.Baseline{BaselineMs: 20.1, Probes: 20},
+		BB:   result.BB{UpBps: 100e6, DownBps: 100e6, CIRBps: 100e6},
+		BDP:  result.BDP{UpBytes: 251_250, DownBytes: 251_250},
+		Walk: []result.WalkRow{{Direction: "up", Percent: 25, WindowBytes: 62_812, Connections: 1, IdealBps: 25e6, ActualBps: 23.6e6, EfficiencyPct: 100}},
+		Throughput: map[vocab.Direction]*result.ThroughputRow{vocab.Up: {WindowBytes: 251_250, Connections: 1, IdealBps: 94.1e6, ActualBps: 91.5e6, TTR: 1.03, EfficiencyPct: 100, Pass: true,
 			Series: &result.TCPSeries{RateClock: "responder", RTTClock: "client", WindowS: 0.1,
 				Rate: []result.RatePoint{{TS: 0.1, Bps: 40e6}, {TS: 0.15, Bps: 90e6}, {TS: 0.2, Bps: 93e6}},
 				RTT:  []result.RTTPoint{{TS: 0.1, Us: 20_500}, {TS: 0.2, Us: 21_300}}}}},
-		Sweep: map[vocab.Direction]*method.WindowSweep{vocab.Up: {
+		Sweep: map[vocab.Direction]*result.WindowSweep{vocab.Up: {
 			Points: []sweep.WindowPoint{{WindowBytes: 84_000, GoodputBps: 32e6, Region: "linear"}, {WindowBytes: 336_000, GoodputBps: 92e6, DelayIncrementMs: 8.3, Region: "saturation"},
 				{WindowBytes: 672_000, GoodputBps: 91.7e6, DelayIncrementMs: 11.8, RetransSegs: 168, Region: "overflow"}},
 			Analysis: sweep.SweepAnalysis{PlateauBps: 92e6, BDPBytes: 239_000, OverflowEdgeBytes: 672_000, QueueBytes: 433_000, QueueMinBytes: 97_000}}},
-		Shaping:   map[vocab.Direction]*method.ShapingRow{vocab.Up: {Verdict: vocab.Shaped, Detail: "shaped <b>"}},
-		Verdict:   method.Verdict{Pass: false, Reasons: []string{"down: no throughput measured"}},
+		Shaping:   map[vocab.Direction]*result.ShapingRow{vocab.Up: {Verdict: vocab.Shaped, Detail: "shaped <b>"}},
+		Verdict:   result.Verdict{Pass: false, Reasons: []string{"down: no throughput measured"}},
 		Diagnosis: []rfc6349.Finding{{Cause: "mtu", Detail: "path MTU down is 1400 B ... black hole"}},
 	}
 }

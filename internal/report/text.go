@@ -8,7 +8,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/fullpipe/fullpipe/internal/method"
+	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/vocab"
 )
 
@@ -16,7 +16,7 @@ func mbps(v float64) string { return fmt.Sprintf("%.2f Mbit/s", v/1e6) }
 
 // Text writes the verdict first, then each step's figures and the
 // diagnosis.
-func Text(w io.Writer, r *method.Result) {
+func Text(w io.Writer, r *result.RFC6349) {
 	verdict := "PASS"
 	if !r.Verdict.Pass {
 		verdict = "FAIL"
@@ -90,16 +90,16 @@ func Text(w io.Writer, r *method.Result) {
 	fmt.Fprintf(w, "\nIdeal = maximum achievable TCP throughput (RFC 6349 §4.1.1) from the bottleneck, the path MTU, the negotiated MSS and %s framing; actual = goodput at the receiver; efficiency and RTTs from the sender's TCP_INFO.\n", linkName(r))
 }
 
-func linkName(r *method.Result) string {
-	if c, ok := r.Config.(method.Config); ok {
-		return c.Link
+func linkName(r *result.RFC6349) string {
+	if r.Config.Link != "" {
+		return r.Config.Link
 	}
 	return "the link's"
 }
 
 // baselineSource names where the baseline RTT came from.
 func baselineSource(src string) string {
-	if src == method.SourceTCP {
+	if src == result.SourceTCP {
 		return "TCP's own minimum (the UDP probes disagreed with it twice)"
 	}
 	return "the UDP probes"

@@ -26,7 +26,6 @@ type Meta struct {
 	Test    string    `json:"test"`
 	Started time.Time `json:"started"` // wall clock, label only
 	Target  string    `json:"target"`
-	Config  any       `json:"config"`
 	Client  Host      `json:"client"`
 	Server  Host      `json:"server"`
 }
@@ -109,6 +108,7 @@ type TCPSummary struct {
 // TCP is a TCP throughput test.
 type TCP struct {
 	Meta
+	Config    TCPConfig                      `json:"config"`
 	Intervals []TCPInterval                  `json:"intervals"`
 	Summary   TCPSummary                     `json:"summary"`
 	Series    map[vocab.Direction]*TCPSeries `json:"series,omitempty"`
@@ -193,6 +193,7 @@ func NewRTTStats(sent int, samples []time.Duration) *RTTStats {
 // RTT is an RTT test.
 type RTT struct {
 	Meta
+	Config  RTTConfig  `json:"config"`
 	Summary RTTSummary `json:"summary"`
 }
 
@@ -270,6 +271,7 @@ func (l Load) Sender(dir vocab.Direction) *cpuload.Load {
 // UDP is a UDP stream test.
 type UDP struct {
 	Meta
+	Config    UDPConfig     `json:"config"`
 	Intervals []UDPInterval `json:"intervals"`
 	Summary   UDPSummary    `json:"summary"`
 }
@@ -289,6 +291,7 @@ func Efficiency(sent, retrans uint64) float64 {
 // down.
 type Train struct {
 	Meta
+	Config        TrainConfig     `json:"config"`
 	Direction     vocab.Direction `json:"direction"`
 	Packets       int             `json:"packets"`
 	SizeBytes     int             `json:"size_bytes"`     // UDP payload per datagram

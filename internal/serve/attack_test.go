@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/tester"
 	"github.com/fullpipe/fullpipe/internal/testkit"
 	"github.com/fullpipe/fullpipe/internal/wire"
@@ -50,7 +51,7 @@ func legit(t *testing.T, addr, bind string) {
 func legitRTT(addr, bind string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	res, err := tester.RunRTT(ctx, tester.Target{Addr: addr, Bind: bind}, tester.RTTConfig{Count: 3, Interval: 10 * time.Millisecond, Size: 64}, nil)
+	res, err := tester.RunRTT(ctx, tester.Target{Addr: addr, Bind: bind}, result.RTTConfig{Count: 3, Interval: 10 * time.Millisecond, Size: 64}, nil)
 	if err == nil && res.Summary.Received != 3 {
 		err = fmt.Errorf("%d of 3 replies", res.Summary.Received)
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/tester"
 	"github.com/fullpipe/fullpipe/internal/testkit"
 )
@@ -28,7 +29,7 @@ const helperClientEnv = "FULLPIPE_SERVE_TEST_CLIENT"
 func helperClientMain(addr string) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
-	_, err := tester.RunTCP(ctx, tester.Target{Addr: addr}, tester.TCPConfig{Streams: 1, Duration: 30 * time.Second, Reverse: true, Interval: time.Second}, nil)
+	_, err := tester.RunTCP(ctx, tester.Target{Addr: addr}, result.TCPConfig{Streams: 1, Duration: 30 * time.Second, Reverse: true, Interval: time.Second}, nil)
 	fmt.Fprintln(os.Stderr, "helper client:", err)
 	return 3
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/serve"
 	"github.com/fullpipe/fullpipe/internal/serve/servetest"
 	"github.com/fullpipe/fullpipe/internal/wire"
@@ -49,7 +50,7 @@ func TestFakeResponder(t *testing.T) {
 				fake(c, br)
 				_, _ = io.Copy(io.Discard, br)
 			})
-			_, err := RunRTT(testCtx(t, 10*time.Second), Target{Addr: addr, Secret: authSecret}, RTTConfig{Count: 1, Interval: 10 * time.Millisecond, Size: 64}, nil)
+			_, err := RunRTT(testCtx(t, 10*time.Second), Target{Addr: addr, Secret: authSecret}, result.RTTConfig{Count: 1, Interval: 10 * time.Millisecond, Size: 64}, nil)
 			var rae *wire.ResponderAuthError
 			if !errors.As(err, &rae) {
 				t.Fatalf("err = %v, want a ResponderAuthError", err)
@@ -81,7 +82,7 @@ func tlsServer(t *testing.T) (string, []byte) {
 // in TLS pinned to the responder's certificate; data connections plain.
 func TestTLSPinned(t *testing.T) {
 	addr, pin := tlsServer(t)
-	res, err := RunTCP(testCtx(t, 15*time.Second), Target{Addr: addr, TLS: true, TLSPin: pin}, TCPConfig{Streams: 2, Bytes: 2_000_000, Interval: time.Second}, nil)
+	res, err := RunTCP(testCtx(t, 15*time.Second), Target{Addr: addr, TLS: true, TLSPin: pin}, result.TCPConfig{Streams: 2, Bytes: 2_000_000, Interval: time.Second}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +102,7 @@ func TestTLSRefusals(t *testing.T) {
 	_, plainAddr := startServer(t, serve.Config{})
 	wrongPin := append([]byte(nil), pin...)
 	wrongPin[0] ^= 0xff
-	rtt := RTTConfig{Count: 1, Interval: 10 * time.Millisecond, Size: 64}
+	rtt := result.RTTConfig{Count: 1, Interval: 10 * time.Millisecond, Size: 64}
 
 	_, err := RunRTT(testCtx(t, 10*time.Second), Target{Addr: addr, TLS: true, TLSPin: wrongPin}, rtt, nil)
 	var pe *PinError
@@ -128,7 +129,7 @@ func TestTLSReverseOutlivesHandshake(t *testing.T) {
 		t.Skip("runs 11 s")
 	}
 	addr, pin := tlsServer(t)
-	cfg := TCPConfig{Streams: 1, Duration: 11 * time.Second, Reverse: true, PacingBps: 8_000_000, Interval: time.Second}
+	cfg := result.TCPConfig{Streams: 1, Duration: 11 * time.Second, Reverse: true, PacingBps: 8_000_000, Interval: time.Second}
 	res, err := RunTCP(testCtx(t, 30*time.Second), Target{Addr: addr, TLS: true, TLSPin: pin}, cfg, nil)
 	if err != nil {
 		t.Fatal(err)

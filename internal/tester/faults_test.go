@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/serve"
 	"github.com/fullpipe/fullpipe/internal/testkit"
 	"github.com/fullpipe/fullpipe/internal/wire"
@@ -97,7 +98,7 @@ func TestCancelMidTest(t *testing.T) {
 			defer cancel()
 			cancelledAt := make(chan time.Time, 1)
 			time.AfterFunc(time.Second, func() { cancelledAt <- time.Now(); cancel() })
-			res, err := RunTCP(ctx, Target{Addr: addr}, TCPConfig{Streams: 2, Duration: 10 * time.Second, Interval: 200 * time.Millisecond, Reverse: tc.reverse}, nil)
+			res, err := RunTCP(ctx, Target{Addr: addr}, result.TCPConfig{Streams: 2, Duration: 10 * time.Second, Interval: 200 * time.Millisecond, Reverse: tc.reverse}, nil)
 			returned := time.Now()
 			var at time.Time
 			select {
@@ -162,7 +163,7 @@ func TestResponderStops(t *testing.T) {
 			time.AfterFunc(time.Second, func() { killedAt <- time.Now(); kill() })
 
 			res, err := RunTCP(testCtx(t, 20*time.Second), Target{Addr: srv.Addr().String()},
-				TCPConfig{Streams: 2, Duration: 10 * time.Second, Interval: 200 * time.Millisecond, Reverse: tc.reverse}, nil)
+				result.TCPConfig{Streams: 2, Duration: 10 * time.Second, Interval: 200 * time.Millisecond, Reverse: tc.reverse}, nil)
 			returned := time.Now()
 			at := <-killedAt
 			if took := returned.Sub(at); took > 3*time.Second {
@@ -209,7 +210,7 @@ func TestResponderStopReason(t *testing.T) {
 	// Reverse: the responder's senders stop cleanly (FIN), so the tester
 	// hears the reason from the responder's result, not from a reset.
 	res, err := RunTCP(testCtx(t, 20*time.Second), Target{Addr: srv.Addr().String()},
-		TCPConfig{Streams: 1, Duration: 10 * time.Second, Interval: 200 * time.Millisecond, Reverse: true}, nil)
+		result.TCPConfig{Streams: 1, Duration: 10 * time.Second, Interval: 200 * time.Millisecond, Reverse: true}, nil)
 	if !errors.Is(err, ErrPartial) || res == nil {
 		t.Fatalf("err = %v, want ErrPartial", err)
 	}
@@ -266,7 +267,7 @@ func TestNotAResponder(t *testing.T) {
 			}
 			addr := fakePeer(t, tc.handle)
 			start := time.Now()
-			_, err := RunTCP(testCtx(t, 20*time.Second), Target{Addr: addr}, TCPConfig{Streams: 1, Duration: time.Second, Interval: time.Second}, nil)
+			_, err := RunTCP(testCtx(t, 20*time.Second), Target{Addr: addr}, result.TCPConfig{Streams: 1, Duration: time.Second, Interval: time.Second}, nil)
 			if took := time.Since(start); took > time.Second {
 				t.Errorf("took %v: the peer answered at once, so no timeout should be involved", took)
 			}
@@ -296,7 +297,7 @@ func TestSilentPeer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err := RunTCP(ctx, Target{Addr: addr}, TCPConfig{Streams: 1, Duration: time.Second, Interval: time.Second}, nil)
+	_, err := RunTCP(ctx, Target{Addr: addr}, result.TCPConfig{Streams: 1, Duration: time.Second, Interval: time.Second}, nil)
 	// The context's end unblocks the read through a deadline at once.
 	if took := time.Since(start); took > time.Second {
 		t.Errorf("returned %v after start, the context ended at 300 ms", took)
@@ -318,15 +319,15 @@ func TestRefused(t *testing.T) {
 	ctx := testCtx(t, 10*time.Second)
 	for name, run := range map[string]func() error{
 		"tcp": func() error {
-			_, err := RunTCP(ctx, Target{Addr: addr}, TCPConfig{Streams: 1, Duration: time.Second, Interval: time.Second}, nil)
+			_, err := RunTCP(ctx, Target{Addr: addr}, result.TCPConfig{Streams: 1, Duration: time.Second, Interval: time.Second}, nil)
 			return err
 		},
 		"udp": func() error {
-			_, err := RunUDP(ctx, Target{Addr: addr}, UDPConfig{RateBps: 1e6, Size: 1000, Duration: time.Second, Interval: time.Second}, nil)
+			_, err := RunUDP(ctx, Target{Addr: addr}, result.UDPConfig{RateBps: 1e6, Size: 1000, Duration: time.Second, Interval: time.Second}, nil)
 			return err
 		},
 		"rtt": func() error {
-			_, err := RunRTT(ctx, Target{Addr: addr}, RTTConfig{Count: 1, Interval: 10 * time.Millisecond, Size: 64}, nil)
+			_, err := RunRTT(ctx, Target{Addr: addr}, result.RTTConfig{Count: 1, Interval: 10 * time.Millisecond, Size: 64}, nil)
 			return err
 		},
 	} {
@@ -400,20 +401,20 @@ func TestNoLeaks(t *testing.T) {
 	target := Target{Addr: srv.Addr().String()}
 	ctx := testCtx(t, 30*time.Second)
 
-	if _, err := RunTCP(ctx, target, TCPConfig{Streams: 2, Duration: 500 * time.Millisecond, Interval: 100 * time.Millisecond, Bidir: true, Latency: true}, nil); err != nil {
+	if _, err := RunTCP(ctx, target, result.TCPConfig{Streams: 2, Duration: 500 * time.Millisecond, Interval: 100 * time.Millisecond, Bidir: true, Latency: true}, nil); err != nil {
 		t.Errorf("tcp: %v", err)
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	time.AfterFunc(300*time.Millisecond, cancel)
-	if _, err := RunTCP(cctx, target, TCPConfig{Streams: 2, Duration: 10 * time.Second, Interval: 100 * time.Millisecond, Reverse: true}, nil); !errors.Is(err, ErrPartial) {
+	if _, err := RunTCP(cctx, target, result.TCPConfig{Streams: 2, Duration: 10 * time.Second, Interval: 100 * time.Millisecond, Reverse: true}, nil); !errors.Is(err, ErrPartial) {
 		t.Errorf("cancelled tcp: %v, want ErrPartial", err)
 	}
 	for _, reverse := range []bool{false, true} {
-		if _, err := RunUDP(ctx, target, UDPConfig{RateBps: 10e6, Size: 1000, Duration: 300 * time.Millisecond, Reverse: reverse, Interval: 100 * time.Millisecond, Drain: 50 * time.Millisecond}, nil); err != nil {
+		if _, err := RunUDP(ctx, target, result.UDPConfig{RateBps: 10e6, Size: 1000, Duration: 300 * time.Millisecond, Reverse: reverse, Interval: 100 * time.Millisecond, Drain: 50 * time.Millisecond}, nil); err != nil {
 			t.Errorf("udp reverse=%v: %v", reverse, err)
 		}
 	}
-	if _, err := RunRTT(ctx, target, RTTConfig{Count: 5, Interval: 10 * time.Millisecond, Size: 64}, nil); err != nil {
+	if _, err := RunRTT(ctx, target, result.RTTConfig{Count: 5, Interval: 10 * time.Millisecond, Size: 64}, nil); err != nil {
 		t.Errorf("rtt: %v", err)
 	}
 	if !testkit.Poll(2*time.Second, func() bool { return srv.Sessions() == 0 }) {
@@ -447,7 +448,7 @@ func TestResponderLimits(t *testing.T) {
 	srv, addr := startServer(t, serve.Config{MaxStreams: 2, MaxSessions: 1})
 
 	t.Run("streams", func(t *testing.T) {
-		_, err := RunTCP(testCtx(t, 15*time.Second), Target{Addr: addr}, TCPConfig{Streams: 4, Duration: time.Second, Interval: time.Second}, nil)
+		_, err := RunTCP(testCtx(t, 15*time.Second), Target{Addr: addr}, result.TCPConfig{Streams: 4, Duration: time.Second, Interval: time.Second}, nil)
 		var we *wire.Error
 		if !errors.As(err, &we) || we.Code != wire.CodeBadRequest {
 			t.Fatalf("4 streams against a limit of 2: err = %v, want a %q refusal", err, wire.CodeBadRequest)
@@ -467,7 +468,7 @@ func TestResponderLimits(t *testing.T) {
 		}
 		first := make(chan outcome, 1)
 		go func() {
-			res, err := RunTCP(testCtx(t, 15*time.Second), Target{Addr: addr}, TCPConfig{Streams: 1, Duration: 1500 * time.Millisecond, Interval: 500 * time.Millisecond}, nil)
+			res, err := RunTCP(testCtx(t, 15*time.Second), Target{Addr: addr}, result.TCPConfig{Streams: 1, Duration: 1500 * time.Millisecond, Interval: 500 * time.Millisecond}, nil)
 			o := outcome{err: err}
 			if res != nil {
 				o.bytes = res.Summary.Bytes
@@ -477,7 +478,7 @@ func TestResponderLimits(t *testing.T) {
 		if !testkit.Poll(2*time.Second, func() bool { return srv.Sessions() == 1 }) {
 			t.Fatal("the first test did not start within 2 s")
 		}
-		_, err := RunTCP(testCtx(t, 15*time.Second), Target{Addr: addr}, TCPConfig{Streams: 1, Duration: time.Second, Interval: time.Second}, nil)
+		_, err := RunTCP(testCtx(t, 15*time.Second), Target{Addr: addr}, result.TCPConfig{Streams: 1, Duration: time.Second, Interval: time.Second}, nil)
 		var we *wire.Error
 		if !errors.As(err, &we) || we.Code != wire.CodeBusy {
 			t.Errorf("second concurrent test: err = %v, want a %q refusal", err, wire.CodeBusy)
@@ -485,7 +486,7 @@ func TestResponderLimits(t *testing.T) {
 			t.Errorf("error %q: want the session limit named", msg)
 		}
 		// Every kind of test counts against the limit.
-		_, err = RunRTT(testCtx(t, 15*time.Second), Target{Addr: addr}, RTTConfig{Count: 1, Interval: 10 * time.Millisecond, Size: 64}, nil)
+		_, err = RunRTT(testCtx(t, 15*time.Second), Target{Addr: addr}, result.RTTConfig{Count: 1, Interval: 10 * time.Millisecond, Size: 64}, nil)
 		if !errors.As(err, &we) || we.Code != wire.CodeBusy {
 			t.Errorf("concurrent RTT test: err = %v, want a %q refusal", err, wire.CodeBusy)
 		}
@@ -496,7 +497,7 @@ func TestResponderLimits(t *testing.T) {
 		if !testkit.Poll(2*time.Second, func() bool { return srv.Sessions() == 0 }) {
 			t.Fatalf("responder still holds %d sessions after the first test", srv.Sessions())
 		}
-		if _, err := RunTCP(testCtx(t, 15*time.Second), Target{Addr: addr}, TCPConfig{Streams: 2, Bytes: 1_000_000, Interval: time.Second}, nil); err != nil {
+		if _, err := RunTCP(testCtx(t, 15*time.Second), Target{Addr: addr}, result.TCPConfig{Streams: 2, Bytes: 1_000_000, Interval: time.Second}, nil); err != nil {
 			t.Errorf("after the slot freed: %v", err)
 		}
 	})
@@ -574,7 +575,7 @@ func TestVersionMismatch(t *testing.T) {
 			drain(c)
 		})
 		start := time.Now()
-		_, err := RunTCP(testCtx(t, 15*time.Second), Target{Addr: peer}, TCPConfig{Streams: 1, Duration: time.Second, Interval: time.Second}, nil)
+		_, err := RunTCP(testCtx(t, 15*time.Second), Target{Addr: peer}, result.TCPConfig{Streams: 1, Duration: time.Second, Interval: time.Second}, nil)
 		if took := time.Since(start); took > time.Second {
 			t.Errorf("took %v; the mismatch is known from the first 6 bytes", took)
 		}
@@ -588,7 +589,7 @@ func TestVersionMismatch(t *testing.T) {
 	})
 
 	// The refusals cost the responder nothing: it still runs a test.
-	res, err := RunRTT(testCtx(t, 15*time.Second), Target{Addr: addr}, RTTConfig{Count: 3, Interval: 10 * time.Millisecond, Size: 64}, nil)
+	res, err := RunRTT(testCtx(t, 15*time.Second), Target{Addr: addr}, result.RTTConfig{Count: 3, Interval: 10 * time.Millisecond, Size: 64}, nil)
 	if err != nil || res.Summary.Received != 3 {
 		t.Fatalf("test after the mismatches: %v", err)
 	}
@@ -606,10 +607,10 @@ func TestVersionMismatch(t *testing.T) {
 func TestBackToBackAtSessionLimit(t *testing.T) {
 	_, addr := startServer(t, serve.Config{MaxSessions: 1})
 	for i := range 20 {
-		if _, err := RunRTT(testCtx(t, 10*time.Second), Target{Addr: addr}, RTTConfig{Count: 1, Interval: 10 * time.Millisecond, Size: 64}, nil); err != nil {
+		if _, err := RunRTT(testCtx(t, 10*time.Second), Target{Addr: addr}, result.RTTConfig{Count: 1, Interval: 10 * time.Millisecond, Size: 64}, nil); err != nil {
 			t.Fatalf("test %d of 20 run back to back: %v", i+1, err)
 		}
-		if _, err := RunTCP(testCtx(t, 10*time.Second), Target{Addr: addr}, TCPConfig{Streams: 1, Bytes: 100_000, Interval: time.Second}, nil); err != nil {
+		if _, err := RunTCP(testCtx(t, 10*time.Second), Target{Addr: addr}, result.TCPConfig{Streams: 1, Bytes: 100_000, Interval: time.Second}, nil); err != nil {
 			t.Fatalf("test %d of 20 run back to back: %v", i+1, err)
 		}
 	}

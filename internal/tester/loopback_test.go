@@ -127,7 +127,7 @@ func TestFixedTransferBytes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := RunTCP(testCtx(t, 20*time.Second), Target{Addr: addr},
-				TCPConfig{Streams: streams, Bytes: total, Interval: time.Second, Reverse: tc.reverse}, nil)
+				result.TCPConfig{Streams: streams, Bytes: total, Interval: time.Second, Reverse: tc.reverse}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -185,7 +185,7 @@ func TestBidirIntervals(t *testing.T) {
 	const interval, duration = 500 * time.Millisecond, 2 * time.Second
 	var progressed []result.TCPInterval
 	res, err := RunTCP(testCtx(t, 30*time.Second), Target{Addr: addr},
-		TCPConfig{Streams: streams, Duration: duration, Interval: interval, Bidir: true},
+		result.TCPConfig{Streams: streams, Duration: duration, Interval: interval, Bidir: true},
 		func(iv result.TCPInterval) { progressed = append(progressed, iv) })
 	if err != nil {
 		t.Fatal(err)
@@ -392,7 +392,7 @@ func isNonEmptyString(v any) error {
 // to the same figures.
 func TestTCPResultJSON(t *testing.T) {
 	_, addr := startServer(t, serve.Config{})
-	cfg := TCPConfig{Streams: 2, Duration: time.Second, Interval: 250 * time.Millisecond}
+	cfg := result.TCPConfig{Streams: 2, Duration: time.Second, Interval: 250 * time.Millisecond}
 	res, err := RunTCP(testCtx(t, 20*time.Second), Target{Addr: addr}, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -487,7 +487,7 @@ func TestUDPBothWays(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := RunUDP(testCtx(t, 20*time.Second), Target{Addr: addr},
-				UDPConfig{RateBps: rate, Size: size, Duration: duration, Reverse: tc.reverse, Interval: 500 * time.Millisecond, Drain: 200 * time.Millisecond}, nil)
+				result.UDPConfig{RateBps: rate, Size: size, Duration: duration, Reverse: tc.reverse, Interval: 500 * time.Millisecond, Drain: 200 * time.Millisecond}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -550,7 +550,7 @@ func TestRTTSeries(t *testing.T) {
 	seen := map[uint64]time.Duration{}
 	var dup bool
 	start := time.Now()
-	res, err := RunRTT(testCtx(t, 20*time.Second), Target{Addr: addr}, RTTConfig{Count: count, Interval: 10 * time.Millisecond, Size: 64},
+	res, err := RunRTT(testCtx(t, 20*time.Second), Target{Addr: addr}, result.RTTConfig{Count: count, Interval: 10 * time.Millisecond, Size: 64},
 		func(seq uint64, rtt time.Duration) {
 			if _, ok := seen[seq]; ok {
 				dup = true
@@ -597,7 +597,7 @@ func TestRTTSeries(t *testing.T) {
 func TestAuth(t *testing.T) {
 	secret := []byte("q8Vd0uFZk1mJ3xR7tWcPzA==")
 	srv, addr := startServer(t, serve.Config{Secret: secret})
-	quick := TCPConfig{Streams: 1, Bytes: 1_000_000, Interval: time.Second}
+	quick := result.TCPConfig{Streams: 1, Bytes: 1_000_000, Interval: time.Second}
 
 	t.Run("no secret", func(t *testing.T) {
 		_, err := RunTCP(testCtx(t, 15*time.Second), Target{Addr: addr}, quick, nil)
@@ -629,7 +629,7 @@ func TestAuth(t *testing.T) {
 		if res.Summary.Bytes != quick.Bytes {
 			t.Errorf("received %d bytes, want %d", res.Summary.Bytes, quick.Bytes)
 		}
-		rtt, err := RunRTT(testCtx(t, 15*time.Second), Target{Addr: addr, Secret: secret}, RTTConfig{Count: 3, Interval: 10 * time.Millisecond, Size: 64}, nil)
+		rtt, err := RunRTT(testCtx(t, 15*time.Second), Target{Addr: addr, Secret: secret}, result.RTTConfig{Count: 3, Interval: 10 * time.Millisecond, Size: 64}, nil)
 		if err != nil || rtt.Summary.Received != 3 {
 			t.Fatalf("RTT with the right secret: %v, %+v", err, rtt)
 		}

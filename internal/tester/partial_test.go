@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/serve"
 )
 
@@ -38,7 +39,7 @@ func TestInterruptLeavesNothing(t *testing.T) {
 	srv, addr := startServer(t, serve.Config{})
 	baseG, baseFD := runtime.NumGoroutine(), openFDs(t)
 
-	for _, cfg := range []TCPConfig{
+	for _, cfg := range []result.TCPConfig{
 		{Streams: 2, Duration: 10 * time.Second, Interval: 200 * time.Millisecond},
 		{Streams: 2, Duration: 10 * time.Second, Interval: 200 * time.Millisecond, Reverse: true},
 		{Streams: 1, Duration: 10 * time.Second, Interval: 200 * time.Millisecond, Bidir: true, Latency: true},

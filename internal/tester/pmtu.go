@@ -5,28 +5,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/sockopt"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
-
-// PMTUConfig is a packetization-layer path MTU search (RFC 4821 / RFC
-// 8899 style) with DF-set UDP probes echoed by the responder, one
-// direction at a time, working with or without ICMP.
-type PMTUConfig struct {
-	MinBytes int `json:"min_bytes"` // smallest IP packet searched; default 1200 (RFC 8899 BASE_PLPMTU) or 1280 on IPv6
-	MaxBytes int `json:"max_bytes"` // largest; default the local interface's MTU
-	Tries    int `json:"tries"`     // probes per size before it counts as lost; default 3 (RFC 8899 MAX_PROBES)
-}
-
-// PMTUResult is what the search found.
-type PMTUResult struct {
-	UpBytes    int           `json:"up_bytes"`   // largest IP packet client → responder
-	DownBytes  int           `json:"down_bytes"` // largest IP packet responder → client
-	LocalBytes int           `json:"local_bytes"`
-	ICMPSeen   bool          `json:"icmp_seen"` // the client's kernel learned a smaller MTU from ICMP
-	Probes     int           `json:"probes"`
-	Timeout    time.Duration `json:"probe_timeout_ns"`
-}
 
 // pmtuSession is the duration an mtu session asks for.
 const pmtuSession = 30 * time.Second
@@ -36,7 +18,7 @@ const pmtuSession = 30 * time.Second
 // small probes asking for a reply of S bytes, sent with DF by the
 // responder. A size passes when any of Tries probes is answered within
 // the timeout (4 × the largest of 5 idle RTTs, at least 100 ms).
-func RunPMTU(ctx context.Context, t Target, cfg PMTUConfig) (*PMTUResult, error) {
+func RunPMTU(ctx context.Context, t Target, cfg result.PMTUConfig) (*result.PMTU, error) {
 	if cfg.Tries <= 0 {
 		cfg.Tries = 3
 	}
@@ -66,7 +48,7 @@ func RunPMTU(ctx context.Context, t Target, cfg PMTUConfig) (*PMTUResult, error)
 	if err := s.startTest(ctx); err != nil {
 		return nil, fmt.Errorf("start: %w", err)
 	}
-	res := &PMTUResult{LocalBytes: local}
+	res := &result.PMTU{Meta: meta(s, "mtu"), Config: cfg, LocalBytes: local}
 	idle := p.burst(ctx, 5, 20*time.Millisecond)
 	res.Probes += 5
 	if len(idle) == 0 {

@@ -231,10 +231,10 @@ func (p *prober) loop(ctx context.Context, gap time.Duration) {
 }
 
 // meta describes a run with this session.
-func meta(s *session, test string, cfg any) result.Meta {
+func meta(s *session, test string) result.Meta {
 	return result.Meta{
 		Schema: result.Schema, Tool: "fullpipe", Version: version.Release, Command: os.Args, Test: test,
-		Started: time.Now(), Target: s.addr, Config: cfg,
+		Started: time.Now(), Target: s.addr,
 		Client: result.Host{Software: version.Software(), Kernel: version.Kernel()},
 		Server: result.Host{Software: s.accept.Server, Kernel: s.accept.Kernel},
 	}

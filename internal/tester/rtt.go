@@ -10,17 +10,10 @@ import (
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
-// RTTConfig is a round-trip probe test.
-type RTTConfig struct {
-	Count    int           `json:"count"`
-	Interval time.Duration `json:"interval_ns"`
-	Size     int           `json:"size_bytes"` // UDP payload, ≥ 40
-}
-
 // RunRTT sends cfg.Count UDP echo probes cfg.Interval apart and
 // summarises their round-trip times, measured on the tester's monotonic
 // clock. onReply, if not nil, sees each reply as it arrives.
-func RunRTT(ctx context.Context, t Target, cfg RTTConfig, onReply func(seq uint64, rtt time.Duration)) (*result.RTT, error) {
+func RunRTT(ctx context.Context, t Target, cfg result.RTTConfig, onReply func(seq uint64, rtt time.Duration)) (*result.RTT, error) {
 	span := time.Duration(cfg.Count)*cfg.Interval + replyWait + 5*time.Second
 	req := wire.Request{Kind: wire.KindRTT, Duration: span, Interval: max(cfg.Interval, time.Second), Probes: cfg.Count, ProbeSize: cfg.Size}
 	s, p, done, err := openProbing(ctx, t, req)
@@ -35,7 +28,7 @@ func RunRTT(ctx context.Context, t Target, cfg RTTConfig, onReply func(seq uint6
 	started := time.Now()
 	sent := p.series(ctx, cfg.Count, cfg.Interval)
 	rtts := p.collect(0, uint64(sent), replyWait)
-	res := &result.RTT{Meta: meta(s, "rtt", cfg)}
+	res := &result.RTT{Meta: meta(s, "rtt"), Config: cfg}
 	res.Meta.Started = started
 	res.Summary = result.RTTSummary{RTTStats: *result.NewRTTStats(sent, rtts), SizeBytes: cfg.Size, IntervalMs: float64(cfg.Interval.Microseconds()) / 1e3,
 		Rejected: p.rejectedReplies()}

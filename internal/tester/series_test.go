@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/serve"
 	"github.com/fullpipe/fullpipe/internal/vocab"
 )
@@ -21,7 +22,7 @@ func TestTCPSeries(t *testing.T) {
 	_, addr := startServer(t, serve.Config{})
 	const total, pace = 10_000_000, 50e6 // bytes per direction, bit/s
 	res, err := RunTCP(testCtx(t, 20*time.Second), Target{Addr: addr},
-		TCPConfig{Streams: 1, Bytes: total, Bidir: true, PacingBps: pace, Interval: 250 * time.Millisecond}, nil)
+		result.TCPConfig{Streams: 1, Bytes: total, Bidir: true, PacingBps: pace, Interval: 250 * time.Millisecond}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 // exact window with stamped UDP probes before it (the baseline) and
 // during it (the load).
 type WindowPointConfig struct {
-	TCP TCPConfig
+	TCP result.TCPConfig
 	// DSCPs are the probe classes, used in turn (at least one).
 	DSCPs []int
 	// Baseline probes are sent BaselineGap apart before the load.

@@ -14,33 +14,15 @@ import (
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
-// TCPConfig is a TCP throughput test. The zero value is invalid: Streams
-// and Duration or Bytes must be set (the CLI fills defaults).
-type TCPConfig struct {
-	Streams   int           `json:"streams"`
-	Duration  time.Duration `json:"duration_ns"`
-	Bytes     int64         `json:"bytes,omitempty"`
-	Reverse   bool          `json:"reverse"`
-	Bidir     bool          `json:"bidir"`
-	Window    int           `json:"window_bytes,omitempty"`
-	CC        string        `json:"cc,omitempty"`
-	MSS       int           `json:"mss_bytes,omitempty"`
-	PacingBps int64         `json:"pacing_bps,omitempty"`
-	DSCP      int           `json:"dscp,omitempty"`
-	Interval  time.Duration `json:"interval_ns"`
-	Latency   bool          `json:"latency"`
-	WriteSize int           `json:"write_size_bytes,omitempty"` // bytes per write call (0: 128 KiB)
-}
-
-func (c TCPConfig) request() wire.Request {
+func tcpRequest(c result.TCPConfig) wire.Request {
 	return wire.Request{Kind: wire.KindTCP, Streams: c.Streams, Duration: c.Duration, Bytes: c.Bytes,
 		Reverse: c.Reverse, Bidir: c.Bidir, Window: c.Window, CC: c.CC, MSS: c.MSS, PacingBps: c.PacingBps,
-		DSCP: c.DSCP, Interval: c.Interval, Latency: c.Latency, WriteSize: c.WriteSize, Probes: c.probes()}
+		DSCP: c.DSCP, Interval: c.Interval, Latency: c.Latency, WriteSize: c.WriteSize, Probes: tcpProbes(c)}
 }
 
 // probes is how many echo probes the test sends (0: no estimate, the
 // responder's default budget applies).
-func (c TCPConfig) probes() int {
+func tcpProbes(c result.TCPConfig) int {
 	if !c.Latency || c.Duration <= 0 {
 		return 0
 	}
@@ -72,8 +54,8 @@ const (
 // interval as both ends' figures for it arrive. A test stopped early (ctx
 // cancelled, peer lost) returns its partial result with an error wrapping
 // ErrPartial.
-func RunTCP(ctx context.Context, t Target, cfg TCPConfig, progress func(result.TCPInterval)) (*result.TCP, error) {
-	s, err := open(ctx, t, cfg.request())
+func RunTCP(ctx context.Context, t Target, cfg result.TCPConfig, progress func(result.TCPInterval)) (*result.TCP, error) {
+	s, err := open(ctx, t, tcpRequest(cfg))
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +101,7 @@ func RunTCP(ctx context.Context, t Target, cfg TCPConfig, progress func(result.T
 		res.Summary.LatencyIdle = result.NewRTTStats(idleProbes, idle)
 		res.Summary.LatencyLoaded = result.NewRTTStats(prober.loadedSent, prober.loaded)
 	}
-	res.Meta = meta(s, "tcp", cfg)
+	res.Meta, res.Config = meta(s, "tcp"), cfg
 	res.Meta.Started = r.clk.Start()
 	res.Meta.Client.CC = firstNonEmpty(cfg.CC, flow.DefaultCC())
 	res.Meta.Server.CC = firstNonEmpty(cfg.CC, s.accept.CC)
@@ -137,7 +119,7 @@ func firstNonEmpty(a ...string) string {
 
 // directions lists, for each direction the test runs, whether the client
 // sends on it.
-func directions(cfg TCPConfig) []bool {
+func directions(cfg result.TCPConfig) []bool {
 	switch {
 	case cfg.Bidir:
 		return []bool{true, false}
@@ -150,7 +132,7 @@ func directions(cfg TCPConfig) []bool {
 // tcpRun is one measurement in progress; its fields belong to measure's
 // goroutine.
 type tcpRun struct {
-	cfg      TCPConfig
+	cfg      result.TCPConfig
 	s        *session
 	streams  []*localStream
 	clk      flow.Clock

@@ -15,19 +15,6 @@ import (
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
-// TrainConfig is one back-to-back UDP packet train (package train).
-type TrainConfig struct {
-	Packets  int  `json:"packets"`
-	Size     int  `json:"size_bytes"`     // UDP payload per datagram
-	Overhead int  `json:"overhead_bytes"` // counted beyond the payload: IP and UDP headers, link framing
-	Reverse  bool `json:"reverse"`        // the responder sends
-	// RateBps paces the train (UDP payload bit/s); 0 sends it back to back.
-	RateBps int64 `json:"rate_bps"`
-	// Drain is how long the receiver waits for more after the last
-	// datagram it got (a queue's drain, a path's delay); default 500 ms.
-	Drain time.Duration `json:"drain_ns"`
-}
-
 // trainRecvBuffer is the down receiver's socket buffer: the whole of a
 // long train may arrive while the reader is scheduled out.
 const trainRecvBuffer = 32 << 20
@@ -35,7 +22,7 @@ const trainRecvBuffer = 32 << 20
 // RunTrain sends one train (or, Reverse, has the responder send it) and
 // returns its receiver's reading: the responder's for up, from its
 // kernel's receive stamps; this host's for down.
-func RunTrain(ctx context.Context, t Target, cfg TrainConfig) (*result.Train, error) {
+func RunTrain(ctx context.Context, t Target, cfg result.TrainConfig) (*result.Train, error) {
 	if cfg.Drain <= 0 {
 		cfg.Drain = 500 * time.Millisecond
 	}
@@ -58,7 +45,7 @@ func RunTrain(ctx context.Context, t Target, cfg TrainConfig) (*result.Train, er
 	if err != nil {
 		return nil, err
 	}
-	res := &result.Train{Meta: meta(s, "train", cfg), Direction: vocab.Up, Packets: cfg.Packets, SizeBytes: cfg.Size, OverheadBytes: cfg.Overhead}
+	res := &result.Train{Meta: meta(s, "train"), Config: cfg, Direction: vocab.Up, Packets: cfg.Packets, SizeBytes: cfg.Size, OverheadBytes: cfg.Overhead}
 	if cfg.Reverse {
 		res.Direction = vocab.Down
 		err = receiveTrain(ctx, s, uc, rc, cfg, res)
@@ -69,7 +56,7 @@ func RunTrain(ctx context.Context, t Target, cfg TrainConfig) (*result.Train, er
 }
 
 // sendTrain sends the train up and takes the responder's reading.
-func sendTrain(ctx context.Context, s *session, uc *net.UDPConn, rc syscall.RawConn, cfg TrainConfig, res *result.Train) error {
+func sendTrain(ctx context.Context, s *session, uc *net.UDPConn, rc syscall.RawConn, cfg result.TrainConfig, res *result.Train) error {
 	_ = sockopt.SetRecvErr(rc, s.remote.IP.To4() == nil)
 	if err := s.startTest(ctx); err != nil {
 		return fmt.Errorf("start: %w", err)
@@ -101,7 +88,7 @@ func sendTrain(ctx context.Context, s *session, uc *net.UDPConn, rc syscall.RawC
 
 // receiveTrain has the responder send the train and reads it here, from
 // this kernel's receive stamps.
-func receiveTrain(ctx context.Context, s *session, uc *net.UDPConn, rc syscall.RawConn, cfg TrainConfig, res *result.Train) error {
+func receiveTrain(ctx context.Context, s *session, uc *net.UDPConn, rc syscall.RawConn, cfg result.TrainConfig, res *result.Train) error {
 	if _, err := sockopt.SetRecvBuffer(rc, trainRecvBuffer); err != nil {
 		return fmt.Errorf("receive buffer for the train: %w", err)
 	}
@@ -129,7 +116,7 @@ func receiveTrain(ctx context.Context, s *session, uc *net.UDPConn, rc syscall.R
 // readTrain records the train's datagrams until all arrived, or none came
 // for cfg.Drain after the first (3 s before it), or ctx ends. It returns
 // how many this socket dropped meanwhile and where the stamps came from.
-func readTrain(ctx context.Context, uc *net.UDPConn, cookie wire.Cookie, rec *flow.TrainRecorder, cfg TrainConfig) (drops uint32, stamps string) {
+func readTrain(ctx context.Context, uc *net.UDPConn, cookie wire.Cookie, rec *flow.TrainRecorder, cfg result.TrainConfig) (drops uint32, stamps string) {
 	stop := context.AfterFunc(ctx, func() { _ = uc.SetReadDeadline(time.Unix(1, 0)) })
 	defer stop()
 	buf, oob := make([]byte, 65536), make([]byte, sockopt.RxStampSpace)

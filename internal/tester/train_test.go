@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/serve"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
@@ -20,7 +21,7 @@ func TestTrainBothWays(t *testing.T) {
 	for _, reverse := range []bool{false, true} {
 		name := map[bool]string{false: "up", true: "down"}[reverse]
 		t.Run(name, func(t *testing.T) {
-			cfg := TrainConfig{Packets: 300, Size: 1000, Overhead: 66, Reverse: reverse, Drain: 200 * time.Millisecond}
+			cfg := result.TrainConfig{Packets: 300, Size: 1000, Overhead: 66, Reverse: reverse, Drain: 200 * time.Millisecond}
 			res, err := RunTrain(testCtx(t, 20*time.Second), Target{Addr: addr}, cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -44,7 +45,7 @@ func TestTrainBothWays(t *testing.T) {
 // refused before anything is sent, with the flag named.
 func TestTrainLimit(t *testing.T) {
 	_, addr := startServer(t, serve.Config{MaxTrainBytes: 100_000})
-	_, err := RunTrain(testCtx(t, 10*time.Second), Target{Addr: addr}, TrainConfig{Packets: 200, Size: 1000})
+	_, err := RunTrain(testCtx(t, 10*time.Second), Target{Addr: addr}, result.TrainConfig{Packets: 200, Size: 1000})
 	var we *wire.Error
 	if !errors.As(err, &we) || we.Code != wire.CodeLimit || !strings.Contains(we.Message, "--max-train-bytes") {
 		t.Fatalf("got %v, want a limit error naming --max-train-bytes", err)

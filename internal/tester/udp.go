@@ -13,18 +13,6 @@ import (
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
-// UDPConfig is a paced UDP stream test.
-type UDPConfig struct {
-	RateBps  int64         `json:"rate_bps"` // UDP payload bit/s
-	Size     int           `json:"size_bytes"`
-	Duration time.Duration `json:"duration_ns"`
-	Reverse  bool          `json:"reverse"`
-	Interval time.Duration `json:"interval_ns"`
-	// Drain is how long the receiver keeps counting after the sender
-	// stopped, for packets still queued or in flight.
-	Drain time.Duration `json:"drain_ns"`
-}
-
 // ipUDPOverhead is the IP and UDP header bytes per datagram.
 func ipUDPOverhead(v6 bool) int {
 	if v6 {
@@ -35,7 +23,7 @@ func ipUDPOverhead(v6 bool) int {
 
 // RunUDP sends a paced UDP stream one way and compares what the sender
 // sent with what the receiver counted.
-func RunUDP(ctx context.Context, t Target, cfg UDPConfig, progress func(result.UDPInterval)) (*result.UDP, error) {
+func RunUDP(ctx context.Context, t Target, cfg result.UDPConfig, progress func(result.UDPInterval)) (*result.UDP, error) {
 	req := wire.Request{Kind: wire.KindUDP, RateBps: cfg.RateBps, Size: cfg.Size, Duration: cfg.Duration, Reverse: cfg.Reverse, Interval: cfg.Interval}
 	s, err := open(ctx, t, req)
 	if err != nil {
@@ -68,13 +56,13 @@ func RunUDP(ctx context.Context, t Target, cfg UDPConfig, progress func(result.U
 	}
 	u.clk = flow.NewClock()
 	res, err := u.measure(ctx)
-	res.Meta = meta(s, "udp", cfg)
+	res.Meta, res.Config = meta(s, "udp"), cfg
 	res.Meta.Started = u.clk.Start()
 	return res, err
 }
 
 type udpRun struct {
-	cfg      UDPConfig
+	cfg      result.UDPConfig
 	s        *session
 	uc       *net.UDPConn
 	clk      flow.Clock

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/serve"
 )
 
@@ -20,7 +21,7 @@ func TestWriteSizeReachesBothSenders(t *testing.T) {
 		want    int
 	}{{"client 1000 B", false, 1000, 1000}, {"responder 1000 B", true, 1000, 1000}, {"responder default", true, 0, 128 << 10}} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := RunTCP(testCtx(t, 20*time.Second), Target{Addr: addr}, TCPConfig{Streams: 1, Duration: 500 * time.Millisecond, Interval: 100 * time.Millisecond, Reverse: tc.reverse, WriteSize: tc.size}, nil)
+			res, err := RunTCP(testCtx(t, 20*time.Second), Target{Addr: addr}, result.TCPConfig{Streams: 1, Duration: 500 * time.Millisecond, Interval: 100 * time.Millisecond, Reverse: tc.reverse, WriteSize: tc.size}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
