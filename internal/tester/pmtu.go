@@ -12,10 +12,20 @@ import (
 // PMTUConfig is a packetization-layer path MTU search (RFC 4821 / RFC
 // 8899 style) with DF-set UDP probes echoed by the responder, one
 // direction at a time, working with or without ICMP.
+// The zero value works: the defaults below, decided as the search runs.
 type PMTUConfig struct {
-	MinBytes int `json:"min_bytes"` // smallest IP packet searched; default 1200 (RFC 8899 BASE_PLPMTU) or 1280 on IPv6
-	MaxBytes int `json:"max_bytes"` // largest; default the local interface's MTU
-	Tries    int `json:"tries"`     // probes per size before it counts as lost; default 3 (RFC 8899 MAX_PROBES)
+	MinBytes int `json:"min_bytes"` // smallest IP packet searched, 68 to 65535; 0: 1200 (RFC 8899 BASE_PLPMTU) or 1280 on IPv6
+	MaxBytes int `json:"max_bytes"` // largest, at least MinBytes; 0: the local interface's MTU
+	Tries    int `json:"tries"`     // probes per size before it counts as lost, 1 to 1000; 0: 3 (RFC 8899 MAX_PROBES)
+}
+
+// request is the search's session: at most Tries probes per size, over
+// two directions of up to 2 + 16 sizes each (a binary search of 16-bit
+// sizes), after 5 idle probes. 30 s fits a responder's --public limit
+// and a search of 20 sizes with timeouts up to 500 ms.
+func (c PMTUConfig) request() wire.Request {
+	probes := 5 + 2*c.Tries*(2+16)
+	return wire.Request{Kind: wire.KindRTT, Duration: pmtuSession, Interval: time.Second, MTU: true, Probes: probes}
 }
 
 // PMTUResult is what the search found.
@@ -37,16 +47,11 @@ const pmtuSession = 30 * time.Second
 // responder. A size passes when any of Tries probes is answered within
 // the timeout (4 × the largest of 5 idle RTTs, at least 100 ms).
 func RunPMTU(ctx context.Context, t Target, cfg PMTUConfig) (*PMTUResult, error) {
-	if cfg.Tries <= 0 {
-		cfg.Tries = 3
+	cfg, err := checked("mtu", cfg)
+	if err != nil {
+		return nil, err
 	}
-	// The search takes at most Tries probes per size, over two
-	// directions of up to 2 + 16 sizes each (a binary search of 16-bit
-	// sizes), after 5 idle probes.
-	// 30 s fits a responder's --public limit and a search of 20 sizes
-	// with timeouts up to 500 ms.
-	probes := 5 + 2*cfg.Tries*(2+16)
-	s, p, done, err := openProbing(ctx, t, wire.Request{Kind: wire.KindRTT, Duration: pmtuSession, Interval: time.Second, MTU: true, Probes: probes})
+	s, p, done, err := openProbing(ctx, t, cfg.request())
 	if err != nil {
 		return nil, err
 	}

@@ -10,20 +10,30 @@ import (
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
-// RTTConfig is a round-trip probe test.
+// RTTConfig is a round-trip probe test. The zero value works: 10 probes
+// of 64 bytes, 100 ms apart (WithDefaults).
 type RTTConfig struct {
-	Count    int           `json:"count"`
-	Interval time.Duration `json:"interval_ns"`
-	Size     int           `json:"size_bytes"` // UDP payload, ≥ 40
+	Count    int           `json:"count"`       // 1 to 1,000,000; 0: 10
+	Interval time.Duration `json:"interval_ns"` // between probes, at least 1 ms; 0: 100 ms
+	Size     int           `json:"size_bytes"`  // UDP payload, 40 to 65507; 0: 64
+}
+
+// request is the session's: it lasts the probes, the wait for the last
+// replies and 5 s of slack.
+func (c RTTConfig) request() wire.Request {
+	span := time.Duration(c.Count)*c.Interval + replyWait + 5*time.Second
+	return wire.Request{Kind: wire.KindRTT, Duration: span, Interval: max(c.Interval, time.Second), Probes: c.Count, ProbeSize: c.Size}
 }
 
 // RunRTT sends cfg.Count UDP echo probes cfg.Interval apart and
 // summarises their round-trip times, measured on the tester's monotonic
 // clock. onReply, if not nil, sees each reply as it arrives.
 func RunRTT(ctx context.Context, t Target, cfg RTTConfig, onReply func(seq uint64, rtt time.Duration)) (*result.RTT, error) {
-	span := time.Duration(cfg.Count)*cfg.Interval + replyWait + 5*time.Second
-	req := wire.Request{Kind: wire.KindRTT, Duration: span, Interval: max(cfg.Interval, time.Second), Probes: cfg.Count, ProbeSize: cfg.Size}
-	s, p, done, err := openProbing(ctx, t, req)
+	cfg, err := checked("rtt", cfg)
+	if err != nil {
+		return nil, err
+	}
+	s, p, done, err := openProbing(ctx, t, cfg.request())
 	if err != nil {
 		return nil, err
 	}

@@ -13,18 +13,23 @@ import (
 
 // WindowPointConfig is one point of a window sweep: a TCP test at an
 // exact window with stamped UDP probes before it (the baseline) and
-// during it (the load).
+// during it (the load). The zero value works (WithDefaults): a 10 s
+// upload with TCP's defaults, probed as below.
 type WindowPointConfig struct {
-	TCP TCPConfig
-	// DSCPs are the probe classes, used in turn (at least one).
+	TCP TCPConfig // its defaults; it runs for a Duration, not Bytes
+	// DSCPs are the probe classes, used in turn: 1 to 4 (one socket
+	// each); none: DSCP 0.
 	DSCPs []int
-	// Baseline probes are sent BaselineGap apart before the load.
+	// Baseline probes are sent BaselineGap apart before the load; 0: 10
+	// probes, 20 ms apart.
 	Baseline    int
 	BaselineGap time.Duration
-	// ProbeGap is the period of probes during the load.
+	// ProbeGap is the period of probes during the load, at least 1 ms;
+	// 0: 100 ms.
 	ProbeGap time.Duration
 	// Settle: probes and rate intervals earlier than this after the TCP
-	// test's start are not counted (slow start, the queue filling).
+	// test's start are not counted (slow start, the queue filling); less
+	// than the duration, 0 counts all.
 	Settle time.Duration
 	// Seed draws the probes' send times within their slots.
 	Seed uint64
@@ -50,13 +55,11 @@ const (
 // with probes every ProbeGap until it ends. A TCP test stopped early
 // returns what it measured with an error wrapping ErrPartial.
 func RunWindowPoint(ctx context.Context, t Target, cfg WindowPointConfig) (*WindowPointRun, error) {
-	if len(cfg.DSCPs) == 0 {
-		cfg.DSCPs = []int{0}
+	cfg, err := checked("window point", cfg)
+	if err != nil {
+		return nil, err
 	}
-	span := cfg.TCP.Duration + time.Duration(cfg.Baseline)*cfg.BaselineGap + probeSlack
-	probes := cfg.Baseline + int(span/max(cfg.ProbeGap, time.Millisecond)) + 10
-	s, err := open(ctx, t, wire.Request{Kind: wire.KindRTT, Duration: span, Interval: time.Second,
-		Probes: probes, ProbeSize: wire.EchoStampLen, UDPPorts: len(cfg.DSCPs)})
+	s, err := open(ctx, t, cfg.probeRequest())
 	if err != nil {
 		return nil, err
 	}
@@ -100,6 +103,15 @@ func RunWindowPoint(ctx context.Context, t Target, cfg WindowPointConfig) (*Wind
 		return run, terr
 	}
 	return run, nil
+}
+
+// probeRequest is the probe session's: it spans the baseline, the TCP
+// test and some slack, with a probe every ProbeGap.
+func (c WindowPointConfig) probeRequest() wire.Request {
+	span := c.TCP.Duration + time.Duration(c.Baseline)*c.BaselineGap + probeSlack
+	probes := c.Baseline + int(span/max(c.ProbeGap, time.Millisecond)) + 10
+	return wire.Request{Kind: wire.KindRTT, Duration: span, Interval: time.Second,
+		Probes: probes, ProbeSize: wire.EchoStampLen, UDPPorts: len(c.DSCPs)}
 }
 
 // Point turns a run into a sweep point: goodput and TCP_INFO figures of

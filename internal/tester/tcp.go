@@ -13,21 +13,22 @@ import (
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
-// TCPConfig is a TCP throughput test. The zero value is invalid: Streams
-// and Duration or Bytes must be set (the CLI fills defaults).
+// TCPConfig is a TCP throughput test. The zero value works: one stream
+// uploading for 10 s, reported every second (WithDefaults; RunTCP applies
+// it and Validate before it connects).
 type TCPConfig struct {
-	Streams   int           `json:"streams"`
-	Duration  time.Duration `json:"duration_ns"`
-	Bytes     int64         `json:"bytes,omitempty"`
-	Reverse   bool          `json:"reverse"`
-	Bidir     bool          `json:"bidir"`
-	Window    int           `json:"window_bytes,omitempty"`
-	CC        string        `json:"cc,omitempty"`
-	MSS       int           `json:"mss_bytes,omitempty"`
-	PacingBps int64         `json:"pacing_bps,omitempty"`
-	DSCP      int           `json:"dscp,omitempty"`
-	Interval  time.Duration `json:"interval_ns"`
-	Latency   bool          `json:"latency"`
+	Streams   int           `json:"streams"`                    // per direction; 0: 1
+	Duration  time.Duration `json:"duration_ns"`                // 0: 10 s, or none with Bytes
+	Bytes     int64         `json:"bytes,omitempty"`            // a fixed transfer in total instead of a duration; at least 1 per stream
+	Reverse   bool          `json:"reverse"`                    // the responder sends
+	Bidir     bool          `json:"bidir"`                      // both send (not with Reverse)
+	Window    int           `json:"window_bytes,omitempty"`     // exact bytes in flight per stream, up to 1 GiB; 0: unbounded
+	CC        string        `json:"cc,omitempty"`               // congestion control of the senders; "": each sender's default
+	MSS       int           `json:"mss_bytes,omitempty"`        // TCP_MAXSEG, 88 to 65495; 0: the kernel's
+	PacingBps int64         `json:"pacing_bps,omitempty"`       // per stream; 0: unpaced
+	DSCP      int           `json:"dscp,omitempty"`             // 0 to 63
+	Interval  time.Duration `json:"interval_ns"`                // at least 10 ms; 0: 1 s
+	Latency   bool          `json:"latency"`                    // UDP RTT probes before and during the load
 	WriteSize int           `json:"write_size_bytes,omitempty"` // bytes per write call (0: 128 KiB)
 }
 
@@ -72,6 +73,10 @@ const (
 // cancelled, peer lost) returns its partial result with an error wrapping
 // ErrPartial.
 func RunTCP(ctx context.Context, t Target, cfg TCPConfig, progress func(result.TCPInterval)) (*result.TCP, error) {
+	cfg, err := checked("tcp", cfg)
+	if err != nil {
+		return nil, err
+	}
 	s, err := open(ctx, t, cfg.request())
 	if err != nil {
 		return nil, err

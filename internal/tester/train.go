@@ -14,17 +14,27 @@ import (
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
-// TrainConfig is one back-to-back UDP packet train (package train).
+// TrainConfig is one back-to-back UDP packet train (package train). The
+// zero value works: 16 datagrams of 1472 bytes up, back to back
+// (WithDefaults).
 type TrainConfig struct {
-	Packets  int  `json:"packets"`
-	Size     int  `json:"size_bytes"`     // UDP payload per datagram
-	Overhead int  `json:"overhead_bytes"` // counted beyond the payload: IP and UDP headers, link framing
+	Packets  int  `json:"packets"`        // 2 to 262,144; 0: 16
+	Size     int  `json:"size_bytes"`     // UDP payload per datagram, 40 to 65507; 0: 1472
+	Overhead int  `json:"overhead_bytes"` // counted beyond the payload (IP and UDP headers, link framing), 0 to 256; 0: none
 	Reverse  bool `json:"reverse"`        // the responder sends
 	// RateBps paces the train (UDP payload bit/s); 0 sends it back to back.
 	RateBps int64 `json:"rate_bps"`
 	// Drain is how long the receiver waits for more after the last
-	// datagram it got (a queue's drain, a path's delay); default 500 ms.
+	// datagram it got (a queue's drain, a path's delay); 0: 500 ms.
 	Drain time.Duration `json:"drain_ns"`
+}
+
+// request is the train's session: it lasts the train at 10 Mbit/s at the
+// least, plus the drain and the handshake's slack.
+func (c TrainConfig) request() wire.Request {
+	span := time.Duration(float64(c.Packets*(c.Size+c.Overhead)) * 8 / 10e6 * 1e9)
+	return wire.Request{Kind: wire.KindTrain, TrainPackets: c.Packets, Size: c.Size, OverheadBytes: c.Overhead, Reverse: c.Reverse, RateBps: c.RateBps,
+		Duration: span + c.Drain + 3*time.Second, Interval: time.Second}
 }
 
 // trainRecvBuffer is the down receiver's socket buffer: the whole of a
@@ -35,15 +45,11 @@ const trainRecvBuffer = 32 << 20
 // returns its receiver's reading: the responder's for up, from its
 // kernel's receive stamps; this host's for down.
 func RunTrain(ctx context.Context, t Target, cfg TrainConfig) (*result.Train, error) {
-	if cfg.Drain <= 0 {
-		cfg.Drain = 500 * time.Millisecond
+	cfg, err := checked("train", cfg)
+	if err != nil {
+		return nil, err
 	}
-	// The session lasts the train at 10 Mbit/s at the least, plus the
-	// drain and the handshake's slack.
-	span := time.Duration(float64(cfg.Packets*(cfg.Size+cfg.Overhead)) * 8 / 10e6 * 1e9)
-	req := wire.Request{Kind: wire.KindTrain, TrainPackets: cfg.Packets, Size: cfg.Size, OverheadBytes: cfg.Overhead, Reverse: cfg.Reverse, RateBps: cfg.RateBps,
-		Duration: span + cfg.Drain + 3*time.Second, Interval: time.Second}
-	s, err := open(ctx, t, req)
+	s, err := open(ctx, t, cfg.request())
 	if err != nil {
 		return nil, err
 	}

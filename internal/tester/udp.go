@@ -12,16 +12,21 @@ import (
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
-// UDPConfig is a paced UDP stream test.
+// UDPConfig is a paced UDP stream test. The zero value works: 10 Mbit/s
+// of 1400-byte datagrams up for 10 s (WithDefaults).
 type UDPConfig struct {
-	RateBps  int64         `json:"rate_bps"` // UDP payload bit/s
-	Size     int           `json:"size_bytes"`
-	Duration time.Duration `json:"duration_ns"`
+	RateBps  int64         `json:"rate_bps"`    // UDP payload bit/s; 0: 10 Mbit/s
+	Size     int           `json:"size_bytes"`  // UDP payload per datagram, 40 to 65507; 0: 1400
+	Duration time.Duration `json:"duration_ns"` // 0: 10 s
 	Reverse  bool          `json:"reverse"`
-	Interval time.Duration `json:"interval_ns"`
+	Interval time.Duration `json:"interval_ns"` // at least 10 ms; 0: 1 s
 	// Drain is how long the receiver keeps counting after the sender
-	// stopped, for packets still queued or in flight.
+	// stopped, for packets still queued or in flight; 0: 500 ms.
 	Drain time.Duration `json:"drain_ns"`
+}
+
+func (c UDPConfig) request() wire.Request {
+	return wire.Request{Kind: wire.KindUDP, RateBps: c.RateBps, Size: c.Size, Duration: c.Duration, Reverse: c.Reverse, Interval: c.Interval}
 }
 
 // ipUDPOverhead is the IP and UDP header bytes per datagram.
@@ -35,8 +40,11 @@ func ipUDPOverhead(v6 bool) int {
 // RunUDP sends a paced UDP stream one way and compares what the sender
 // sent with what the receiver counted.
 func RunUDP(ctx context.Context, t Target, cfg UDPConfig, progress func(result.UDPInterval)) (*result.UDP, error) {
-	req := wire.Request{Kind: wire.KindUDP, RateBps: cfg.RateBps, Size: cfg.Size, Duration: cfg.Duration, Reverse: cfg.Reverse, Interval: cfg.Interval}
-	s, err := open(ctx, t, req)
+	cfg, err := checked("udp", cfg)
+	if err != nil {
+		return nil, err
+	}
+	s, err := open(ctx, t, cfg.request())
 	if err != nil {
 		return nil, err
 	}
