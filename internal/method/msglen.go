@@ -38,6 +38,9 @@ const udpDrain = 300 * time.Millisecond
 // 65,507 B). Ctrl-C ends it with the sizes so far and an error wrapping
 // tester.ErrPartial.
 func RunMsgLenSweep(ctx context.Context, t tester.Target, cfg MsgLenSweepConfig, progress func(i int, p sweep.MsgLenPoint)) (*MsgLenSweep, error) {
+	if err := cfg.prepare(); err != nil {
+		return nil, err
+	}
 	res := &MsgLenSweep{}
 	var stopErr error
 	for i, size := range cfg.Sizes {

@@ -202,6 +202,9 @@ type Progress func(step, line string)
 // Run runs the method against t. A run stopped early returns what it has,
 // marked partial, with an error wrapping tester.ErrPartial.
 func Run(ctx context.Context, t tester.Target, cfg Config, progress Progress) (*Result, error) {
+	if err := cfg.prepare(); err != nil {
+		return nil, err
+	}
 	if progress == nil {
 		progress = func(string, string) {}
 	}

@@ -44,6 +44,9 @@ const baselineGap = 20 * time.Millisecond
 // measured (before classification). Ctrl-C (ctx) ends the sweep with the
 // points so far, classified, and an error wrapping tester.ErrPartial.
 func RunWindowSweep(ctx context.Context, t tester.Target, cfg WindowSweepConfig, progress func(i int, p sweep.WindowPoint)) (*WindowSweep, error) {
+	if err := cfg.prepare(); err != nil {
+		return nil, err
+	}
 	res := &WindowSweep{}
 	var stopErr error
 	for i, w := range cfg.Windows {

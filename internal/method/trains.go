@@ -148,6 +148,9 @@ type TrainsDirection struct {
 
 // Trains runs step 5's packet trains against t in each direction of cfg.
 func Trains(ctx context.Context, t tester.Target, cfg TrainsConfig, progress Progress) (*TrainsResult, error) {
+	if err := cfg.prepare(); err != nil {
+		return nil, err
+	}
 	if progress == nil {
 		progress = func(string, string) {}
 	}
