@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fullpipe/fullpipe/internal/jsondoc"
 )
 
 // responderLimits are the default limits of a responder with reno and bbr
@@ -226,5 +229,16 @@ func TestEchoProbes(t *testing.T) {
 		if got := tc.req.EchoProbes(); got != tc.want {
 			t.Errorf("%+v: %d probes, want %d", tc.req, got, tc.want)
 		}
+	}
+}
+
+// TestLimitsDocumented: every key of hello's limits is in docs/protocol.md.
+func TestLimitsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/protocol.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range jsondoc.Missing(string(doc), false, Hello{}) {
+		t.Errorf("%s is not documented in docs/protocol.md", m)
 	}
 }
