@@ -28,6 +28,10 @@ type Progress func(step, line string)
 // Run runs the method against t. A run stopped early returns what it has,
 // marked partial, with an error wrapping tester.ErrPartial.
 func Run(ctx context.Context, t tester.Target, cfg result.RFC6349Config, progress Progress) (*result.RFC6349, error) {
+	cfg, err := prepare("rfc6349", cfg)
+	if err != nil {
+		return nil, err
+	}
 	if progress == nil {
 		progress = func(string, string) {}
 	}

@@ -19,15 +19,14 @@ const baselineGap = 20 * time.Millisecond
 // measured (before classification). Ctrl-C (ctx) ends the sweep with the
 // points so far, classified, and an error wrapping tester.ErrPartial.
 func RunWindowSweep(ctx context.Context, t tester.Target, cfg result.WindowSweepConfig, progress func(i int, p sweep.WindowPoint)) (*result.WindowSweep, error) {
+	cfg, err := prepareSweep(cfg)
+	if err != nil {
+		return nil, err
+	}
 	res := &result.WindowSweep{}
 	var stopErr error
 	for i, w := range cfg.Windows {
-		pc := tester.WindowPointConfig{
-			TCP: result.TCPConfig{Streams: 1, Duration: cfg.Duration, Window: w, Reverse: cfg.Reverse, CC: cfg.CC,
-				Interval: cfg.Interval},
-			DSCPs: cfg.ProbeDSCPs, Baseline: cfg.BaselineProbes, BaselineGap: baselineGap,
-			ProbeGap: cfg.ProbeGap, Settle: cfg.Settle, Seed: cfg.Seed + uint64(i),
-		}
+		pc := point(cfg, i, w)
 		run, err := tester.RunWindowPoint(ctx, t, pc)
 		if run != nil && run.TCP != nil && res.Meta.Schema == 0 {
 			res.Meta = run.TCP.Meta

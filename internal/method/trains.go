@@ -115,6 +115,10 @@ func trainLine(dir vocab.Direction, n, size int, rd train.Reading) string {
 
 // Trains runs step 5's packet trains against t in each direction of cfg.
 func Trains(ctx context.Context, t tester.Target, cfg result.TrainsConfig, progress Progress) (*result.Trains, error) {
+	cfg, err := prepare("trains", cfg)
+	if err != nil {
+		return nil, err
+	}
 	if progress == nil {
 		progress = func(string, string) {}
 	}

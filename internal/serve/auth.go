@@ -38,6 +38,9 @@ func (s *Server) authenticate(c net.Conn, br *bufio.Reader) (wire.Request, error
 			return req, &wire.Error{Code: wire.CodeThrottled, Message: fmt.Sprintf("too many failed authentications from %v: wait %v, and check that --secret-file holds the responder's secret", peer, wait.Round(time.Second))}
 		}
 		hello.Challenge = wire.NewNonce()
+	} else {
+		l := s.Limits() // without a secret they are no secret: refusals tell them
+		hello.Limits = &l
 	}
 	if err := wire.Encode(c, wire.TypeHello, hello); err != nil {
 		return req, err
@@ -47,8 +50,11 @@ func (s *Server) authenticate(c net.Conn, br *bufio.Reader) (wire.Request, error
 		err = m.Into(wire.TypeRequest, &req)
 	}
 	if err != nil {
-		if hello.Challenge != nil && errors.Is(err, io.EOF) {
-			s.authLim.refund(peer, time.Now()) // left without trying a proof
+		if errors.Is(err, io.EOF) {
+			if hello.Challenge != nil {
+				s.authLim.refund(peer, time.Now()) // left without trying a proof
+			}
+			return req, errLeftBeforeRequest // a client whose own check refused its request, or a scanner
 		}
 		return req, &wire.Error{Code: wire.CodeProtocol, Message: err.Error()}
 	}
@@ -67,6 +73,10 @@ func (s *Server) authenticate(c net.Conn, br *bufio.Reader) (wire.Request, error
 	ok := wire.AuthOK{MAC: wire.ProofMAC(s.cfg.Secret, wire.RoleResponder, hello.Challenge, a.Nonce, m.Body)}
 	return req, wire.Encode(c, wire.TypeAuthOK, ok)
 }
+
+// errLeftBeforeRequest is a client that closed its control connection
+// after the greeting, without a request: logged, not answered.
+var errLeftBeforeRequest = errors.New("client left before sending a request")
 
 // Defaults of the authentication throttle: an address may fail
 // authBurst times at once, then once per authRefill.

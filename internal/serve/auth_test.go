@@ -140,7 +140,9 @@ func (r *rawClient) prove(challenge []byte, secret []byte, req, proofReq wire.Re
 }
 
 // TestHelloShowsNoHost: before auth the hello carries only the version and
-// the challenge; the software and kernel come in accept, after the proof.
+// the challenge, or without a secret the version and the limits (which
+// refusals tell anyone anyway); the software and kernel come in accept,
+// after the proof.
 func TestHelloShowsNoHost(t *testing.T) {
 	for _, secret := range [][]byte{nil, testSecret} {
 		srv := startServer(t, Config{Secret: secret, Software: "fullpipe 9.9.9-test", Kernel: "Linux 6.66.6-test"})
@@ -154,9 +156,12 @@ func TestHelloShowsNoHost(t *testing.T) {
 			t.Fatal(err)
 		}
 		for k := range keys {
-			if k != "version" && k != "challenge" {
+			if k != "version" && k != "challenge" && (k != "limits" || secret != nil) {
 				t.Errorf("secret %v: hello has key %q: %s", secret != nil, k, m.Body)
 			}
+		}
+		if _, ok := keys["limits"]; ok != (secret == nil) {
+			t.Errorf("secret %v: hello announces limits %v, want %v: %s", secret != nil, ok, secret == nil, m.Body)
 		}
 		if s := string(m.Body); strings.Contains(s, "6.66.6") || strings.Contains(s, "9.9.9") {
 			t.Errorf("hello discloses the host: %s", s)

@@ -4,7 +4,6 @@ package serve
 // responder, and the arithmetic that keeps those sums from wrapping.
 
 import (
-	"fmt"
 	"math"
 	"net/netip"
 	"os"
@@ -16,7 +15,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/fullpipe/fullpipe/internal/flow"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
@@ -33,20 +31,11 @@ const (
 	// fdReserve is what the default connection cap leaves of
 	// RLIMIT_NOFILE for listeners, logs and the runtime.
 	fdReserve = 64
-	// maxAnyRateBps bounds every rate a request names, with or without
-	// --max-rate: no interface sends 1 Tbit/s.
-	maxAnyRateBps = 1e12
-	// maxUDPPorts bounds the UDP source ports one session may use (a
-	// sweep probes from one socket per DSCP class, at most two).
-	maxUDPPorts = 4
 	// maxTrackedSeq bounds a UDP receiver's duplicate-detection bitmap
 	// on the responder (2 MiB): higher sequence numbers still count.
 	maxTrackedSeq = 1 << 24
 	// forcedMaxWindow is the default --max-window with --force-sndbuf.
 	forcedMaxWindow = 64 << 20
-	// maxWriteBuffers bounds a session's send buffers in the responder's
-	// memory: write_size × the streams it sends on.
-	maxWriteBuffers = 64 << 20
 )
 
 // DefaultMaxConns is the default global connection cap: the process's
@@ -190,65 +179,40 @@ func (l *connLimits) open() int {
 	return l.total
 }
 
-// checkLimits refuses a request beyond a responder limit, naming the limit
-// and the flag that raises it. The checks on the request's form are in
-// validate.
-func (s *Server) checkLimits(req wire.Request) error {
-	c := &s.cfg
-	rate := max(req.RateBps, satMul(req.PacingBps, int64(max(req.Streams, 1))))
-	// --max-rate bounds what the responder sends; what a client sends
-	// (an upload's rate or pacing) is only kept finite.
-	capBps, flag := int64(maxAnyRateBps), "no interface sends faster"
-	if sends := req.Reverse || req.Bidir; sends && c.MaxRateBps > 0 {
-		capBps, flag = c.MaxRateBps, "--max-rate"
+// Limits are the responder's limits on a request, from its filled
+// configuration: what it checks each request against (Request.Validate)
+// and announces in hello. Lists are never nil, so an empty allowlist
+// travels as one (none allowed) and not as an unknown one.
+func (s *Server) Limits() wire.Limits { return s.cfg.limits() }
+
+func (c *Config) limits() wire.Limits {
+	l := wire.Limits{MaxStreams: c.MaxStreams, MaxDuration: c.MaxDuration, MaxRateBps: c.MaxRateBps, MaxWindow: c.MaxWindow,
+		MaxWriteSize: c.MaxWriteSize, MaxProbeRate: c.MaxProbeRate, MaxTrainBytes: c.MaxTrainBytes,
+		AllowCC: slices.Clone(c.AllowCC), AllowDSCP: slices.Clone(c.AllowDSCP)}
+	if l.AllowCC == nil {
+		l.AllowCC = []string{}
 	}
-	switch {
-	case req.RateBps > capBps || req.PacingBps > capBps || rate > capBps:
-		return fmt.Errorf("rate %d bit/s exceeds the responder's limit of %d bit/s (%s)", rate, capBps, flag)
-	case (req.Reverse || req.Bidir) && req.Window > c.MaxWindow: // the responder's send buffers
-		return fmt.Errorf("window %d bytes exceeds the responder's limit of %d bytes (--max-window; above net.core.wmem_max it also needs --force-sndbuf)", req.Window, c.MaxWindow)
-	case req.WriteSize > c.MaxWriteSize:
-		return fmt.Errorf("write_size must be 0 (128 KiB) to %d bytes, got %d (responder limit --max-write-size)", c.MaxWriteSize, req.WriteSize)
-	case (req.Reverse || req.Bidir) && satMul(int64(max(req.WriteSize, flow.BufSize)), int64(req.Streams)) > maxWriteBuffers:
-		return fmt.Errorf("write_size %d × %d streams the responder sends exceeds its %d MiB of write buffers per test: fewer streams or a smaller write_size", max(req.WriteSize, flow.BufSize), req.Streams, maxWriteBuffers>>20)
-	case req.CC != "" && !slices.Contains(c.AllowCC, req.CC):
-		return fmt.Errorf("congestion control %q is not allowed on this responder; it allows %s (--allow-cc)", req.CC, strings.Join(c.AllowCC, ", "))
-	case req.DSCP != 0 && !slices.Contains(c.AllowDSCP, req.DSCP):
-		return fmt.Errorf("dscp %d is not allowed on this responder (--allow-dscp; the default 0-47 leaves out the network-control classes CS6 and CS7)", req.DSCP)
-	case req.Kind == wire.KindTrain && satMul(int64(req.TrainPackets), int64(req.Size)) > int64(c.MaxTrainBytes):
-		return fmt.Errorf("a train of %d × %d bytes exceeds the responder's limit of %d bytes per train (--max-train-bytes)", req.TrainPackets, req.Size, c.MaxTrainBytes)
-	case req.UDPPorts > maxUDPPorts:
-		return fmt.Errorf("udp_ports %d exceeds the responder's limit of %d", req.UDPPorts, maxUDPPorts)
+	if l.AllowDSCP == nil {
+		l.AllowDSCP = []int{}
 	}
-	_, _, err := echoBudget(req, c.MaxProbeRate)
-	return err
+	return l
 }
 
 // echoBudget is what a session may get back as echo replies: packets and
-// bytes, from the probes the request announces (or, when it announces
-// none, 10 per second of its duration plus 20), with a 10 % margin.
-func echoBudget(req wire.Request, maxRate int) (packets, bytes int64, err error) {
-	secs := max(1, int64(req.Duration/time.Second))
-	if req.Duration <= 0 {
-		secs = int64(DefaultMaxDuration / time.Second) // a byte-count test
-	}
-	probes := int64(req.Probes)
-	if probes <= 0 {
-		probes = satAdd(satMul(10, secs), 20)
-	}
-	if lim := satAdd(satMul(int64(maxRate), secs), 20); probes > lim {
-		return 0, 0, fmt.Errorf("%d probes exceed the responder's limit of %d for a %v test (%d per second, --max-probe-rate)", probes, lim, req.Duration, maxRate)
-	}
+// bytes, from the probes the request announces (wire.Request.EchoProbes:
+// Validate has checked them against --max-probe-rate), with a 10 % margin.
+func echoBudget(req wire.Request) (packets, bytes int64) {
+	probes := req.EchoProbes()
 	size := int64(req.ProbeSize)
 	if size < wire.EchoStampLen {
 		size = wire.EchoStampLen
 	}
-	size = min(size, 65507)
+	size = min(size, wire.MaxUDPPayload)
 	if req.MTU {
 		size = max(size, wire.MaxMTUReply)
 	}
 	packets = satAdd(probes, probes/10+10)
-	return packets, satMul(packets, size), nil
+	return packets, satMul(packets, size)
 }
 
 // retryAfter is when the first of these sessions is due to end, from now:

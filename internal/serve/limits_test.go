@@ -3,7 +3,12 @@ package serve
 import (
 	"math"
 	"net/netip"
+	"reflect"
 	"testing"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/flow"
+	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
 // TestAddrKey: per-address limits count an IPv4 address alone and an
@@ -46,5 +51,27 @@ func TestSaturating(t *testing.T) {
 		if tc.got != tc.want {
 			t.Errorf("got %d, want %d", tc.got, tc.want)
 		}
+	}
+}
+
+// TestLimitsFromConfig: what the responder checks and announces is its
+// filled configuration, field by field; allowlists are never nil (an
+// empty one refuses every name, an unknown one would refuse none).
+func TestLimitsFromConfig(t *testing.T) {
+	s := socketless(t, Config{MaxStreams: 3, MaxDuration: time.Minute, MaxRateBps: 5e6, MaxWindow: 1 << 20, MaxWriteSize: 1 << 16,
+		MaxProbeRate: 7, MaxTrainBytes: 1 << 22, AllowCC: []string{"no-such-cc"}, AllowDSCP: []int{0, 46}})
+	want := wire.Limits{MaxStreams: 3, MaxDuration: time.Minute, MaxRateBps: 5e6, MaxWindow: 1 << 20, MaxWriteSize: 1 << 16,
+		MaxProbeRate: 7, MaxTrainBytes: 1 << 22, AllowCC: []string{}, AllowDSCP: []int{0, 46}}
+	if got := s.Limits(); !reflect.DeepEqual(got, want) {
+		t.Errorf("limits %+v, want %+v", got, want)
+	}
+	d := socketless(t, Config{}).Limits()
+	if d.MaxStreams != DefaultMaxStreams || d.MaxDuration != DefaultMaxDuration || d.MaxWriteSize != DefaultMaxWriteSize ||
+		d.MaxProbeRate != DefaultMaxProbeRate || d.MaxTrainBytes != DefaultMaxTrainBytes || d.MaxWindow <= 0 || d.MaxRateBps != 0 ||
+		d.AllowCC == nil || len(d.AllowDSCP) != 48 {
+		t.Errorf("default limits %+v", d)
+	}
+	if flow.BufSize != wire.DefaultWriteSize {
+		t.Errorf("the sender writes %d bytes per call by default, the protocol says %d", flow.BufSize, wire.DefaultWriteSize)
 	}
 }

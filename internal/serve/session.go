@@ -186,15 +186,13 @@ func (s *Server) control(ctx context.Context, c net.Conn) {
 		var we *wire.Error
 		if errors.As(err, &we) {
 			fail(we)
+		} else if errors.Is(err, errLeftBeforeRequest) {
+			log.Info(err.Error())
 		}
 		return
 	}
-	if err := s.validate(req); err != nil {
-		fail(&wire.Error{Code: wire.CodeBadRequest, Message: err.Error()})
-		return
-	}
-	if err := s.checkLimits(req); err != nil {
-		fail(&wire.Error{Code: wire.CodeLimit, Message: err.Error()})
+	if err := req.Validate(s.Limits()); err != nil {
+		fail(err.(*wire.RequestError).AsWire())
 		return
 	}
 	ss := s.newSession(req, addrIP(c.RemoteAddr()), log)
@@ -248,7 +246,7 @@ func readMsg(br *bufio.Reader, typ string, v any) error {
 // its UDP receiver sized from the request, and its latest end.
 func (s *Server) newSession(req wire.Request, peer netip.Addr, log *slog.Logger) *session {
 	ss := &session{srv: s, cookie: wire.NewCookie(), req: req, peerIP: peer, log: log, attached: make(chan struct{}, 1), done: make(chan struct{})}
-	ss.echoPackets, ss.echoBytes, _ = echoBudget(req, s.cfg.MaxProbeRate)
+	ss.echoPackets, ss.echoBytes = echoBudget(req)
 	ss.endBy = time.Now().Add(handshakeTimeout + s.hardDeadline(req))
 	if req.Kind == wire.KindUDP && !req.Reverse {
 		ss.udpRx = flow.NewUDPReceiverFor(expectedPackets(req))
@@ -293,54 +291,6 @@ func sendRate(req wire.Request, maxBps int64) int64 {
 		return maxBps / 4 // unpaced: a quarter of the budget, paced to it
 	}
 	return 0
-}
-
-func (s *Server) validate(req wire.Request) error {
-	switch req.Kind {
-	case wire.KindTCP:
-		if req.Streams < 1 || req.Streams > s.cfg.MaxStreams {
-			return fmt.Errorf("streams must be 1 to %d (responder limit --max-streams), got %d", s.cfg.MaxStreams, req.Streams)
-		}
-		if req.Duration <= 0 && req.Bytes <= 0 {
-			return errors.New("a TCP test needs a duration or a byte count")
-		}
-		if req.Window < 0 || req.Bytes < 0 || req.MSS < 0 || req.PacingBps < 0 {
-			return errors.New("window, bytes, mss and pacing must not be negative")
-		}
-		if req.WriteSize < 0 {
-			return fmt.Errorf("write_size must not be negative, got %d", req.WriteSize)
-		}
-	case wire.KindUDP:
-		if req.RateBps <= 0 || req.Size < wire.UDPHeaderLen || req.Size > 65507 {
-			return fmt.Errorf("UDP needs a rate > 0 and a size of %d to 65507 bytes", wire.UDPHeaderLen)
-		}
-		if req.Duration <= 0 {
-			return errors.New("a UDP test needs a duration")
-		}
-	case wire.KindRTT:
-		if req.Duration <= 0 {
-			return errors.New("an RTT test needs a duration")
-		}
-	case wire.KindTrain:
-		if err := validateTrain(req); err != nil {
-			return err
-		}
-	default:
-		return fmt.Errorf("unknown test kind %q", req.Kind)
-	}
-	if req.Duration > s.cfg.MaxDuration {
-		return fmt.Errorf("duration %v exceeds the responder's limit of %v (--max-duration)", req.Duration, s.cfg.MaxDuration)
-	}
-	if req.Interval < 10*time.Millisecond {
-		return fmt.Errorf("interval %v is below the minimum of 10ms", req.Interval)
-	}
-	if req.DSCP < 0 || req.DSCP > 63 {
-		return fmt.Errorf("dscp must be 0 to 63, got %d", req.DSCP)
-	}
-	if req.Probes < 0 || req.ProbeSize < 0 || req.UDPPorts < 0 || req.RateBps < 0 {
-		return errors.New("probes, probe_size, udp_ports and rate_bps must not be negative")
-	}
-	return nil
 }
 
 // waitReady waits until every data connection (and, for a reverse UDP

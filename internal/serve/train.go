@@ -14,10 +14,6 @@ import (
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
-// maxTrainPackets bounds a train's datagrams (the receiver keeps 17 bytes
-// for each).
-const maxTrainPackets = 1 << 18
-
 // DefaultMaxTrainBytes bounds one train's bytes (--max-train-bytes): a
 // train is a burst at the sender's full rate, so a responder on a public
 // address wants it smaller (--public).
@@ -43,20 +39,6 @@ type trainState struct {
 	drops1       uint32 // and at the latest
 	userStamps   bool   // some receive times were the reader's, not the kernel's
 	sndbufErrors uint64 // the namespace's UDP send-buffer errors before sending
-}
-
-func validateTrain(req wire.Request) error {
-	switch {
-	case req.TrainPackets < 2 || req.TrainPackets > maxTrainPackets:
-		return fmt.Errorf("a train has 2 to %d packets, got %d", maxTrainPackets, req.TrainPackets)
-	case req.Size < wire.UDPHeaderLen || req.Size > 65507:
-		return fmt.Errorf("train packets carry %d to 65507 bytes of UDP payload, got %d", wire.UDPHeaderLen, req.Size)
-	case req.OverheadBytes < 0 || req.OverheadBytes > 256:
-		return fmt.Errorf("overhead_bytes must be 0 to 256, got %d", req.OverheadBytes)
-	case req.Duration <= 0:
-		return fmt.Errorf("a train needs a duration (how long the session may last)")
-	}
-	return nil
 }
 
 // trainData records one datagram of the train the client sends.

@@ -442,15 +442,16 @@ func TestNoLeaks(t *testing.T) {
 }
 
 // TestResponderLimits: a request beyond --max-streams is refused with the
-// limit named; with --max-sessions 1 a second concurrent test is refused
-// as busy while the first completes, and the freed slot serves again.
+// limit named (by the client, from the limits in hello); with
+// --max-sessions 1 a second concurrent test is refused as busy while the
+// first completes, and the freed slot serves again.
 func TestResponderLimits(t *testing.T) {
 	srv, addr := startServer(t, serve.Config{MaxStreams: 2, MaxSessions: 1})
 
 	t.Run("streams", func(t *testing.T) {
 		_, err := RunTCP(testCtx(t, 15*time.Second), Target{Addr: addr}, result.TCPConfig{Streams: 4, Duration: time.Second, Interval: time.Second}, nil)
-		var we *wire.Error
-		if !errors.As(err, &we) || we.Code != wire.CodeBadRequest {
+		var re *wire.RequestError
+		if !errors.As(err, &re) || re.Code != wire.CodeBadRequest {
 			t.Fatalf("4 streams against a limit of 2: err = %v, want a %q refusal", err, wire.CodeBadRequest)
 		}
 		if msg := oneLine(t, err); !strings.Contains(msg, "--max-streams") || !strings.Contains(msg, "1 to 2") || !strings.Contains(msg, "got 4") {

@@ -10,25 +10,17 @@ import (
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
-// pmtuSession is the duration an mtu session asks for.
-const pmtuSession = 30 * time.Second
-
 // RunPMTU finds the path MTU in each direction. Up: probes of S bytes with
 // echo mode "small", so only the client → responder leg carries S. Down:
 // small probes asking for a reply of S bytes, sent with DF by the
 // responder. A size passes when any of Tries probes is answered within
 // the timeout (4 × the largest of 5 idle RTTs, at least 100 ms).
 func RunPMTU(ctx context.Context, t Target, cfg result.PMTUConfig) (*result.PMTU, error) {
-	if cfg.Tries <= 0 {
-		cfg.Tries = 3
+	cfg, err := checked("mtu", cfg)
+	if err != nil {
+		return nil, err
 	}
-	// The search takes at most Tries probes per size, over two
-	// directions of up to 2 + 16 sizes each (a binary search of 16-bit
-	// sizes), after 5 idle probes.
-	// 30 s fits a responder's --public limit and a search of 20 sizes
-	// with timeouts up to 500 ms.
-	probes := 5 + 2*cfg.Tries*(2+16)
-	s, p, done, err := openProbing(ctx, t, wire.Request{Kind: wire.KindRTT, Duration: pmtuSession, Interval: time.Second, MTU: true, Probes: probes})
+	s, p, done, err := openProbing(ctx, t, cfg.Request())
 	if err != nil {
 		return nil, err
 	}

@@ -160,7 +160,7 @@ func (p *prober) rejectedReplies() int {
 }
 
 // replyWait is how long after its last probe a series waits for replies.
-const replyWait = time.Second
+const replyWait = result.ReplyWait
 
 // collect waits until probes [from, to) have all been answered or wait
 // passes, and returns the RTTs of those answered, in sequence order.

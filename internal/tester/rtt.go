@@ -7,16 +7,17 @@ import (
 
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/tcpinfo"
-	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
 // RunRTT sends cfg.Count UDP echo probes cfg.Interval apart and
 // summarises their round-trip times, measured on the tester's monotonic
 // clock. onReply, if not nil, sees each reply as it arrives.
 func RunRTT(ctx context.Context, t Target, cfg result.RTTConfig, onReply func(seq uint64, rtt time.Duration)) (*result.RTT, error) {
-	span := time.Duration(cfg.Count)*cfg.Interval + replyWait + 5*time.Second
-	req := wire.Request{Kind: wire.KindRTT, Duration: span, Interval: max(cfg.Interval, time.Second), Probes: cfg.Count, ProbeSize: cfg.Size}
-	s, p, done, err := openProbing(ctx, t, req)
+	cfg, err := checked("rtt", cfg)
+	if err != nil {
+		return nil, err
+	}
+	s, p, done, err := openProbing(ctx, t, cfg.Request())
 	if err != nil {
 		return nil, err
 	}

@@ -84,9 +84,14 @@ func dialError(addr string, err error) error {
 }
 
 // open dials the responder, checks it is fullpipe of our version,
-// authenticates, and asks for req. A request with an MSS clamps the
-// control connection too (controlMSS).
+// checks req against the limits it announces, authenticates, and asks
+// for req. A request that breaks the protocol's own rules is refused
+// before the dial. A request with an MSS clamps the control connection
+// too (controlMSS).
 func open(ctx context.Context, t Target, req wire.Request) (*session, error) {
+	if err := req.Validate(wire.FormOnly()); err != nil {
+		return nil, fmt.Errorf("invalid request: %w", err)
+	}
 	s := &session{target: t, addr: HostPort(t.Addr)}
 	c, err := t.dialer(controlMSS(req.MSS)).DialContext(ctx, t.network("tcp"), s.addr)
 	if err != nil {
@@ -156,6 +161,9 @@ func (s *session) handshake(ctx context.Context, req wire.Request) error {
 	if err := s.read(wire.TypeHello, &s.hello); err != nil {
 		return err
 	}
+	if err := req.Validate(s.hello.Announced()); err != nil {
+		return &NotSentError{Addr: s.addr, Err: err.(*wire.RequestError)}
+	}
 	if err := s.authenticate(req); err != nil {
 		return err
 	}
@@ -208,6 +216,21 @@ func (s *session) authenticate(req wire.Request) error {
 	}
 	return nil
 }
+
+// NotSentError is a request the responder would refuse: it breaks a
+// limit the responder announced in its hello, so the client closed the
+// connection without sending it (no test was opened). Err carries the
+// code and the message the responder would have answered with.
+type NotSentError struct {
+	Addr string
+	Err  *wire.RequestError
+}
+
+func (e *NotSentError) Error() string {
+	return fmt.Sprintf("%s would refuse this test (%s), so it was not sent: %s", e.Addr, e.Err.Code, e.Err.Message)
+}
+
+func (e *NotSentError) Unwrap() error { return e.Err }
 
 // read reads one control message of type typ into v.
 func (s *session) read(typ string, v any) error {

@@ -9,7 +9,6 @@ import (
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/sweep"
 	"github.com/fullpipe/fullpipe/internal/vocab"
-	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
 // WindowPointConfig is one point of a window sweep: a TCP test at an
@@ -51,13 +50,11 @@ const (
 // with probes every ProbeGap until it ends. A TCP test stopped early
 // returns what it measured with an error wrapping ErrPartial.
 func RunWindowPoint(ctx context.Context, t Target, cfg WindowPointConfig) (*WindowPointRun, error) {
-	if len(cfg.DSCPs) == 0 {
-		cfg.DSCPs = []int{0}
+	cfg, err := checked("window point", cfg)
+	if err != nil {
+		return nil, err
 	}
-	span := cfg.TCP.Duration + time.Duration(cfg.Baseline)*cfg.BaselineGap + probeSlack
-	probes := cfg.Baseline + int(span/max(cfg.ProbeGap, time.Millisecond)) + 10
-	s, err := open(ctx, t, wire.Request{Kind: wire.KindRTT, Duration: span, Interval: time.Second,
-		Probes: probes, ProbeSize: wire.EchoStampLen, UDPPorts: len(cfg.DSCPs)})
+	s, err := open(ctx, t, cfg.probeRequest())
 	if err != nil {
 		return nil, err
 	}

@@ -14,21 +14,6 @@ import (
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
-func tcpRequest(c result.TCPConfig) wire.Request {
-	return wire.Request{Kind: wire.KindTCP, Streams: c.Streams, Duration: c.Duration, Bytes: c.Bytes,
-		Reverse: c.Reverse, Bidir: c.Bidir, Window: c.Window, CC: c.CC, MSS: c.MSS, PacingBps: c.PacingBps,
-		DSCP: c.DSCP, Interval: c.Interval, Latency: c.Latency, WriteSize: c.WriteSize, Probes: tcpProbes(c)}
-}
-
-// probes is how many echo probes the test sends (0: no estimate, the
-// responder's default budget applies).
-func tcpProbes(c result.TCPConfig) int {
-	if !c.Latency || c.Duration <= 0 {
-		return 0
-	}
-	return idleProbes + int(c.Duration/loadedProbeGap) + 10
-}
-
 // localStream is one of the tester's data connections.
 type localStream struct {
 	conn        *net.TCPConn
@@ -43,9 +28,9 @@ func (ls *localStream) sample() wire.StreamSample {
 
 // Latency probing: idle probes before the load, loaded probes during it.
 const (
-	idleProbes      = 10
+	idleProbes      = result.LatencyIdleProbes
 	idleProbeGap    = 20 * time.Millisecond
-	loadedProbeGap  = 100 * time.Millisecond
+	loadedProbeGap  = result.LatencyProbeGap
 	resultGrace     = 15 * time.Second // after the duration, for the ends to drain
 	bytesModeMaxRun = 10 * time.Minute
 )
@@ -55,7 +40,11 @@ const (
 // cancelled, peer lost) returns its partial result with an error wrapping
 // ErrPartial.
 func RunTCP(ctx context.Context, t Target, cfg result.TCPConfig, progress func(result.TCPInterval)) (*result.TCP, error) {
-	s, err := open(ctx, t, tcpRequest(cfg))
+	cfg, err := checked("tcp", cfg)
+	if err != nil {
+		return nil, err
+	}
+	s, err := open(ctx, t, cfg.Request())
 	if err != nil {
 		return nil, err
 	}

@@ -23,15 +23,11 @@ const trainRecvBuffer = 32 << 20
 // returns its receiver's reading: the responder's for up, from its
 // kernel's receive stamps; this host's for down.
 func RunTrain(ctx context.Context, t Target, cfg result.TrainConfig) (*result.Train, error) {
-	if cfg.Drain <= 0 {
-		cfg.Drain = 500 * time.Millisecond
+	cfg, err := checked("train", cfg)
+	if err != nil {
+		return nil, err
 	}
-	// The session lasts the train at 10 Mbit/s at the least, plus the
-	// drain and the handshake's slack.
-	span := time.Duration(float64(cfg.Packets*(cfg.Size+cfg.Overhead)) * 8 / 10e6 * 1e9)
-	req := wire.Request{Kind: wire.KindTrain, TrainPackets: cfg.Packets, Size: cfg.Size, OverheadBytes: cfg.Overhead, Reverse: cfg.Reverse, RateBps: cfg.RateBps,
-		Duration: span + cfg.Drain + 3*time.Second, Interval: time.Second}
-	s, err := open(ctx, t, req)
+	s, err := open(ctx, t, cfg.Request())
 	if err != nil {
 		return nil, err
 	}

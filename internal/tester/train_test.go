@@ -42,12 +42,13 @@ func TestTrainBothWays(t *testing.T) {
 }
 
 // TestTrainLimit: a train above the responder's --max-train-bytes is
-// refused before anything is sent, with the flag named.
+// refused before anything is sent (by the client, from the limits the
+// responder announced), with the flag named.
 func TestTrainLimit(t *testing.T) {
 	_, addr := startServer(t, serve.Config{MaxTrainBytes: 100_000})
 	_, err := RunTrain(testCtx(t, 10*time.Second), Target{Addr: addr}, result.TrainConfig{Packets: 200, Size: 1000})
-	var we *wire.Error
-	if !errors.As(err, &we) || we.Code != wire.CodeLimit || !strings.Contains(we.Message, "--max-train-bytes") {
+	var ns *NotSentError
+	if !errors.As(err, &ns) || ns.Err.Code != wire.CodeLimit || !strings.Contains(ns.Err.Message, "--max-train-bytes") {
 		t.Fatalf("got %v, want a limit error naming --max-train-bytes", err)
 	}
 }

@@ -24,8 +24,11 @@ func ipUDPOverhead(v6 bool) int {
 // RunUDP sends a paced UDP stream one way and compares what the sender
 // sent with what the receiver counted.
 func RunUDP(ctx context.Context, t Target, cfg result.UDPConfig, progress func(result.UDPInterval)) (*result.UDP, error) {
-	req := wire.Request{Kind: wire.KindUDP, RateBps: cfg.RateBps, Size: cfg.Size, Duration: cfg.Duration, Reverse: cfg.Reverse, Interval: cfg.Interval}
-	s, err := open(ctx, t, req)
+	cfg, err := checked("udp", cfg)
+	if err != nil {
+		return nil, err
+	}
+	s, err := open(ctx, t, cfg.Request())
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,21 @@ import (
 type Hello struct {
 	Version   uint16 `json:"version"`
 	Challenge []byte `json:"challenge,omitempty"` // the responder's nonce (NonceLen bytes), when a secret is required
+	// Limits are the responder's limits on a request, so the client can
+	// check its request before sending it (optional, added in version 3:
+	// older responders send none). A responder that requires a secret
+	// announces none: before the proof it says nothing of itself but its
+	// version. Without a secret anyone learns them anyway, from refusals.
+	Limits *Limits `json:"limits,omitempty"`
+}
+
+// Announced is what the client checks its request against: the limits
+// the responder announced, or FormOnly when it announced none.
+func (h Hello) Announced() Limits {
+	if h.Limits == nil {
+		return FormOnly()
+	}
+	return *h.Limits
 }
 
 // Host describes the responder.

@@ -1,0 +1,275 @@
+package result
+
+// Defaults and validation of the method configs. Each Run function of
+// package method starts with WithDefaults, then Validate, before any
+// connection. What a config asks of the engine is checked by the
+// engine's own configs (their Validate, and through them the request's
+// rules); the responder's limits are checked by the client once the
+// responder has announced them.
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/rfc6349"
+	"github.com/fullpipe/fullpipe/internal/vocab"
+	"github.com/fullpipe/fullpipe/internal/wire"
+)
+
+// Bounds of the methods' configs.
+const (
+	// MaxSweepPoints bounds the windows or sizes of one sweep.
+	MaxSweepPoints = 256
+	// MaxRFCSweepPoints bounds the window sweep inside an RFC 6349 run.
+	MaxRFCSweepPoints = 64
+	// MinStepDuration is the shortest test of a method's steps.
+	MinStepDuration = time.Second
+	// MinRFCMaxWindow is the smallest MaxWindow an RFC 6349 run takes:
+	// one full-size segment.
+	MinRFCMaxWindow = 1500
+	// MaxWriteSize bounds a msglen sweep's sizes.
+	MaxWriteSize = 16 << 20
+)
+
+// Defaults of zero method config fields.
+const (
+	// MsgLenUDPDrain is how long a msglen sweep's UDP receiver counts
+	// after the sender stops.
+	MsgLenUDPDrain            = 300 * time.Millisecond
+	DefaultThroughputDuration = 30 * time.Second // RFC 6349: > 30 s
+	DefaultStepDuration       = 5 * time.Second
+	DefaultLink               = "ethernet"
+	DefaultShapingConns       = 4
+	DefaultSweepDuration      = 5 * time.Second
+	DefaultSweepMSS           = 1448 // a 1500-byte MTU with TCP timestamps
+	DefaultSweepCC            = "reno"
+	DefaultSweepInterval      = 200 * time.Millisecond
+	DefaultMsgLenUDPRateBps   = 50_000_000
+	DefaultTrainsMTU          = 1500
+)
+
+// bothWays is the default of every Directions.
+func bothWays() []vocab.Direction { return []vocab.Direction{vocab.Up, vocab.Down} }
+
+// checkDirections refuses an empty list, unknown names and repeats.
+func checkDirections(dirs []vocab.Direction) error {
+	if len(dirs) == 0 {
+		return errors.New("no direction: want up, down or both")
+	}
+	for i, d := range dirs {
+		if !d.Valid() || slices.Contains(dirs[:i], d) {
+			return fmt.Errorf("directions %q: want up, down or both, each once", dirs)
+		}
+	}
+	return nil
+}
+
+// WithDefaults fills the zero fields: both directions, a 30 s throughput
+// test, 5 s steps, Ethernet framing, the default thresholds (95 %, 99
+// %), 4 shaping connections. CIRBps has no default: it is the contract
+// under test. CC "" is the senders' default, MaxWindow 0 none,
+// SweepPoints 0 no sweep.
+func (c RFC6349Config) WithDefaults() RFC6349Config {
+	if len(c.Directions) == 0 {
+		c.Directions = bothWays()
+	}
+	if c.Duration == 0 {
+		c.Duration = DefaultThroughputDuration
+	}
+	if c.StepDuration == 0 {
+		c.StepDuration = DefaultStepDuration
+	}
+	if c.Link == "" {
+		c.Link = DefaultLink
+	}
+	if c.Thresholds.MinActualPct == 0 {
+		c.Thresholds.MinActualPct = rfc6349.DefaultThresholds.MinActualPct
+	}
+	if c.Thresholds.MinEfficiencyPct == 0 {
+		c.Thresholds.MinEfficiencyPct = rfc6349.DefaultThresholds.MinEfficiencyPct
+	}
+	if c.ShapingConns == 0 {
+		c.ShapingConns = DefaultShapingConns
+	}
+	return c
+}
+
+// Validate reports what is wrong with c, or nil.
+func (c RFC6349Config) Validate() error {
+	pct := func(p float64) bool { return p >= 0 && p <= 100 }
+	switch {
+	case c.CIRBps <= 0:
+		return errors.New("cir_bps is required: the committed rate the service should carry, e.g. 100e6")
+	case c.Duration < MinStepDuration || c.StepDuration < MinStepDuration:
+		return fmt.Errorf("throughput duration %v and step duration %v: want at least %v each", c.Duration, c.StepDuration, MinStepDuration)
+	case c.ShapingConns < 2:
+		return fmt.Errorf("shaping connections %d: want at least 2", c.ShapingConns)
+	case c.SweepPoints < 0 || c.SweepPoints > MaxRFCSweepPoints:
+		return fmt.Errorf("sweep points %d: want 0 (no sweep) to %d windows", c.SweepPoints, MaxRFCSweepPoints)
+	case c.MaxWindow < 0 || c.MaxWindow > 0 && c.MaxWindow < MinRFCMaxWindow:
+		return fmt.Errorf("max window %d bytes: want 0 (none) or at least %d", c.MaxWindow, MinRFCMaxWindow)
+	case !pct(c.Thresholds.MinActualPct) || !pct(c.Thresholds.MinEfficiencyPct):
+		return fmt.Errorf("thresholds %+v: want percentages of 0 to 100", c.Thresholds)
+	}
+	if err := checkDirections(c.Directions); err != nil {
+		return err
+	}
+	if _, err := rfc6349.LinkByName(c.Link); err != nil {
+		return err
+	}
+	// The shaping step's test: the most connections, the given cc.
+	shaping := TCPConfig{Streams: c.ShapingConns, Duration: c.StepDuration, CC: c.CC}.WithDefaults()
+	if err := shaping.Validate(); err != nil {
+		return fmt.Errorf("shaping test: %w", err)
+	}
+	return nil
+}
+
+// WithDefaults fills the zero fields: the windows 1 to 64 mss by 1 mss
+// of 1448 bytes, 5 s each with reno, probes of DSCP 0 every 100 ms after
+// 10 baseline probes, the first third of each point not counted, 200 ms
+// rate slices. Seed 0 is a seed like any other.
+func (c WindowSweepConfig) WithDefaults() WindowSweepConfig {
+	if c.MSS == 0 {
+		c.MSS = DefaultSweepMSS
+	}
+	if len(c.Windows) == 0 {
+		for k := 1; k <= 64; k++ {
+			c.Windows = append(c.Windows, k*c.MSS)
+		}
+	}
+	if c.Duration == 0 {
+		c.Duration = DefaultSweepDuration
+	}
+	if c.CC == "" {
+		c.CC = DefaultSweepCC
+	}
+	if len(c.ProbeDSCPs) == 0 {
+		c.ProbeDSCPs = []int{0}
+	}
+	if c.ProbeGap == 0 {
+		c.ProbeGap = DefaultProbeGap
+	}
+	if c.BaselineProbes == 0 {
+		c.BaselineProbes = DefaultBaseline
+	}
+	if c.Settle == 0 {
+		c.Settle = c.Duration / 3
+	}
+	if c.Interval == 0 {
+		c.Interval = DefaultSweepInterval
+	}
+	return c
+}
+
+// Validate reports what is wrong with c, or nil: the sweep's own bounds,
+// (method checks each point as the engine will run it).
+func (c WindowSweepConfig) Validate() error {
+	switch {
+	case len(c.Windows) < 1 || len(c.Windows) > MaxSweepPoints:
+		return fmt.Errorf("%d windows: want 1 to %d", len(c.Windows), MaxSweepPoints)
+	case c.MSS < MinMSS || c.MSS > MaxMSS:
+		return fmt.Errorf("mss %d: want %d to %d bytes", c.MSS, MinMSS, MaxMSS)
+	case c.Duration < MinStepDuration:
+		return fmt.Errorf("duration %v: want at least %v per point", c.Duration, MinStepDuration)
+	case c.Interval < 50*time.Millisecond || c.Interval > c.Duration/2:
+		return fmt.Errorf("interval %v: want 50ms to half of the duration", c.Interval)
+	case c.ProbeGap < 10*time.Millisecond || c.ProbeGap > c.Duration/2:
+		return fmt.Errorf("probe gap %v: want 10ms to half of the duration", c.ProbeGap)
+	case c.BaselineProbes < 3 || c.BaselineProbes > 100:
+		return fmt.Errorf("baseline probes %d: want 3 to 100", c.BaselineProbes)
+	case len(c.ProbeDSCPs) > 2:
+		return fmt.Errorf("%d probe classes: at most two", len(c.ProbeDSCPs))
+	}
+	for _, w := range c.Windows {
+		if w < 1 {
+			return fmt.Errorf("window %d bytes: want at least 1", w)
+		}
+	}
+	return nil
+}
+
+// WithDefaults fills the zero fields: write sizes 64 B to 64 KiB by
+// doubling, 5 s per size and protocol, UDP at 50 Mbit/s, 200 ms slices.
+func (c MsgLenSweepConfig) WithDefaults() MsgLenSweepConfig {
+	if len(c.Sizes) == 0 {
+		for n := 64; n <= 64<<10; n *= 2 {
+			c.Sizes = append(c.Sizes, n)
+		}
+	}
+	if c.Duration == 0 {
+		c.Duration = DefaultSweepDuration
+	}
+	if c.UDPRateBps == 0 {
+		c.UDPRateBps = DefaultMsgLenUDPRateBps
+	}
+	if c.Interval == 0 {
+		c.Interval = DefaultSweepInterval
+	}
+	return c
+}
+
+// Validate reports what is wrong with c, or nil: the sweep's own bounds,
+// then each size's TCP and UDP tests as the engine will run them.
+func (c MsgLenSweepConfig) Validate() error {
+	switch {
+	case len(c.Sizes) < 1 || len(c.Sizes) > MaxSweepPoints:
+		return fmt.Errorf("%d sizes: want 1 to %d", len(c.Sizes), MaxSweepPoints)
+	case c.Duration < MinStepDuration:
+		return fmt.Errorf("duration %v: want at least %v per size", c.Duration, MinStepDuration)
+	case c.Interval < 50*time.Millisecond || c.Interval > c.Duration/2:
+		return fmt.Errorf("interval %v: want 50ms to half of the duration", c.Interval)
+	}
+	for _, size := range c.Sizes {
+		if size < 1 || size > MaxWriteSize {
+			return fmt.Errorf("size %d bytes: want 1 B to 16 MiB per write", size)
+		}
+		tcp := TCPConfig{Streams: 1, Duration: c.Duration, Interval: c.Interval, WriteSize: size}
+		udp := UDPConfig{RateBps: c.UDPRateBps, Size: min(max(size, 40), wire.MaxUDPPayload), Duration: c.Duration, Interval: c.Interval, Drain: MsgLenUDPDrain}
+		if err := tcp.Validate(); err != nil {
+			return fmt.Errorf("size %d B: tcp: %w", size, err)
+		}
+		if err := udp.Validate(); err != nil {
+			return fmt.Errorf("size %d B: udp: %w", size, err)
+		}
+	}
+	return nil
+}
+
+// WithDefaults fills the zero fields: both directions, a 1500-byte MTU,
+// Ethernet framing, the CIR at RateBps. RateBps and RTT have no default:
+// they are what is known of the path.
+func (c TrainsConfig) WithDefaults() TrainsConfig {
+	if len(c.Directions) == 0 {
+		c.Directions = bothWays()
+	}
+	if c.MTU == 0 {
+		c.MTU = DefaultTrainsMTU
+	}
+	if c.Link == "" {
+		c.Link = DefaultLink
+	}
+	if c.CIRBps == 0 {
+		c.CIRBps = c.RateBps
+	}
+	return c
+}
+
+// Validate reports what is wrong with c, or nil.
+func (c TrainsConfig) Validate() error {
+	switch {
+	case c.RateBps <= 0 || c.RTT <= 0 || c.RTT > 10*time.Second:
+		return fmt.Errorf("rate %.0f bit/s and RTT %v: both are required, the RTT up to 10s", c.RateBps, c.RTT)
+	case c.CIRBps < 0:
+		return fmt.Errorf("cir %.0f bit/s must not be negative", c.CIRBps)
+	case c.MTU < 576 || c.MTU > 9216:
+		return fmt.Errorf("mtu %d: want 576 to 9216 bytes", c.MTU)
+	}
+	if err := checkDirections(c.Directions); err != nil {
+		return err
+	}
+	_, err := rfc6349.LinkByName(c.Link)
+	return err
+}
