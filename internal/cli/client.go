@@ -89,7 +89,7 @@ func finish(e env, asJSON bool, res any, have bool, err error, text func(io.Writ
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, tester.ErrPartial) {
+	if errors.Is(err, result.ErrPartial) {
 		return exitError{ExitFailed, err}
 	}
 	return exitError{ExitRefused, err}

@@ -120,7 +120,7 @@ func init() {
 					}
 					fmt.Fprintf(e.stdout, "  %s\n", line)
 				}
-				res, err := method.Run(e.ctx, t, cfg, progress)
+				res, err := method.Run(e.ctx, tester.Remote{T: t}, cfg, progress)
 				if res != nil {
 					withCommand(&res.Meta, e)
 					if reportFile != "" {

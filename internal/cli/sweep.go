@@ -209,7 +209,7 @@ func runWindowSweep(e env, cf clientFlags, t tester.Target, cfg result.WindowSwe
 		fmt.Fprintf(e.stderr, "point %d/%d: window %s (%.1f mss): %s, %d retransmitted segments, delay increment %s\n",
 			i+1, n, bytesExact(int64(p.WindowBytes)), p.WindowMSS, units.FormatRate(p.GoodputBps), p.RetransSegs, msOrDash(p.HasDelay, p.DelayIncrementMs))
 	}
-	res, err := method.RunWindowSweep(e.ctx, t, cfg, progress)
+	res, err := method.RunWindowSweep(e.ctx, tester.Remote{T: t}, cfg, progress)
 	if res != nil {
 		withCommand(&res.Meta, e)
 	}
@@ -314,7 +314,7 @@ func runMsgLenSweep(e env, cf clientFlags, t tester.Target, sizes string, dur ti
 		fmt.Fprintf(e.stderr, "size %d/%d: %s: TCP %s, UDP sent %s received %s\n", i+1, n, bytesExact(int64(p.SizeBytes)),
 			units.FormatRate(p.TCPGoodputBps), units.FormatRate(p.UDPSenderBps), units.FormatRate(p.UDPReceiverBps))
 	}
-	res, err := method.RunMsgLenSweep(e.ctx, t, cfg, progress)
+	res, err := method.RunMsgLenSweep(e.ctx, tester.Remote{T: t}, cfg, progress)
 	if res != nil {
 		withCommand(&res.Meta, e)
 	}

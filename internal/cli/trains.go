@@ -71,7 +71,7 @@ Example:
 				if !cf.json {
 					fmt.Fprintf(e.stdout, "packet trains to %s: rate %s, RTT %v, MTU %d B\n", tester.HostPort(t.Addr), units.FormatRate(float64(rate)), cfg.RTT, mtu)
 				}
-				res, err := method.Trains(e.ctx, t, cfg, progress)
+				res, err := method.Trains(e.ctx, tester.Remote{T: t}, cfg, progress)
 				if res != nil {
 					withCommand(&res.Meta, e)
 				}

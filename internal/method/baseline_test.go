@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/method/fakenet"
 	"github.com/fullpipe/fullpipe/internal/result"
-	"github.com/fullpipe/fullpipe/internal/tester"
 )
 
 // series is one fake RTT series: the UDP minimum and TCP's minimum on its
@@ -15,8 +15,8 @@ import (
 type series struct{ udp, tcp float64 }
 
 // fakeRTT returns the series in order, one per call, and counts calls.
-func fakeRTT(ss []series, calls *int) func(context.Context, tester.Target, result.RTTConfig, func(uint64, time.Duration)) (*result.RTT, error) {
-	return func(context.Context, tester.Target, result.RTTConfig, func(uint64, time.Duration)) (*result.RTT, error) {
+func fakeRTT(ss []series, calls *int) func(context.Context, result.RTTConfig, func(uint64, time.Duration)) (*result.RTT, error) {
+	return func(context.Context, result.RTTConfig, func(uint64, time.Duration)) (*result.RTT, error) {
 		s := ss[*calls]
 		*calls++
 		r := &result.RTT{}
@@ -47,7 +47,7 @@ func TestBaselineNotBuiltOnOutlier(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			calls := 0
-			r := &runner{ctx: context.Background(), runRTT: fakeRTT(c.series, &calls), res: &result.RFC6349{Warnings: []string{}}}
+			r := &runner{ctx: context.Background(), net: scripted{Path: &fakenet.Path{}, rtt: fakeRTT(c.series, &calls)}, res: &result.RFC6349{Warnings: []string{}}}
 			if err := r.measureBaseline(); err != nil {
 				t.Fatal(err)
 			}

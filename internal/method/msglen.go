@@ -6,7 +6,6 @@ import (
 
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/sweep"
-	"github.com/fullpipe/fullpipe/internal/tester"
 	"github.com/fullpipe/fullpipe/internal/vocab"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
@@ -14,8 +13,8 @@ import (
 // RunMsgLenSweep runs, for each size, a TCP upload whose every write is
 // that size, then a paced UDP upload of datagrams of that size (at most
 // 65,507 B). Ctrl-C ends it with the sizes so far and an error wrapping
-// tester.ErrPartial.
-func RunMsgLenSweep(ctx context.Context, t tester.Target, cfg result.MsgLenSweepConfig, progress func(i int, p sweep.MsgLenPoint)) (*result.MsgLenSweep, error) {
+// result.ErrPartial.
+func RunMsgLenSweep(ctx context.Context, n Network, cfg result.MsgLenSweepConfig, progress func(i int, p sweep.MsgLenPoint)) (*result.MsgLenSweep, error) {
 	cfg, err := prepare("msglen sweep", cfg)
 	if err != nil {
 		return nil, err
@@ -24,7 +23,7 @@ func RunMsgLenSweep(ctx context.Context, t tester.Target, cfg result.MsgLenSweep
 	var stopErr error
 	for i, size := range cfg.Sizes {
 		p := sweep.MsgLenPoint{SizeBytes: size, UDPSizeBytes: min(max(size, 40), wire.MaxUDPPayload)}
-		tr, err := tester.RunTCP(ctx, t, result.TCPConfig{Streams: 1, Duration: cfg.Duration, Interval: cfg.Interval, WriteSize: size}, nil)
+		tr, err := n.TCP(ctx, result.TCPConfig{Streams: 1, Duration: cfg.Duration, Interval: cfg.Interval, WriteSize: size}, nil)
 		if tr != nil {
 			if res.Meta.Schema == 0 {
 				res.Meta = tr.Meta
@@ -42,7 +41,7 @@ func RunMsgLenSweep(ctx context.Context, t tester.Target, cfg result.MsgLenSweep
 		}
 		if err == nil {
 			var ur *result.UDP
-			ur, err = tester.RunUDP(ctx, t, result.UDPConfig{RateBps: cfg.UDPRateBps, Size: p.UDPSizeBytes, Duration: cfg.Duration, Interval: cfg.Interval, Drain: result.MsgLenUDPDrain}, nil)
+			ur, err = n.UDP(ctx, result.UDPConfig{RateBps: cfg.UDPRateBps, Size: p.UDPSizeBytes, Duration: cfg.Duration, Interval: cfg.Interval, Drain: result.MsgLenUDPDrain}, nil)
 			if ur != nil {
 				p.UDPSenderBps, p.UDPReceiverBps, p.UDPLossPct = ur.Summary.SenderRateBps, ur.Summary.ReceiverRateBps, ur.Summary.LossPct
 				p.Partial = p.Partial || ur.Summary.Partial

@@ -16,7 +16,6 @@ import (
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/rfc6349"
 	"github.com/fullpipe/fullpipe/internal/sweep"
-	"github.com/fullpipe/fullpipe/internal/tester"
 	"github.com/fullpipe/fullpipe/internal/version"
 	"github.com/fullpipe/fullpipe/internal/vocab"
 	"github.com/fullpipe/fullpipe/internal/wire"
@@ -26,8 +25,8 @@ import (
 type Progress func(step, line string)
 
 // Run runs the method against t. A run stopped early returns what it has,
-// marked partial, with an error wrapping tester.ErrPartial.
-func Run(ctx context.Context, t tester.Target, cfg result.RFC6349Config, progress Progress) (*result.RFC6349, error) {
+// marked partial, with an error wrapping result.ErrPartial.
+func Run(ctx context.Context, n Network, cfg result.RFC6349Config, progress Progress) (*result.RFC6349, error) {
 	cfg, err := prepare("rfc6349", cfg)
 	if err != nil {
 		return nil, err
@@ -39,16 +38,16 @@ func Run(ctx context.Context, t tester.Target, cfg result.RFC6349Config, progres
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{ctx: ctx, t: t, cfg: cfg, link: l, p: progress, runRTT: tester.RunRTT, runTrain: tester.RunTrain,
+	r := &runner{ctx: ctx, net: n, cfg: cfg, link: l, p: progress,
 		res: &result.RFC6349{RTT: result.Baseline{UDPMinMs: []float64{}}, Throughput: map[vocab.Direction]*result.ThroughputRow{}, Shaping: map[vocab.Direction]*result.ShapingRow{}, Walk: []result.WalkRow{}, Diagnosis: []rfc6349.Finding{}, Warnings: []string{}}}
 	r.res.Config, r.res.Meta = cfg, result.Meta{Schema: result.Schema, Tool: "fullpipe", Version: version.Release, Test: "rfc6349",
-		Started: time.Now(), Target: tester.HostPort(t.Addr),
+		Started: time.Now(), Target: n.Target(),
 		Client: result.Host{Software: version.Software(), Kernel: version.Kernel()}}
 	err = r.run()
-	if err != nil && (errors.Is(err, tester.ErrPartial) || ctx.Err() != nil) {
+	if err != nil && (errors.Is(err, result.ErrPartial) || ctx.Err() != nil) {
 		r.res.Partial, r.res.Reason = true, err.Error()
-		if !errors.Is(err, tester.ErrPartial) {
-			err = fmt.Errorf("%w: %v", tester.ErrPartial, err)
+		if !errors.Is(err, result.ErrPartial) {
+			err = fmt.Errorf("%w: %v", result.ErrPartial, err)
 		}
 	}
 	return r.res, err
@@ -56,7 +55,7 @@ func Run(ctx context.Context, t tester.Target, cfg result.RFC6349Config, progres
 
 type runner struct {
 	ctx      context.Context
-	t        tester.Target
+	net      Network
 	cfg      result.RFC6349Config
 	link     rfc6349.Link // cfg.Link's framing
 	p        Progress
@@ -66,12 +65,6 @@ type runner struct {
 	mtu      map[vocab.Direction]int
 	lineLoss map[vocab.Direction]float64 // UDP loss at the CIR, per direction
 	bbHost   map[vocab.Direction]string  // how the sending host held step 2 back, per direction ("": it did not)
-	// runRTT is the baseline's probe series: tester.RunRTT, or a fake in
-	// tests of the baseline's cross-check.
-	runRTT func(context.Context, tester.Target, result.RTTConfig, func(uint64, time.Duration)) (*result.RTT, error)
-	// runTrain is step 5's packet train: tester.RunTrain, or a path in
-	// virtual time in tests.
-	runTrain func(context.Context, tester.Target, result.TrainConfig) (*result.Train, error)
 }
 
 func (r *runner) run() error {
@@ -104,7 +97,7 @@ func (r *runner) run() error {
 }
 
 func (r *runner) stepMTU() error {
-	m, err := tester.RunPMTU(r.ctx, r.t, result.PMTUConfig{})
+	m, err := r.net.PMTU(r.ctx, result.PMTUConfig{})
 	if err != nil {
 		return err
 	}
@@ -163,7 +156,7 @@ func (r *runner) measureBaseline() error {
 	var tcpMin time.Duration
 	var whys []string
 	for range 2 {
-		rt, err := r.runRTT(r.ctx, r.t, result.RTTConfig{Count: 20, Interval: 20 * time.Millisecond, Size: 64}, nil)
+		rt, err := r.net.RTT(r.ctx, result.RTTConfig{Count: 20, Interval: 20 * time.Millisecond, Size: 64}, nil)
 		if err != nil {
 			return err
 		}
@@ -248,7 +241,7 @@ func (r *runner) measureBB(dir vocab.Direction) (bb, loss, line float64, err err
 	udp := func(l2 float64) (res *result.UDP, got float64, err error) {
 		rate := int64(l2 * float64(payload) / wire)
 		for try := 0; try < 2; try++ {
-			res, err = tester.RunUDP(r.ctx, r.t, result.UDPConfig{RateBps: rate, Size: payload, Duration: 2 * time.Second,
+			res, err = r.net.UDP(r.ctx, result.UDPConfig{RateBps: rate, Size: payload, Duration: 2 * time.Second,
 				Reverse: dir == vocab.Down, Interval: time.Second, Drain: 300 * time.Millisecond}, nil)
 			if err != nil {
 				return nil, 0, err
@@ -345,7 +338,7 @@ func (r *runner) ceiling(dir vocab.Direction, mss int) float64 {
 }
 
 func (r *runner) tcp(dir vocab.Direction, conns, window int, d time.Duration, cc string) (*result.TCP, *result.TCPDirection, error) {
-	res, err := tester.RunTCP(r.ctx, r.t, result.TCPConfig{Streams: conns, Duration: d, Window: window, CC: cc,
+	res, err := r.net.TCP(r.ctx, result.TCPConfig{Streams: conns, Duration: d, Window: window, CC: cc,
 		Reverse: dir == vocab.Down, Interval: time.Second, MSS: r.mss()}, nil)
 	if err != nil {
 		return res, nil, err
@@ -364,8 +357,8 @@ func (r *runner) tcp(dir vocab.Direction, conns, window int, d time.Duration, cc
 // on loss and fill a shaper's queue; BBR would keep it short.
 func (r *runner) lossBasedTCP(dir vocab.Direction, conns int) (*result.TCP, *result.TCPDirection, error) {
 	res, d, err := r.tcp(dir, conns, 0, r.cfg.StepDuration, "cubic")
-	var we *wire.Error
-	if err != nil && (errors.As(err, &we) && we.Code == wire.CodeLimit || errors.Is(err, syscall.EPERM)) && strings.Contains(err.Error(), "cubic") {
+	code, refused := wire.RefusedCode(err)
+	if err != nil && (refused && code == wire.CodeLimit || errors.Is(err, syscall.EPERM)) && strings.Contains(err.Error(), "cubic") {
 		r.warn(fmt.Sprintf("%s: the shaping step ran with reno: cubic was refused (%v)", dir, err))
 		return r.tcp(dir, conns, 0, r.cfg.StepDuration, "reno")
 	}
@@ -432,7 +425,7 @@ func (r *runner) stepSweep() error {
 		for i := 1; i <= r.cfg.SweepPoints; i++ {
 			cfg.Windows = append(cfg.Windows, max(seg, int(sweepSpan*bdp*float64(i)/float64(r.cfg.SweepPoints))))
 		}
-		sw, err := RunWindowSweep(r.ctx, r.t, cfg, func(i int, p sweep.WindowPoint) {
+		sw, err := RunWindowSweep(r.ctx, r.net, cfg, func(i int, p sweep.WindowPoint) {
 			r.p("3b. window sweep", fmt.Sprintf("%s window %d B (%.0f %% of BDP): %.2f Mbit/s, retransmitted %d segments, delay increment %.1f ms",
 				dir, p.WindowBytes, float64(p.WindowBytes)/bdp*100, p.GoodputBps/1e6, p.RetransSegs, p.DelayIncrementMs))
 		})

@@ -8,7 +8,6 @@ import (
 
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/sweep"
-	"github.com/fullpipe/fullpipe/internal/tester"
 )
 
 // baselineGap spaces the baseline probes: 10 of them take 0.2 s.
@@ -17,8 +16,8 @@ const baselineGap = 20 * time.Millisecond
 // RunWindowSweep measures every window in turn, smallest first, and
 // classifies the points. progress, if not nil, sees each point as it is
 // measured (before classification). Ctrl-C (ctx) ends the sweep with the
-// points so far, classified, and an error wrapping tester.ErrPartial.
-func RunWindowSweep(ctx context.Context, t tester.Target, cfg result.WindowSweepConfig, progress func(i int, p sweep.WindowPoint)) (*result.WindowSweep, error) {
+// points so far, classified, and an error wrapping result.ErrPartial.
+func RunWindowSweep(ctx context.Context, n Network, cfg result.WindowSweepConfig, progress func(i int, p sweep.WindowPoint)) (*result.WindowSweep, error) {
 	cfg, err := prepareSweep(cfg)
 	if err != nil {
 		return nil, err
@@ -27,7 +26,7 @@ func RunWindowSweep(ctx context.Context, t tester.Target, cfg result.WindowSweep
 	var stopErr error
 	for i, w := range cfg.Windows {
 		pc := point(cfg, i, w)
-		run, err := tester.RunWindowPoint(ctx, t, pc)
+		run, err := n.WindowPoint(ctx, pc)
 		if run != nil && run.TCP != nil && res.Meta.Schema == 0 {
 			res.Meta = run.TCP.Meta
 		}
@@ -69,24 +68,24 @@ func RunWindowSweep(ctx context.Context, t tester.Target, cfg result.WindowSweep
 // Ctrl-C stops the sweep with the points so far (stop, naming the point).
 func stopped(ctx context.Context, err error, have int, point string) (stop, fatal error) {
 	switch {
-	case err != nil && have == 0 && !errors.Is(err, tester.ErrPartial) && ctx.Err() == nil:
+	case err != nil && have == 0 && !errors.Is(err, result.ErrPartial) && ctx.Err() == nil:
 		return nil, err
 	case err != nil:
 		return fmt.Errorf("%s: %w", point, err), nil
 	case ctx.Err() != nil:
-		return fmt.Errorf("%w: interrupted", tester.ErrPartial), nil
+		return fmt.Errorf("%w: interrupted", result.ErrPartial), nil
 	}
 	return nil, nil
 }
 
 // partial turns a sweep's stop into its result's partial flag and reason,
-// and an error that wraps tester.ErrPartial (nil when it ran to the end).
+// and an error that wraps result.ErrPartial (nil when it ran to the end).
 func partial(stop error) (bool, string, error) {
 	if stop == nil {
 		return false, "", nil
 	}
-	if !errors.Is(stop, tester.ErrPartial) {
-		return true, stop.Error(), fmt.Errorf("%w: %v", tester.ErrPartial, stop)
+	if !errors.Is(stop, result.ErrPartial) {
+		return true, stop.Error(), fmt.Errorf("%w: %v", result.ErrPartial, stop)
 	}
 	return true, stop.Error(), stop
 }

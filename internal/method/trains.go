@@ -7,7 +7,6 @@ import (
 
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/rfc6349"
-	"github.com/fullpipe/fullpipe/internal/tester"
 	"github.com/fullpipe/fullpipe/internal/train"
 	"github.com/fullpipe/fullpipe/internal/version"
 	"github.com/fullpipe/fullpipe/internal/vocab"
@@ -65,7 +64,7 @@ func (r *runner) trainSeries(dir vocab.Direction, size, overhead int) ([]train.R
 		// fill again before the next train.
 		drain := 2*r.baseline + time.Duration(float64(n*per)*8/bb*1e9) + 250*time.Millisecond
 		cfg := result.TrainConfig{Packets: n, Size: size, Overhead: overhead, Reverse: dir == vocab.Down, Drain: drain, RateBps: int64(sender * float64(size) / float64(per))}
-		res, err := r.runTrain(r.ctx, r.t, cfg)
+		res, err := r.net.Train(r.ctx, cfg)
 		if err != nil {
 			return rs, rows, fmt.Errorf("%s: train of %d × %d B: %w", dir, n, size, err)
 		}
@@ -114,7 +113,7 @@ func trainLine(dir vocab.Direction, n, size int, rd train.Reading) string {
 }
 
 // Trains runs step 5's packet trains against t in each direction of cfg.
-func Trains(ctx context.Context, t tester.Target, cfg result.TrainsConfig, progress Progress) (*result.Trains, error) {
+func Trains(ctx context.Context, n Network, cfg result.TrainsConfig, progress Progress) (*result.Trains, error) {
 	cfg, err := prepare("trains", cfg)
 	if err != nil {
 		return nil, err
@@ -129,11 +128,11 @@ func Trains(ctx context.Context, t tester.Target, cfg result.TrainsConfig, progr
 	if cfg.CIRBps <= 0 {
 		cfg.CIRBps = cfg.RateBps
 	}
-	r := &runner{ctx: ctx, t: t, p: progress, runTrain: tester.RunTrain, baseline: cfg.RTT, bb: map[vocab.Direction]float64{}, mtu: map[vocab.Direction]int{},
+	r := &runner{ctx: ctx, net: n, p: progress, baseline: cfg.RTT, bb: map[vocab.Direction]float64{}, mtu: map[vocab.Direction]int{},
 		cfg: result.RFC6349Config{CIRBps: int64(cfg.CIRBps)}, link: l, res: &result.RFC6349{Warnings: []string{}}}
 	out := &result.Trains{Directions: map[vocab.Direction]*result.TrainsDirection{}}
 	out.Config, out.Meta = cfg, result.Meta{Schema: result.Schema, Tool: "fullpipe", Version: version.Release, Test: "trains", Started: time.Now(),
-		Target: tester.HostPort(t.Addr), Client: result.Host{Software: version.Software(), Kernel: version.Kernel()}}
+		Target: n.Target(), Client: result.Host{Software: version.Software(), Kernel: version.Kernel()}}
 	for _, dir := range cfg.Directions {
 		r.bb[dir], r.mtu[dir] = cfg.RateBps, cfg.MTU
 		v, rows, err := r.trains(dir)

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/link"
+	"github.com/fullpipe/fullpipe/internal/method/fakenet"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/rfc6349"
-	"github.com/fullpipe/fullpipe/internal/tester"
 	"github.com/fullpipe/fullpipe/internal/train"
 	"github.com/fullpipe/fullpipe/internal/train/traintest"
 	"github.com/fullpipe/fullpipe/internal/vocab"
@@ -19,9 +19,9 @@ import (
 // fakeTrains is step 5's network: each train goes through a fresh chain
 // from mk in virtual time, sent at 1 Gbit/s, its datagrams IP packets of
 // size + 28 bytes, received with 30 µs of stamp noise. It counts trains.
-func fakeTrains(mk func() *link.Chain, calls *int) func(context.Context, tester.Target, result.TrainConfig) (*result.Train, error) {
+func fakeTrains(mk func() *link.Chain, calls *int) func(context.Context, result.TrainConfig) (*result.Train, error) {
 	rng := rand.New(rand.NewPCG(9, 9))
-	return func(_ context.Context, _ tester.Target, c result.TrainConfig) (*result.Train, error) {
+	return func(_ context.Context, c result.TrainConfig) (*result.Train, error) {
 		*calls++
 		t := traintest.Send(mk, c.Packets, c.Size+28, c.Size+c.Overhead, 1e9, 30*time.Microsecond, rng)
 		return &result.Train{Packets: c.Packets, SizeBytes: c.Size, OverheadBytes: c.Overhead, Reading: train.Read(t), Stamps: "kernel"}, nil
@@ -62,7 +62,7 @@ func TestTrainsStep(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			calls := 0
-			r := &runner{ctx: context.Background(), runTrain: fakeTrains(c.mk, &calls), res: &result.RFC6349{Warnings: []string{}},
+			r := &runner{ctx: context.Background(), net: scripted{Path: &fakenet.Path{}, train: fakeTrains(c.mk, &calls)}, res: &result.RFC6349{Warnings: []string{}},
 				link: rfc6349.Link{Name: "ethernet", Overhead: 38}, p: func(string, string) {},
 				bb: map[vocab.Direction]float64{"up": c.bb}, mtu: map[vocab.Direction]int{"up": 1500}, baseline: 20 * time.Millisecond}
 			v, rows, err := r.trains("up")

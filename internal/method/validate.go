@@ -7,12 +7,11 @@ import (
 	"fmt"
 
 	"github.com/fullpipe/fullpipe/internal/result"
-	"github.com/fullpipe/fullpipe/internal/tester"
 )
 
 // point is the engine's config of a window sweep's point i, window w.
-func point(c result.WindowSweepConfig, i, w int) tester.WindowPointConfig {
-	return tester.WindowPointConfig{
+func point(c result.WindowSweepConfig, i, w int) result.WindowPointConfig {
+	return result.WindowPointConfig{
 		TCP: result.TCPConfig{Streams: 1, Duration: c.Duration, Window: w, Reverse: c.Reverse, CC: c.CC,
 			Interval: c.Interval},
 		DSCPs: c.ProbeDSCPs, Baseline: c.BaselineProbes, BaselineGap: baselineGap,

@@ -150,7 +150,7 @@ func TestMethodConfigValidate(t *testing.T) {
 // "refused").
 func TestMethodRunRefusesBadConfig(t *testing.T) {
 	ctx := context.Background()
-	tg := tester.Target{Addr: "127.0.0.1:1"}
+	tg := tester.Remote{T: tester.Target{Addr: "127.0.0.1:1"}}
 	for name, run := range map[string]func() error{
 		"rfc6349": func() error { _, err := Run(ctx, tg, result.RFC6349Config{}, nil); return err },
 		"window":  func() error { _, err := RunWindowSweep(ctx, tg, result.WindowSweepConfig{MSS: 1}, nil); return err },

@@ -48,7 +48,7 @@ func TestZeroConfigsValid(t *testing.T) {
 		"rtt":          result.RTTConfig{}.WithDefaults(),
 		"pmtu":         result.PMTUConfig{}.WithDefaults(),
 		"train":        result.TrainConfig{}.WithDefaults(),
-		"window point": WindowPointConfig{}.WithDefaults(),
+		"window point": result.WindowPointConfig{}.WithDefaults(),
 	} {
 		if err := cfg.Validate(); err != nil {
 			t.Errorf("%s: zero value with defaults: %v", name, err)
@@ -72,7 +72,7 @@ func TestZeroConfigsValid(t *testing.T) {
 	if c := (result.TrainConfig{}).WithDefaults(); c != (result.TrainConfig{Packets: 16, Size: 1472, Drain: 500 * time.Millisecond}) {
 		t.Errorf("train defaults %+v", c)
 	}
-	c := WindowPointConfig{}.WithDefaults()
+	c := result.WindowPointConfig{}.WithDefaults()
 	if len(c.DSCPs) != 1 || c.DSCPs[0] != 0 || c.Baseline != 10 || c.BaselineGap != 20*time.Millisecond || c.ProbeGap != 100*time.Millisecond || c.TCP.Streams != 1 {
 		t.Errorf("window point defaults %+v", c)
 	}
@@ -157,8 +157,8 @@ func TestUDPRTTConfigValidate(t *testing.T) {
 // TestPMTUTrainPointConfigValidate: the rules of a path MTU search, a
 // train and a window point at their edges.
 func TestPMTUTrainPointConfigValidate(t *testing.T) {
-	pt := func(f func(*WindowPointConfig)) WindowPointConfig {
-		c := WindowPointConfig{}.WithDefaults()
+	pt := func(f func(*result.WindowPointConfig)) result.WindowPointConfig {
+		c := result.WindowPointConfig{}.WithDefaults()
 		f(&c)
 		return c
 	}
@@ -182,17 +182,17 @@ func TestPMTUTrainPointConfigValidate(t *testing.T) {
 		{"train overhead 257", tr(func(c *result.TrainConfig) { c.Overhead = 257 }), "overhead_bytes must be 0 to 256"},
 		{"train negative rate", tr(func(c *result.TrainConfig) { c.RateBps = -1 }), "must not be negative"},
 		{"train negative drain", tr(func(c *result.TrainConfig) { c.Drain = -1 }), "drain -1ns must not be negative"},
-		{"point bad tcp", pt(func(c *WindowPointConfig) { c.TCP.Streams = -1 }), "tcp: streams must be at least 1"},
-		{"point bytes", pt(func(c *WindowPointConfig) { c.TCP.Duration, c.TCP.Bytes = 0, 1000 }), "runs for a duration"},
-		{"point 4 classes", pt(func(c *WindowPointConfig) { c.DSCPs = []int{0, 10, 18, 46} }), ""},
-		{"point 5 classes", pt(func(c *WindowPointConfig) { c.DSCPs = []int{0, 10, 18, 26, 46} }), "5 probe classes: want 1 to 4"},
-		{"point dscp 64", pt(func(c *WindowPointConfig) { c.DSCPs = []int{64} }), "probe dscp 64"},
-		{"point baseline -1", pt(func(c *WindowPointConfig) { c.Baseline = -1 }), "baseline of -1 probes"},
-		{"point baseline gap 0", pt(func(c *WindowPointConfig) { c.BaselineGap = -1 }), "a positive gap"},
-		{"point probe gap 1ms", pt(func(c *WindowPointConfig) { c.ProbeGap = time.Millisecond }), ""},
-		{"point probe gap below 1ms", pt(func(c *WindowPointConfig) { c.ProbeGap = time.Millisecond - 1 }), "probe gap"},
-		{"point settle -1", pt(func(c *WindowPointConfig) { c.Settle = -1 }), "settle -1ns"},
-		{"point settle = duration", pt(func(c *WindowPointConfig) { c.Settle = c.TCP.Duration }), "settle 10s"},
+		{"point bad tcp", pt(func(c *result.WindowPointConfig) { c.TCP.Streams = -1 }), "tcp: streams must be at least 1"},
+		{"point bytes", pt(func(c *result.WindowPointConfig) { c.TCP.Duration, c.TCP.Bytes = 0, 1000 }), "runs for a duration"},
+		{"point 4 classes", pt(func(c *result.WindowPointConfig) { c.DSCPs = []int{0, 10, 18, 46} }), ""},
+		{"point 5 classes", pt(func(c *result.WindowPointConfig) { c.DSCPs = []int{0, 10, 18, 26, 46} }), "5 probe classes: want 1 to 4"},
+		{"point dscp 64", pt(func(c *result.WindowPointConfig) { c.DSCPs = []int{64} }), "probe dscp 64"},
+		{"point baseline -1", pt(func(c *result.WindowPointConfig) { c.Baseline = -1 }), "baseline of -1 probes"},
+		{"point baseline gap 0", pt(func(c *result.WindowPointConfig) { c.BaselineGap = -1 }), "a positive gap"},
+		{"point probe gap 1ms", pt(func(c *result.WindowPointConfig) { c.ProbeGap = time.Millisecond }), ""},
+		{"point probe gap below 1ms", pt(func(c *result.WindowPointConfig) { c.ProbeGap = time.Millisecond - 1 }), "probe gap"},
+		{"point settle -1", pt(func(c *result.WindowPointConfig) { c.Settle = -1 }), "settle -1ns"},
+		{"point settle = duration", pt(func(c *result.WindowPointConfig) { c.Settle = c.TCP.Duration }), "settle 10s"},
 	})
 }
 
@@ -223,7 +223,10 @@ func TestBadConfigNoConnection(t *testing.T) {
 		"rtt":   func() error { _, err := RunRTT(ctx, tg, result.RTTConfig{Count: -1}, nil); return err },
 		"pmtu":  func() error { _, err := RunPMTU(ctx, tg, result.PMTUConfig{Tries: -1}); return err },
 		"train": func() error { _, err := RunTrain(ctx, tg, result.TrainConfig{Packets: 1}); return err },
-		"point": func() error { _, err := RunWindowPoint(ctx, tg, WindowPointConfig{DSCPs: []int{99}}); return err },
+		"point": func() error {
+			_, err := RunWindowPoint(ctx, tg, result.WindowPointConfig{DSCPs: []int{99}})
+			return err
+		},
 	} {
 		if err := run(); err == nil || !strings.Contains(err.Error(), " test: ") {
 			t.Errorf("%s: err = %v, want the config refused", name, err)

@@ -109,8 +109,8 @@ func TestCancelMidTest(t *testing.T) {
 			if took := returned.Sub(at); took > 2*time.Second {
 				t.Errorf("returned %v after the cancel, want ≤ 2 s", took)
 			}
-			if !errors.Is(err, ErrPartial) {
-				t.Fatalf("err = %v, want one wrapping ErrPartial", err)
+			if !errors.Is(err, result.ErrPartial) {
+				t.Fatalf("err = %v, want one wrapping result.ErrPartial", err)
 			}
 			oneLine(t, err)
 			if res == nil {
@@ -169,8 +169,8 @@ func TestResponderStops(t *testing.T) {
 			if took := returned.Sub(at); took > 3*time.Second {
 				t.Errorf("returned %v after the responder stopped, want ≤ 3 s", took)
 			}
-			if !errors.Is(err, ErrPartial) {
-				t.Fatalf("err = %v, want one wrapping ErrPartial", err)
+			if !errors.Is(err, result.ErrPartial) {
+				t.Fatalf("err = %v, want one wrapping result.ErrPartial", err)
 			}
 			oneLine(t, err)
 			if res == nil || !res.Summary.Partial || res.Summary.Bytes <= 0 {
@@ -211,8 +211,8 @@ func TestResponderStopReason(t *testing.T) {
 	// hears the reason from the responder's result, not from a reset.
 	res, err := RunTCP(testCtx(t, 20*time.Second), Target{Addr: srv.Addr().String()},
 		result.TCPConfig{Streams: 1, Duration: 10 * time.Second, Interval: 200 * time.Millisecond, Reverse: true}, nil)
-	if !errors.Is(err, ErrPartial) || res == nil {
-		t.Fatalf("err = %v, want ErrPartial", err)
+	if !errors.Is(err, result.ErrPartial) || res == nil {
+		t.Fatalf("err = %v, want result.ErrPartial", err)
 	}
 	if r := res.Summary.PartialReason; strings.Contains(r, "deadline") || !strings.Contains(r, "shutting down") {
 		t.Errorf("reason %q: want the responder shutting down, not a deadline", r)
@@ -406,8 +406,8 @@ func TestNoLeaks(t *testing.T) {
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	time.AfterFunc(300*time.Millisecond, cancel)
-	if _, err := RunTCP(cctx, target, result.TCPConfig{Streams: 2, Duration: 10 * time.Second, Interval: 100 * time.Millisecond, Reverse: true}, nil); !errors.Is(err, ErrPartial) {
-		t.Errorf("cancelled tcp: %v, want ErrPartial", err)
+	if _, err := RunTCP(cctx, target, result.TCPConfig{Streams: 2, Duration: 10 * time.Second, Interval: 100 * time.Millisecond, Reverse: true}, nil); !errors.Is(err, result.ErrPartial) {
+		t.Errorf("cancelled tcp: %v, want result.ErrPartial", err)
 	}
 	for _, reverse := range []bool{false, true} {
 		if _, err := RunUDP(ctx, target, result.UDPConfig{RateBps: 10e6, Size: 1000, Duration: 300 * time.Millisecond, Reverse: reverse, Interval: 100 * time.Millisecond, Drain: 50 * time.Millisecond}, nil); err != nil {

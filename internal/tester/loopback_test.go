@@ -607,7 +607,7 @@ func TestAuth(t *testing.T) {
 		if msg := err.Error(); !strings.Contains(msg, "secret") || strings.Contains(msg, "\n") {
 			t.Errorf("error %q: want one line that mentions the secret", msg)
 		}
-		if errors.Is(err, ErrPartial) {
+		if errors.Is(err, result.ErrPartial) {
 			t.Errorf("refused before the test, yet marked partial: %v", err)
 		}
 	})

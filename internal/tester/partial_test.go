@@ -50,8 +50,8 @@ func TestInterruptLeavesNothing(t *testing.T) {
 		res, err := RunTCP(ctx, Target{Addr: addr}, cfg, nil)
 		took := time.Since(start)
 		cancel()
-		if !errors.Is(err, ErrPartial) {
-			t.Fatalf("%+v: err = %v, want ErrPartial", cfg, err)
+		if !errors.Is(err, result.ErrPartial) {
+			t.Fatalf("%+v: err = %v, want result.ErrPartial", cfg, err)
 		}
 		// Cancelled at 1 s: stopping takes the stop message, the
 		// responder's result (≤ 1 s wait) and closing the streams.

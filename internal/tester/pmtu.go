@@ -114,7 +114,7 @@ func RunPMTU(ctx context.Context, t Target, cfg result.PMTUConfig) (*result.PMTU
 	}
 	s.stopAndWait(reason, msgs)
 	if reason != "done" {
-		return res, fmt.Errorf("%w: %s", ErrPartial, reason)
+		return res, fmt.Errorf("%w: %s", result.ErrPartial, reason)
 	}
 	return res, nil
 }

@@ -45,7 +45,7 @@ func RunRTT(ctx context.Context, t Target, cfg result.RTTConfig, onReply func(se
 	s.stopAndWait(reason, msgs)
 	if reason != "done" {
 		res.Summary.Partial, res.Summary.PartialReason = true, reason
-		return res, fmt.Errorf("%w: %s", ErrPartial, reason)
+		return res, fmt.Errorf("%w: %s", result.ErrPartial, reason)
 	}
 	return res, nil
 }

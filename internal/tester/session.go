@@ -32,10 +32,6 @@ type Target struct {
 	TLSPin []byte
 }
 
-// ErrPartial marks a result that stopped before its end (Ctrl-C, a peer
-// that died); the result returned with it holds what was measured.
-var ErrPartial = errors.New("test stopped early; figures are partial")
-
 // handshakeTimeout bounds each step before the measurement starts.
 const handshakeTimeout = 10 * time.Second
 

@@ -38,7 +38,7 @@ const (
 // RunTCP runs a TCP test. progress, if not nil, is called with each
 // interval as both ends' figures for it arrive. A test stopped early (ctx
 // cancelled, peer lost) returns its partial result with an error wrapping
-// ErrPartial.
+// result.ErrPartial.
 func RunTCP(ctx context.Context, t Target, cfg result.TCPConfig, progress func(result.TCPInterval)) (*result.TCP, error) {
 	cfg, err := checked("tcp", cfg)
 	if err != nil {
@@ -295,7 +295,7 @@ func (r *tcpRun) measure(ctx context.Context, p *prober) (*result.TCP, error) {
 	res.Series = r.series()
 	if partial != "" {
 		res.Summary.Partial, res.Summary.PartialReason = true, partial
-		return res, fmt.Errorf("%w: %s", ErrPartial, partial)
+		return res, fmt.Errorf("%w: %s", result.ErrPartial, partial)
 	}
 	return res, nil
 }

@@ -205,7 +205,7 @@ func (u *udpRun) measure(ctx context.Context) (*result.UDP, error) {
 	}
 	if partial != "" {
 		res.Summary.Partial, res.Summary.PartialReason = true, partial
-		return res, fmt.Errorf("%w: %s", ErrPartial, partial)
+		return res, fmt.Errorf("%w: %s", result.ErrPartial, partial)
 	}
 	return res, nil
 }

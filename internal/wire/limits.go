@@ -277,3 +277,18 @@ func satMul(a, b int64) int64 {
 	}
 	return a * b
 }
+
+// RefusedCode is the code of a refused request, whether the responder
+// refused it (an *Error frame) or the client found it would (a
+// *RequestError, checked against the limits the responder announced).
+func RefusedCode(err error) (ErrorCode, bool) {
+	var we *Error
+	if errors.As(err, &we) {
+		return we.Code, true
+	}
+	var re *RequestError
+	if errors.As(err, &re) {
+		return re.Code, true
+	}
+	return "", false
+}

@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"reflect"
@@ -240,5 +241,23 @@ func TestLimitsDocumented(t *testing.T) {
 	}
 	for _, m := range jsondoc.Missing(string(doc), false, Hello{}) {
 		t.Errorf("%s is not documented in docs/protocol.md", m)
+	}
+}
+
+// TestRefusedCode: a refusal's code reads the same whichever end found it.
+func TestRefusedCode(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		code ErrorCode
+		ok   bool
+	}{
+		{fmt.Errorf("x: %w", &Error{Code: CodeLimit}), CodeLimit, true},
+		{fmt.Errorf("x: %w", &RequestError{Code: CodeBadRequest}), CodeBadRequest, true},
+		{errors.New("plain"), "", false},
+		{nil, "", false},
+	} {
+		if code, ok := RefusedCode(c.err); code != c.code || ok != c.ok {
+			t.Errorf("%v: %q %v, want %q %v", c.err, code, ok, c.code, c.ok)
+		}
 	}
 }

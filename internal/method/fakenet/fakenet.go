@@ -1,0 +1,256 @@
+// Package fakenet is a scripted network path for the methods' tests: the
+// engine's tests (method.Network) answered from the physics of a path
+// with a base RTT, a bottleneck rate and queue, a policer, random loss
+// and a path MTU, in virtual time. Rates and windows follow the same
+// formulas as the lab's ground truth (rfc6349.Model); packet trains go
+// through the lab's own link stages (package link). It runs no socket
+// and sleeps nowhere: a whole RFC 6349 run takes milliseconds.
+package fakenet
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/link"
+	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/sweep"
+	"github.com/fullpipe/fullpipe/internal/train"
+	"github.com/fullpipe/fullpipe/internal/train/traintest"
+	"github.com/fullpipe/fullpipe/internal/vocab"
+)
+
+// Ethernet framing the bottleneck counts per IP packet, and the IP and
+// TCP headers with timestamps a segment carries.
+const (
+	framing   = 38
+	tcpHeader = 52
+	localMTU  = 1500
+)
+
+// Path is the scripted path, the same both ways. Zero fields: no limit.
+type Path struct {
+	BaseRTT     time.Duration // base round trip
+	RateBps     float64       // the bottleneck at layer 2 (Ethernet framing counted), as a CIR is stated
+	QueueBytes  int           // the bottleneck's tail-drop queue, IP bytes
+	PoliceBps   float64       // a token-bucket policer in front, IP bit/s (0: none)
+	BucketBytes int           // its bucket
+	LossPct     float64       // random loss on the line, at any load
+	MTU         int           // the path MTU (0: 1500, the interface's)
+	ICMP        bool          // a frag-needed comes back for larger packets (else a black hole)
+	// StallAfter, when > 0, makes every test after that many fail as a
+	// responder that vanished: partial, wrapping result.ErrPartial.
+	StallAfter int
+
+	mu    sync.Mutex
+	calls []string
+}
+
+// Calls lists the tests run so far, in order ("tcp up 4×62500 B", ...).
+func (p *Path) Calls() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.calls...)
+}
+
+// Target names the fake responder.
+func (p *Path) Target() string { return "fake:6349" }
+
+func (p *Path) call(ctx context.Context, format string, a ...any) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.calls = append(p.calls, fmt.Sprintf(format, a...))
+	if p.StallAfter > 0 && len(p.calls) > p.StallAfter {
+		return fmt.Errorf("%w: the responder stopped answering", result.ErrPartial)
+	}
+	return nil
+}
+
+func (p *Path) mtu() int {
+	if p.MTU > 0 {
+		return min(p.MTU, localMTU)
+	}
+	return localMTU
+}
+
+func meta(test string) result.Meta {
+	return result.Meta{Schema: result.Schema, Tool: "fullpipe", Test: test, Target: "fake:6349", Started: time.Unix(0, 0).UTC()}
+}
+
+// checked is cfg with its defaults, or why the engine would refuse it.
+func checked[C interface {
+	WithDefaults() C
+	Validate() error
+}](cfg C) (C, error) {
+	cfg = cfg.WithDefaults()
+	return cfg, cfg.Validate()
+}
+
+// PMTU finds the path MTU both ways, as the probe search would.
+func (p *Path) PMTU(ctx context.Context, cfg result.PMTUConfig) (*result.PMTU, error) {
+	cfg, err := checked(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.call(ctx, "mtu"); err != nil {
+		return nil, err
+	}
+	m := p.mtu()
+	return &result.PMTU{Meta: meta("mtu"), Config: cfg, UpBytes: m, DownBytes: m, LocalBytes: localMTU,
+		ICMPSeen: p.ICMP && m < localMTU, Probes: 5 + 2*cfg.Tries*9, Timeout: max(100*time.Millisecond, 4*p.BaseRTT)}, nil
+}
+
+// RTT answers cfg.Count probes at the base RTT, less the line's loss, and
+// reports TCP's minimum on the control connection as the same RTT.
+func (p *Path) RTT(ctx context.Context, cfg result.RTTConfig, onReply func(uint64, time.Duration)) (*result.RTT, error) {
+	cfg, err := checked(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.call(ctx, "rtt %d", cfg.Count); err != nil {
+		return nil, err
+	}
+	got := cfg.Count - int(math.Round(float64(cfg.Count)*p.LossPct/100))
+	samples := make([]time.Duration, got)
+	for i := range samples {
+		samples[i] = p.BaseRTT
+		if onReply != nil {
+			onReply(uint64(i), p.BaseRTT)
+		}
+	}
+	s := result.RTTSummary{RTTStats: *result.NewRTTStats(cfg.Count, samples), SizeBytes: cfg.Size,
+		IntervalMs: float64(cfg.Interval) / 1e6, ControlTCPMinUs: p.BaseRTT.Microseconds()}
+	return &result.RTT{Meta: meta("rtt"), Config: cfg, Summary: s}, nil
+}
+
+// drainIP is what leaves the bottleneck, IP bit/s, for packets of ip
+// bytes: its layer-2 rate less the framing, and the policer's rate.
+func (p *Path) drainIP(ip int) float64 {
+	r := math.Inf(1)
+	if p.RateBps > 0 {
+		r = p.RateBps * float64(ip) / float64(ip+framing)
+	}
+	if p.PoliceBps > 0 {
+		r = math.Min(r, p.PoliceBps)
+	}
+	return r
+}
+
+// UDP sends a paced stream: what arrives is the sent rate or the drain
+// rate, whichever is lower, less the line's loss; datagrams larger than
+// the path MTU vanish.
+func (p *Path) UDP(ctx context.Context, cfg result.UDPConfig, progress func(result.UDPInterval)) (*result.UDP, error) {
+	cfg, err := checked(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dir := vocab.Of(cfg.Reverse)
+	if err := p.call(ctx, "udp %s %.0f", dir, float64(cfg.RateBps)); err != nil {
+		return nil, err
+	}
+	ip := cfg.Size + 28
+	secs := cfg.Duration.Seconds()
+	sentIP := float64(cfg.RateBps) * float64(ip) / float64(cfg.Size)
+	recvIP := math.Min(sentIP, p.drainIP(ip)) * (1 - p.LossPct/100)
+	if ip > p.mtu() {
+		recvIP = 0
+	}
+	sent := uint64(float64(cfg.RateBps) * secs / 8 / float64(cfg.Size))
+	got := uint64(float64(sent) * recvIP / sentIP)
+	s := result.UDPSummary{Direction: dir, SizeBytes: cfg.Size, TargetRateBps: cfg.RateBps, SentPackets: sent,
+		SentBytes: sent * uint64(cfg.Size), SenderRateBps: float64(cfg.RateBps), RecvPackets: got, RecvBytes: got * uint64(cfg.Size),
+		ReceiverRateBps: recvIP * float64(cfg.Size) / float64(ip), ReceiverIPBps: recvIP, IntervalS: secs, Lost: sent - got}
+	if sent > 0 {
+		s.LossPct = float64(sent-got) / float64(sent) * 100
+	}
+	var ivs []result.UDPInterval
+	for t := 0.0; t < secs; t += cfg.Interval.Seconds() {
+		end := math.Min(secs, t+cfg.Interval.Seconds())
+		iv := result.UDPInterval{StartS: t, EndS: end, ThroughputBps: s.ReceiverRateBps,
+			Packets: uint64(float64(got) * (end - t) / secs), Lost: uint64(float64(sent-got) * (end - t) / secs)}
+		iv.Bytes = iv.Packets * uint64(cfg.Size)
+		ivs = append(ivs, iv)
+		if progress != nil {
+			progress(iv)
+		}
+	}
+	return &result.UDP{Meta: meta("udp"), Config: cfg, Intervals: ivs, Summary: s}, nil
+}
+
+// Train sends one train through the path's link stages in virtual time,
+// at 1 Gbit/s, its receive stamps with 30 µs of noise.
+func (p *Path) Train(ctx context.Context, cfg result.TrainConfig) (*result.Train, error) {
+	cfg, err := checked(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dir := vocab.Of(cfg.Reverse)
+	if err := p.call(ctx, "train %s %d×%d", dir, cfg.Packets, cfg.Size); err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(uint64(cfg.Packets), uint64(cfg.Size)))
+	t := traintest.Send(p.chain(rng), cfg.Packets, cfg.Size+28, cfg.Size+cfg.Overhead, 1e9, 30*time.Microsecond, rng)
+	return &result.Train{Meta: meta("train"), Config: cfg, Direction: dir, Packets: cfg.Packets, SizeBytes: cfg.Size,
+		OverheadBytes: cfg.Overhead, Reading: train.Read(t), Stamps: "kernel"}, nil
+}
+
+// chain builds the path's stages: MTU, policer, bottleneck, loss, delay.
+func (p *Path) chain(rng *rand.Rand) func() *link.Chain {
+	return func() *link.Chain {
+		stages := []link.Stage{link.MTU(p.mtu(), nil)}
+		if p.PoliceBps > 0 {
+			stages = append(stages, link.Policer(int64(p.PoliceBps), p.BucketBytes))
+		}
+		if p.RateBps > 0 {
+			stages = append(stages, &link.Bottleneck{RateBps: int64(p.RateBps), QueueBytes: p.QueueBytes, Framing: link.FramingEthernet})
+		}
+		if p.LossPct > 0 {
+			stages = append(stages, link.Loss(p.LossPct/100, rng))
+		}
+		return link.NewChain(nil, append(stages, &link.Delay{Delay: p.BaseRTT / 2})...)
+	}
+}
+
+// WindowPoint runs the point's TCP test and stamps its probes: the
+// baseline at the base RTT, the loaded ones behind the queue the window
+// builds, on the data's way.
+func (p *Path) WindowPoint(ctx context.Context, cfg result.WindowPointConfig) (*result.WindowPointRun, error) {
+	cfg, err := checked(cfg)
+	if err != nil {
+		return nil, err
+	}
+	tr, err := p.TCP(ctx, cfg.TCP, nil)
+	run := &result.WindowPointRun{TCP: tr, BaselineSent: make([]int, len(cfg.DSCPs)), LoadedSent: make([]int, len(cfg.DSCPs))}
+	if err != nil {
+		return run, err
+	}
+	half := p.BaseRTT.Nanoseconds() / 2
+	probe := func(i int, at, queue int64) sweep.Probe {
+		c := i % len(cfg.DSCPs)
+		fwd, rev := half, half
+		if cfg.TCP.Reverse {
+			rev += queue
+		} else {
+			fwd += queue
+		}
+		return sweep.Probe{Class: c, SentNs: at, RespNs: at + fwd, RecvNs: at + fwd + rev}
+	}
+	for i := range cfg.Baseline {
+		run.Baseline = append(run.Baseline, probe(i, int64(i)*cfg.BaselineGap.Nanoseconds(), 0))
+		run.BaselineSent[i%len(cfg.DSCPs)]++
+	}
+	d := tr.Summary.Directions[vocab.Of(cfg.TCP.Reverse)]
+	queue := (d.RTTMeanUs - p.BaseRTT.Microseconds()) * 1e3
+	start := cfg.Settle.Nanoseconds()
+	for i := 0; start+int64(i)*cfg.ProbeGap.Nanoseconds() < cfg.TCP.Duration.Nanoseconds(); i++ {
+		run.Loaded = append(run.Loaded, probe(i, start+int64(i)*cfg.ProbeGap.Nanoseconds(), queue))
+		run.LoadedSent[i%len(cfg.DSCPs)]++
+	}
+	return run, nil
+}
