@@ -110,15 +110,14 @@ func init() {
 				if !cf.json {
 					fmt.Fprintf(e.stdout, "RFC 6349 test of %s, CIR %s, %s\n", tester.HostPort(t.Addr), units.FormatRate(float64(cir)), joinDirections(cfg.Directions))
 				}
-				progress := func(step, line string) {
-					if cf.json {
-						return
+				progress := func(ev method.Event) {
+					switch {
+					case cf.json:
+					case ev.Kind == method.Started:
+						fmt.Fprintf(e.stdout, "\n%s\n", ev.Text)
+					case ev.Kind == method.Line:
+						fmt.Fprintf(e.stdout, "  %s\n", ev.Text)
 					}
-					if line == "" {
-						fmt.Fprintf(e.stdout, "\n%s\n", step)
-						return
-					}
-					fmt.Fprintf(e.stdout, "  %s\n", line)
 				}
 				res, err := method.Run(e.ctx, tester.Remote{T: t}, cfg, progress)
 				if res != nil {

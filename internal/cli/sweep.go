@@ -11,7 +11,6 @@ import (
 
 	"github.com/fullpipe/fullpipe/internal/method"
 	"github.com/fullpipe/fullpipe/internal/result"
-	"github.com/fullpipe/fullpipe/internal/sweep"
 	"github.com/fullpipe/fullpipe/internal/tester"
 	"github.com/fullpipe/fullpipe/internal/units"
 )
@@ -205,7 +204,11 @@ func runWindowSweep(e env, cf clientFlags, t tester.Target, cfg result.WindowSwe
 	n := len(cfg.Windows)
 	progressf(e, false, "sweeping %d windows against %s, %v each (about %v in all) ...",
 		n, tester.HostPort(t.Addr), cfg.Duration, (time.Duration(n) * (cfg.Duration + 2*time.Second)).Round(time.Second))
-	progress := func(i int, p sweep.WindowPoint) {
+	progress := func(ev method.Event) {
+		i, p := ev.Index, ev.Window
+		if p == nil {
+			return
+		}
 		fmt.Fprintf(e.stderr, "point %d/%d: window %s (%.1f mss): %s, %d retransmitted segments, delay increment %s\n",
 			i+1, n, bytesExact(int64(p.WindowBytes)), p.WindowMSS, units.FormatRate(p.GoodputBps), p.RetransSegs, msOrDash(p.HasDelay, p.DelayIncrementMs))
 	}
@@ -310,7 +313,11 @@ func runMsgLenSweep(e env, cf clientFlags, t tester.Target, sizes string, dur ti
 	n := len(cfg.Sizes)
 	progressf(e, false, "sweeping %d write sizes against %s, TCP then UDP at %s, %v each (about %v in all) ...",
 		n, tester.HostPort(t.Addr), units.FormatRate(float64(udpRate)), dur, (time.Duration(n) * 2 * (dur + time.Second)).Round(time.Second))
-	progress := func(i int, p sweep.MsgLenPoint) {
+	progress := func(ev method.Event) {
+		i, p := ev.Index, ev.MsgLen
+		if p == nil {
+			return
+		}
 		fmt.Fprintf(e.stderr, "size %d/%d: %s: TCP %s, UDP sent %s received %s\n", i+1, n, bytesExact(int64(p.SizeBytes)),
 			units.FormatRate(p.TCPGoodputBps), units.FormatRate(p.UDPSenderBps), units.FormatRate(p.UDPReceiverBps))
 	}

@@ -63,9 +63,9 @@ Example:
 					return err
 				}
 				cfg.RateBps, cfg.CIRBps, cfg.MTU = float64(rate), float64(cir), int(mtu)
-				progress := func(_, line string) {
-					if !cf.json && line != "" {
-						fmt.Fprintf(e.stdout, "  %s\n", line)
+				progress := func(ev method.Event) {
+					if !cf.json && ev.Kind == method.Line {
+						fmt.Fprintf(e.stdout, "  %s\n", ev.Text)
 					}
 				}
 				if !cf.json {

@@ -14,7 +14,7 @@ import (
 // that size, then a paced UDP upload of datagrams of that size (at most
 // 65,507 B). Ctrl-C ends it with the sizes so far and an error wrapping
 // result.ErrPartial.
-func RunMsgLenSweep(ctx context.Context, n Network, cfg result.MsgLenSweepConfig, progress func(i int, p sweep.MsgLenPoint)) (*result.MsgLenSweep, error) {
+func RunMsgLenSweep(ctx context.Context, n Network, cfg result.MsgLenSweepConfig, progress Progress) (*result.MsgLenSweep, error) {
 	cfg, err := prepare("msglen sweep", cfg)
 	if err != nil {
 		return nil, err
@@ -48,9 +48,7 @@ func RunMsgLenSweep(ctx context.Context, n Network, cfg result.MsgLenSweepConfig
 			}
 		}
 		if tr != nil {
-			if progress != nil {
-				progress(i, p)
-			}
+			progress.emit(Event{Kind: Sample, Step: StepMsgLen, Direction: vocab.Up, MsgLen: &p, Index: i})
 			res.Points = append(res.Points, p)
 		}
 		if stop, fatal := stopped(ctx, err, len(res.Points), fmt.Sprintf("size %d B", size)); fatal != nil {

@@ -15,14 +15,10 @@ import (
 
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/rfc6349"
-	"github.com/fullpipe/fullpipe/internal/sweep"
 	"github.com/fullpipe/fullpipe/internal/version"
 	"github.com/fullpipe/fullpipe/internal/vocab"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
-
-// Progress is told of each step as it starts ("" line) and as it ends.
-type Progress func(step, line string)
 
 // Run runs the method against t. A run stopped early returns what it has,
 // marked partial, with an error wrapping result.ErrPartial.
@@ -30,9 +26,6 @@ func Run(ctx context.Context, n Network, cfg result.RFC6349Config, progress Prog
 	cfg, err := prepare("rfc6349", cfg)
 	if err != nil {
 		return nil, err
-	}
-	if progress == nil {
-		progress = func(string, string) {}
 	}
 	l, err := rfc6349.LinkByName(cfg.Link)
 	if err != nil {
@@ -59,6 +52,7 @@ type runner struct {
 	cfg      result.RFC6349Config
 	link     rfc6349.Link // cfg.Link's framing
 	p        Progress
+	step     Step // the step running
 	res      *result.RFC6349
 	baseline time.Duration
 	bb       map[vocab.Direction]float64
@@ -69,28 +63,31 @@ type runner struct {
 
 func (r *runner) run() error {
 	steps := []struct {
-		name string
+		step Step
 		f    func() error
 	}{
-		{"1. path MTU", r.stepMTU},
-		{"2. baseline RTT and bottleneck bandwidth", r.stepBaseline},
-		{"3. walk the window", r.stepWalk},
-		{"3b. window sweep", r.stepSweep},
-		{"4. TCP throughput", r.stepThroughput},
-		{"5. shaping vs policing", r.stepShaping},
+		{StepMTU, r.stepMTU},
+		{StepBaseline, r.stepBaseline},
+		{StepWalk, r.stepWalk},
+		{StepSweep, r.stepSweep},
+		{StepThroughput, r.stepThroughput},
+		{StepShaping, r.stepShaping},
 	}
 	for _, s := range steps {
 		if err := r.ctx.Err(); err != nil {
 			return err
 		}
-		if s.name == "3b. window sweep" && r.cfg.SweepPoints <= 0 {
+		if s.step == StepSweep && r.cfg.SweepPoints <= 0 {
 			continue
 		}
-		r.p(s.name, "")
+		r.step = s.step
+		r.p.emit(Event{Kind: Started, Step: s.step, Text: s.step.Title()})
 		if err := s.f(); err != nil {
+			r.p.emit(Event{Kind: Finished, Step: s.step, Text: err.Error()})
 			r.judge() // what is known so far still says something
-			return fmt.Errorf("%s: %w", s.name, err)
+			return fmt.Errorf("%s: %w", s.step.Title(), err)
 		}
+		r.p.emit(Event{Kind: Finished, Step: s.step})
 	}
 	r.judge()
 	return nil
@@ -103,7 +100,7 @@ func (r *runner) stepMTU() error {
 	}
 	r.res.MTU = result.PathMTU{UpBytes: m.UpBytes, DownBytes: m.DownBytes, LocalBytes: m.LocalBytes, ICMPSeen: m.ICMPSeen, Probes: m.Probes}
 	r.mtu = map[vocab.Direction]int{vocab.Up: m.UpBytes, vocab.Down: m.DownBytes}
-	r.p("1. path MTU", fmt.Sprintf("up %d B, down %d B (local %d B, ICMP seen %v, %d probes)", m.UpBytes, m.DownBytes, m.LocalBytes, m.ICMPSeen, m.Probes))
+	r.line("", "up %d B, down %d B (local %d B, ICMP seen %v, %d probes)", m.UpBytes, m.DownBytes, m.LocalBytes, m.ICMPSeen, m.Probes)
 	for d, v := range r.mtu {
 		if v == 0 {
 			return fmt.Errorf("no probe of 1200 B or more crossed the path %s", d)
@@ -116,8 +113,8 @@ func (r *runner) stepBaseline() error {
 	if err := r.measureBaseline(); err != nil {
 		return err
 	}
-	r.p("2. baseline RTT and bottleneck bandwidth", fmt.Sprintf("baseline RTT %.3f ms (%s; UDP minima %v ms, TCP's minimum on the control connection %.3f ms)",
-		r.res.RTT.BaselineMs, r.res.RTT.Source, r.res.RTT.UDPMinMs, r.res.RTT.ControlTCPMinMs))
+	r.line("", "baseline RTT %.3f ms (%s; UDP minima %v ms, TCP's minimum on the control connection %.3f ms)",
+		r.res.RTT.BaselineMs, r.res.RTT.Source, r.res.RTT.UDPMinMs, r.res.RTT.ControlTCPMinMs)
 	r.bb = map[vocab.Direction]float64{}
 	r.lineLoss = map[vocab.Direction]float64{}
 	r.bbHost = map[vocab.Direction]string{}
@@ -135,7 +132,7 @@ func (r *runner) stepBaseline() error {
 		} else {
 			r.res.BB.DownBps, r.res.BB.DownLossPct, r.res.BDP.DownBytes = bb, loss, bdp
 		}
-		r.p("2. baseline RTT and bottleneck bandwidth", fmt.Sprintf("%s: bottleneck %.2f Mbit/s (CIR %.2f), loss %.2f %%, BDP %.0f B", dir, bb/1e6, float64(r.cfg.CIRBps)/1e6, loss, bdp))
+		r.line(dir, "%s: bottleneck %.2f Mbit/s (CIR %.2f), loss %.2f %%, BDP %.0f B", dir, bb/1e6, float64(r.cfg.CIRBps)/1e6, loss, bdp)
 		switch {
 		case r.bbHost[dir] != "":
 			r.warn(fmt.Sprintf("%s: step 2 was held back by the %s's host, not the path: %s; the bottleneck bandwidth of %.2f Mbit/s is the host's limit", dir, dir.Sender(), r.bbHost[dir], bb/1e6))
@@ -242,7 +239,7 @@ func (r *runner) measureBB(dir vocab.Direction) (bb, loss, line float64, err err
 		rate := int64(l2 * float64(payload) / wire)
 		for try := 0; try < 2; try++ {
 			res, err = r.net.UDP(r.ctx, result.UDPConfig{RateBps: rate, Size: payload, Duration: 2 * time.Second,
-				Reverse: dir == vocab.Down, Interval: time.Second, Drain: 300 * time.Millisecond}, nil)
+				Reverse: dir == vocab.Down, Interval: time.Second, Drain: 300 * time.Millisecond}, r.udpSample(dir))
 			if err != nil {
 				return nil, 0, err
 			}
@@ -327,7 +324,25 @@ func lineLoss(quarter, full result.UDPSummary) float64 {
 	return f
 }
 
-func (r *runner) warn(s string) { r.res.Warnings = append(r.res.Warnings, s) }
+// warn adds a warning to the result and tells it as it happens.
+func (r *runner) warn(s string) {
+	r.res.Warnings = append(r.res.Warnings, s)
+	r.p.emit(Event{Kind: Warning, Step: r.step, Text: s})
+}
+
+// line tells the current step's figures for direction dir, in words.
+func (r *runner) line(dir vocab.Direction, format string, a ...any) {
+	r.p.emit(Event{Kind: Line, Step: r.step, Direction: dir, Text: fmt.Sprintf(format, a...)})
+}
+
+// sample tells an interval of the current step's test in direction dir.
+func (r *runner) tcpSample(dir vocab.Direction) func(result.TCPInterval) {
+	return func(iv result.TCPInterval) { r.p.emit(Event{Kind: Sample, Step: r.step, Direction: dir, TCP: &iv}) }
+}
+
+func (r *runner) udpSample(dir vocab.Direction) func(result.UDPInterval) {
+	return func(iv result.UDPInterval) { r.p.emit(Event{Kind: Sample, Step: r.step, Direction: dir, UDP: &iv}) }
+}
 
 // ceiling is the maximum achievable TCP throughput of a direction.
 func (r *runner) ceiling(dir vocab.Direction, mss int) float64 {
@@ -339,7 +354,7 @@ func (r *runner) ceiling(dir vocab.Direction, mss int) float64 {
 
 func (r *runner) tcp(dir vocab.Direction, conns, window int, d time.Duration, cc string) (*result.TCP, *result.TCPDirection, error) {
 	res, err := r.net.TCP(r.ctx, result.TCPConfig{Streams: conns, Duration: d, Window: window, CC: cc,
-		Reverse: dir == vocab.Down, Interval: time.Second, MSS: r.mss()}, nil)
+		Reverse: dir == vocab.Down, Interval: time.Second, MSS: r.mss()}, r.tcpSample(dir))
 	if err != nil {
 		return res, nil, err
 	}
@@ -397,8 +412,8 @@ func (r *runner) stepWalk() error {
 				IdealBps: st.IdealBps, ActualBps: d.ThroughputBps, EfficiencyPct: d.EfficiencyPct, BufferDelayPct: r.bufferDelay(d.RTTMeanUs),
 				RetransPct: 100 - d.EfficiencyPct}
 			r.res.Walk = append(r.res.Walk, row)
-			r.p("3. walk the window", fmt.Sprintf("%s %3d %% of BDP: window %d B over %d conn: ideal %.2f, actual %.2f Mbit/s, efficiency %.2f %%, buffer delay %.1f %%",
-				dir, st.Percent, row.WindowBytes, row.Connections, row.IdealBps/1e6, row.ActualBps/1e6, row.EfficiencyPct, row.BufferDelayPct))
+			r.line(dir, "%s %3d %% of BDP: window %d B over %d conn: ideal %.2f, actual %.2f Mbit/s, efficiency %.2f %%, buffer delay %.1f %%",
+				dir, st.Percent, row.WindowBytes, row.Connections, row.IdealBps/1e6, row.ActualBps/1e6, row.EfficiencyPct, row.BufferDelayPct)
 		}
 	}
 	return nil
@@ -425,9 +440,13 @@ func (r *runner) stepSweep() error {
 		for i := 1; i <= r.cfg.SweepPoints; i++ {
 			cfg.Windows = append(cfg.Windows, max(seg, int(sweepSpan*bdp*float64(i)/float64(r.cfg.SweepPoints))))
 		}
-		sw, err := RunWindowSweep(r.ctx, r.net, cfg, func(i int, p sweep.WindowPoint) {
-			r.p("3b. window sweep", fmt.Sprintf("%s window %d B (%.0f %% of BDP): %.2f Mbit/s, retransmitted %d segments, delay increment %.1f ms",
-				dir, p.WindowBytes, float64(p.WindowBytes)/bdp*100, p.GoodputBps/1e6, p.RetransSegs, p.DelayIncrementMs))
+		sw, err := RunWindowSweep(r.ctx, r.net, cfg, func(e Event) {
+			if p := e.Window; e.Kind == Sample && p != nil {
+				e.Step, e.Direction = StepSweep, dir
+				r.p.emit(e)
+				r.line(dir, "%s window %d B (%.0f %% of BDP): %.2f Mbit/s, retransmitted %d segments, delay increment %.1f ms",
+					dir, p.WindowBytes, float64(p.WindowBytes)/bdp*100, p.GoodputBps/1e6, p.RetransSegs, p.DelayIncrementMs)
+			}
 		})
 		if sw != nil {
 			r.res.Sweep[dir] = sw
@@ -436,8 +455,8 @@ func (r *runner) stepSweep() error {
 			return err
 		}
 		a := sw.Analysis
-		r.p("3b. window sweep", fmt.Sprintf("%s: plateau %.2f Mbit/s, BDP %.0f B, overflow from %d B, queue ≈ %.0f B",
-			dir, a.PlateauBps/1e6, a.BDPBytes, a.OverflowEdgeBytes, a.QueueBytes))
+		r.line(dir, "%s: plateau %.2f Mbit/s, BDP %.0f B, overflow from %d B, queue ≈ %.0f B",
+			dir, a.PlateauBps/1e6, a.BDPBytes, a.OverflowEdgeBytes, a.QueueBytes)
 	}
 	return nil
 }
@@ -471,8 +490,8 @@ func (r *runner) stepThroughput() error {
 		row.Pass, row.Why = rfc6349.Pass(row.IdealBps, row.ActualBps, row.EfficiencyPct, r.cfg.Thresholds)
 		r.crossCheckBaseline(dir, time.Duration(d.RTTMinUs)*time.Microsecond)
 		r.res.Throughput[dir] = row
-		r.p("4. TCP throughput", fmt.Sprintf("%s: window %d B over %d conn, %.1f s: ideal %.2f, actual %.2f Mbit/s, TTR %.3f, efficiency %.3f %%, buffer delay %.1f %%",
-			dir, row.WindowBytes, n, row.Seconds, row.IdealBps/1e6, row.ActualBps/1e6, row.TTR, row.EfficiencyPct, row.BufferDelayPct))
+		r.line(dir, "%s: window %d B over %d conn, %.1f s: ideal %.2f, actual %.2f Mbit/s, TTR %.3f, efficiency %.3f %%, buffer delay %.1f %%",
+			dir, row.WindowBytes, n, row.Seconds, row.IdealBps/1e6, row.ActualBps/1e6, row.TTR, row.EfficiencyPct, row.BufferDelayPct)
 	}
 	return nil
 }
@@ -519,7 +538,7 @@ func (r *runner) stepShaping() error {
 		if r.res.ShapingSum.Verdict == "" || v != vocab.None {
 			r.res.ShapingSum = *row
 		}
-		r.p("5. shaping vs policing", string(dir)+": "+why)
+		r.line(dir, "%s: %s", dir, why)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/sweep"
+	"github.com/fullpipe/fullpipe/internal/vocab"
 )
 
 // baselineGap spaces the baseline probes: 10 of them take 0.2 s.
@@ -17,7 +18,7 @@ const baselineGap = 20 * time.Millisecond
 // classifies the points. progress, if not nil, sees each point as it is
 // measured (before classification). Ctrl-C (ctx) ends the sweep with the
 // points so far, classified, and an error wrapping result.ErrPartial.
-func RunWindowSweep(ctx context.Context, n Network, cfg result.WindowSweepConfig, progress func(i int, p sweep.WindowPoint)) (*result.WindowSweep, error) {
+func RunWindowSweep(ctx context.Context, n Network, cfg result.WindowSweepConfig, progress Progress) (*result.WindowSweep, error) {
 	cfg, err := prepareSweep(cfg)
 	if err != nil {
 		return nil, err
@@ -32,9 +33,7 @@ func RunWindowSweep(ctx context.Context, n Network, cfg result.WindowSweepConfig
 		}
 		if run != nil {
 			p := run.Point(pc, cfg.MSS)
-			if progress != nil {
-				progress(i, p)
-			}
+			progress.emit(Event{Kind: Sample, Step: StepSweep, Direction: vocab.Of(cfg.Reverse), Window: &p, Index: i})
 			res.Points = append(res.Points, p)
 		}
 		if stop, fatal := stopped(ctx, err, len(res.Points), fmt.Sprintf("window %d B", w)); fatal != nil {

@@ -69,7 +69,7 @@ func (r *runner) trainSeries(dir vocab.Direction, size, overhead int) ([]train.R
 			return rs, rows, fmt.Errorf("%s: train of %d × %d B: %w", dir, n, size, err)
 		}
 		rows = append(rows, result.TrainRow{Packets: n, SizeBytes: size, Reading: res.Reading, LocalDrops: res.LocalDrops})
-		r.p("5. shaping vs policing", trainLine(dir, n, size, res.Reading))
+		r.line(dir, "%s", trainLine(dir, n, size, res.Reading))
 		switch sent := res.Reading.SendBps; {
 		case res.LocalDrops > 0:
 			r.warn(fmt.Sprintf("%s: a train of %d × %d B lost %d datagrams in a host's own socket buffers, not on the path; it is not read (host limit: raise net.core.rmem_max / wmem_max)", dir, n, size, res.LocalDrops))
@@ -117,9 +117,6 @@ func Trains(ctx context.Context, n Network, cfg result.TrainsConfig, progress Pr
 	cfg, err := prepare("trains", cfg)
 	if err != nil {
 		return nil, err
-	}
-	if progress == nil {
-		progress = func(string, string) {}
 	}
 	l, err := rfc6349.LinkByName(cfg.Link)
 	if err != nil {

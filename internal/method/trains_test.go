@@ -63,7 +63,7 @@ func TestTrainsStep(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			calls := 0
 			r := &runner{ctx: context.Background(), net: scripted{Path: &fakenet.Path{}, train: fakeTrains(c.mk, &calls)}, res: &result.RFC6349{Warnings: []string{}},
-				link: rfc6349.Link{Name: "ethernet", Overhead: 38}, p: func(string, string) {},
+				link: rfc6349.Link{Name: "ethernet", Overhead: 38}, p: nil,
 				bb: map[vocab.Direction]float64{"up": c.bb}, mtu: map[vocab.Direction]int{"up": 1500}, baseline: 20 * time.Millisecond}
 			v, rows, err := r.trains("up")
 			if err != nil {
