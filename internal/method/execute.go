@@ -28,12 +28,16 @@ func Execute(ctx context.Context, n Network, cfg any, progress Progress) (result
 	case result.TCPConfig:
 		return step(StepTCP, progress, func() (*result.TCP, error) {
 			dir := vocab.Of(c.Reverse)
-			return n.TCP(ctx, c, func(iv result.TCPInterval) { progress.emit(Event{Kind: Sample, Step: StepTCP, Direction: dir, TCP: &iv}) })
+			return n.TCP(ctx, c, func(iv result.TCPInterval) {
+				progress.emit(Event{Kind: Sample, Step: StepTCP, Direction: dir, TCP: &iv})
+			})
 		})
 	case result.UDPConfig:
 		return step(StepUDP, progress, func() (*result.UDP, error) {
 			dir := vocab.Of(c.Reverse)
-			return n.UDP(ctx, c, func(iv result.UDPInterval) { progress.emit(Event{Kind: Sample, Step: StepUDP, Direction: dir, UDP: &iv}) })
+			return n.UDP(ctx, c, func(iv result.UDPInterval) {
+				progress.emit(Event{Kind: Sample, Step: StepUDP, Direction: dir, UDP: &iv})
+			})
 		})
 	case result.RTTConfig:
 		return step(StepRTT, progress, func() (*result.RTT, error) { return n.RTT(ctx, c, nil) })
