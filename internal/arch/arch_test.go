@@ -1,0 +1,168 @@
+// Package arch holds the tests of the code's shape: the layers its
+// packages form (docs/architecture.md) and the length of its functions.
+package arch
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/fullpipe/fullpipe/"
+
+// layers, lowest first. A package imports only packages of lower layers
+// (a sub-package may import its parent): data flows from the CLI through
+// the methods and the engine down to the documents, never back up.
+var layers = [][]string{
+	// Words and tools: no fullpipe imports of their own.
+	{"internal/vocab", "internal/units", "internal/stats", "internal/cpuload", "internal/version", "internal/jsondoc",
+		"internal/testkit", "internal/tcpinfo", "internal/sockopt", "internal/link"},
+	// The methods' mathematics: pure, no sockets; RFC 6349's judgement
+	// reads the trains'.
+	{"internal/train", "internal/train/traintest", "internal/sweep"},
+	{"internal/rfc6349"},
+	// The control protocol's messages and rules.
+	{"internal/wire"},
+	// The documents and the configs they record.
+	{"internal/result"},
+	// What reads documents, and the data path.
+	{"internal/report", "internal/flow"},
+	// The engine's two ends, and the lab.
+	{"internal/tester", "internal/serve", "internal/serve/servetest", "internal/lab"},
+	// The methods, over the Network seam, and the scripted network.
+	{"internal/method", "internal/method/fakenet"},
+	// The command line.
+	{"internal/cli"},
+	{"cmd/fullpipe"},
+}
+
+// root is the module's directory.
+func root(t *testing.T) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(wd, "..", "..")
+}
+
+// packages maps each package (module-relative path) to its non-test
+// fullpipe imports.
+func packages(t *testing.T) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	fs := token.NewFileSet()
+	base := root(t)
+	for _, top := range []string{"internal", "cmd", "bench"} {
+		err := filepath.WalkDir(filepath.Join(base, top), func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+				return err
+			}
+			f, err := parser.ParseFile(fs, p, nil, parser.ImportsOnly)
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(base, filepath.Dir(p))
+			out[rel] = append(out[rel], []string{}...)
+			for _, im := range f.Imports {
+				if path := strings.Trim(im.Path.Value, `"`); strings.HasPrefix(path, module) {
+					out[rel] = append(out[rel], strings.TrimPrefix(path, module))
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+func rank(pkg string) int {
+	for i, l := range layers {
+		if slices.Contains(l, pkg) {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestLayers: every package has a layer, and imports only downwards.
+func TestLayers(t *testing.T) {
+	for pkg, imports := range packages(t) {
+		if strings.HasPrefix(pkg, "bench/") {
+			continue // benchmarks and soak tools may use anything
+		}
+		r := rank(pkg)
+		if r < 0 {
+			t.Errorf("%s has no layer: add it to layers and to docs/architecture.md", pkg)
+			continue
+		}
+		for _, im := range imports {
+			if ir := rank(im); ir >= r && !strings.HasPrefix(pkg, im+"/") {
+				t.Errorf("%s (layer %d) imports %s (layer %d): upward or sideways", pkg, r, im, ir)
+			}
+		}
+	}
+}
+
+// long are the functions allowed past maxLines, each with its reason.
+var long = map[string]string{
+	"internal/tester/tcp.go measure":   "the TCP test's one select loop over intervals, frames, samples and the end; split by concern it would pass its state around",
+	"internal/sweep/sweep.go Classify": "one pass that sorts, finds the plateau and the overflow edge, and labels points; each part reads the previous one's figures",
+	"internal/tester/pmtu.go RunPMTU":  "the search's two directions share its session, timeout and bounds",
+	"internal/tester/udp.go measure":   "the UDP test's select loop, as tcp's",
+	"internal/train/train.go Read":     "one pass over a train's packets: the head, the loss, the tail and the delays are read together",
+	// The CLI's init closures go with its command table (issue 10 item 7).
+	"internal/cli/rfc6349.go init": "to be replaced by the command table",
+	"internal/cli/sweep.go init":   "to be replaced by the command table",
+	"internal/cli/tcp.go init":     "to be replaced by the command table",
+}
+
+const maxLines = 80
+
+// TestFunctionLength: no function body runs past maxLines without a
+// reason in long.
+func TestFunctionLength(t *testing.T) {
+	base := root(t)
+	fs := token.NewFileSet()
+	seen := map[string]bool{}
+	err := filepath.WalkDir(filepath.Join(base, "internal"), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return err
+		}
+		f, err := parser.ParseFile(fs, p, nil, 0)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(base, p)
+		for _, decl := range f.Decls {
+			fd, ok := decl.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
+			}
+			n := fs.Position(fd.Body.End()).Line - fs.Position(fd.Body.Pos()).Line
+			key := rel + " " + fd.Name.Name
+			if n > maxLines {
+				seen[key] = true
+				if long[key] == "" {
+					t.Errorf("%s:%d %s runs %d lines (over %d): split it, or give the reason in long", rel, fs.Position(fd.Pos()).Line, fd.Name.Name, n, maxLines)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key := range long {
+		if !seen[key] {
+			t.Errorf("%s is no longer long: remove it from long", key)
+		}
+	}
+}
