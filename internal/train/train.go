@@ -269,15 +269,15 @@ func Classify(readings []Reading, noise time.Duration) Verdict {
 	var v Verdict
 	var send []float64
 	for _, r := range readings {
-		if r.Sent < 2 || r.HeadPackets < 2 {
-			continue
+		if r.Sent < 2 || r.HeadPackets < 2 || r.HeadSpan <= 0 {
+			continue // no head rate: nothing through before a loss, or all within one stamp
 		}
 		rs = append(rs, r)
 		send = append(send, r.SendBps)
 		v.LongestBytes = max(v.LongestBytes, r.Bytes)
 	}
 	if len(rs) == 0 {
-		v.Kind, v.Why = Unknown, "no train had two packets through before a loss"
+		v.Kind, v.Why = Unknown, "no train had two packets through before a loss, spread over a measurable span"
 		return v
 	}
 	v.SenderBps = median(send)
@@ -355,8 +355,13 @@ func queueVerdict(v Verdict, rs []Reading, noise time.Duration, atLeast bool) Ve
 	}
 	v.Kind = Queue
 	b := long.HeadBps
-	// Rate: ± the timestamps' noise at both ends of the head's span.
-	v.RateBps = Estimate{b, b * 2 * noise.Seconds() / long.HeadSpan.Seconds()}
+	// Rate: ± the timestamps' noise at both ends of the head's span; a
+	// head that arrived within one stamp says nothing of it (± all of it,
+	// not a division by zero).
+	v.RateBps = Estimate{b, b}
+	if long.HeadSpan > 0 {
+		v.RateBps.Err = math.Min(b, b*2*noise.Seconds()/long.HeadSpan.Seconds())
+	}
 	// A full queue's wait: the median rise of the packets that got through
 	// after the first loss (the queue is full whenever one arrives), the
 	// median over the trains (one train whose receiver was late does not

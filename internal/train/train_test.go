@@ -1,6 +1,7 @@
 package train_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -190,5 +191,19 @@ func TestRead(t *testing.T) {
 	}
 	if r.TailRise < 2280*time.Microsecond || r.TailRise > 2400*time.Microsecond {
 		t.Errorf("tail delay rise %v, want 2.28-2.4 ms", r.TailRise)
+	}
+}
+
+// TestClassifyZeroSpan: trains whose heads arrived within one receive
+// stamp (a span of 0) show no head rate: the verdict is unknown, and it
+// encodes as JSON (no division by zero).
+func TestClassifyZeroSpan(t *testing.T) {
+	r := Reading{Sent: 10, Got: 10, Bytes: 15000, SendBps: 1e9, HeadPackets: 10, HeadBytes: 15000}
+	v := Classify([]Reading{r, r}, 50*time.Microsecond)
+	if _, err := json.Marshal(v); err != nil {
+		t.Fatalf("verdict %+v does not encode: %v", v, err)
+	}
+	if v.Kind != Unknown {
+		t.Errorf("verdict %s from heads of no span; want unknown", v.Kind)
 	}
 }
