@@ -7,6 +7,8 @@ import (
 	"io"
 )
 
+//go:generate go run ./internal/schemagen
+
 // Doc is one document the tool emits: *TCP, *UDP, *RTT, *PMTU, *Trains,
 // *RFC6349, *WindowSweep or *MsgLenSweep. Each embeds Meta.
 type Doc interface {

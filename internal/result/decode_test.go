@@ -11,10 +11,12 @@ import (
 	"testing"
 
 	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/result/resulttest"
 )
 
 // TestDecodeTestdata: the documents an earlier fullpipe emitted
-// (testdata, one per kind) decode into today's types key for key: encoding what Decode returned gives the
+// (testdata, one per kind) validate against today's schema and decode
+// into today's types key for key: encoding what Decode returned gives the
 // same JSON back, so no key of theirs is lost or renamed.
 func TestDecodeTestdata(t *testing.T) {
 	for _, k := range result.Kinds() {
@@ -23,6 +25,7 @@ func TestDecodeTestdata(t *testing.T) {
 			if err != nil {
 				t.Fatalf("no document of kind %q in testdata: %v", k.Test, err)
 			}
+			resulttest.Validate(t, b)
 			d, err := result.Decode(bytes.NewReader(b))
 			if err != nil {
 				t.Fatal(err)
@@ -83,6 +86,7 @@ func TestDecodeFutureKeys(t *testing.T) {
 		m["future_key"] = map[string]any{"x": 1}
 		m["summary"].(map[string]any)["future_bps"] = 1e9
 	})
+	resulttest.Validate(t, b) // the schema allows them too
 	d, err := result.Decode(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
