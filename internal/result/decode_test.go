@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,8 +17,9 @@ import (
 
 // TestDecodeTestdata: the documents an earlier fullpipe emitted
 // (testdata, one per kind) validate against today's schema and decode
-// into today's types key for key: encoding what Decode returned gives the
-// same JSON back, so no key of theirs is lost or renamed.
+// into today's types key for key: encoding what Decode returned gives
+// every key of theirs back with its value (and any key added since), so
+// none is lost or renamed.
 func TestDecodeTestdata(t *testing.T) {
 	for _, k := range result.Kinds() {
 		t.Run(k.File, func(t *testing.T) {
@@ -40,14 +42,16 @@ func TestDecodeTestdata(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !sameJSON(t, b, again) {
-				t.Errorf("decoding and encoding again changed the document:\nwas %s\nnow %s", b, again)
+			for _, p := range lost(t, b, again) {
+				t.Errorf("decoding and encoding again lost or changed %s", p)
 			}
 		})
 	}
 }
 
-func sameJSON(t *testing.T, a, b []byte) bool {
+// lost lists the paths of the values of JSON document a that b lacks or
+// holds otherwise (b may have more keys).
+func lost(t *testing.T, a, b []byte) []string {
 	t.Helper()
 	var x, y any
 	if err := json.Unmarshal(a, &x); err != nil {
@@ -56,7 +60,36 @@ func sameJSON(t *testing.T, a, b []byte) bool {
 	if err := json.Unmarshal(b, &y); err != nil {
 		t.Fatal(err)
 	}
-	return reflect.DeepEqual(x, y)
+	var out []string
+	var walk func(path string, x, y any)
+	walk = func(path string, x, y any) {
+		switch xv := x.(type) {
+		case map[string]any:
+			yv, ok := y.(map[string]any)
+			if !ok {
+				out = append(out, path)
+				return
+			}
+			for k, v := range xv {
+				walk(path+"."+k, v, yv[k])
+			}
+		case []any:
+			yv, ok := y.([]any)
+			if !ok || len(yv) != len(xv) {
+				out = append(out, path)
+				return
+			}
+			for i := range xv {
+				walk(fmt.Sprintf("%s[%d]", path, i), xv[i], yv[i])
+			}
+		default:
+			if !reflect.DeepEqual(x, y) {
+				out = append(out, fmt.Sprintf("%s (%v, now %v)", path, x, y))
+			}
+		}
+	}
+	walk("", x, y)
+	return out
 }
 
 // edit decodes a testdata document into a map, lets f change it and

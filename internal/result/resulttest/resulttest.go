@@ -73,7 +73,8 @@ func Check(doc []byte) error {
 		return err
 	}
 	if err := sch.Validate(inst); err != nil {
-		return fmt.Errorf("%s document: %w", head.Test, err)
+		// %#v lists every failed keyword with the key it failed at.
+		return fmt.Errorf("%s document: %#v", head.Test, err)
 	}
 	if _, err := result.Decode(bytes.NewReader(doc)); err != nil {
 		return err

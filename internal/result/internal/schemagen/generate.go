@@ -6,6 +6,7 @@ import (
 	"path"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/invopop/jsonschema"
@@ -67,6 +68,24 @@ type generator struct {
 // a pass after it fixes what the library cannot know (nullable keys, map
 // keys that are words, the document's own constants).
 func (g *generator) schema(k result.Kind) (*jsonschema.Schema, error) {
+	s, err := g.reflect(reflect.TypeOf(k.New()).Elem())
+	if err != nil {
+		return nil, err
+	}
+	s.ID = jsonschema.ID(idBase + k.File + ".schema.json")
+	s.Title = fmt.Sprintf("fullpipe %s --json, schema %d", k.Test, result.Schema)
+	for key, v := range map[string]any{"schema": result.Schema, "tool": "fullpipe", "test": k.Test} {
+		p, ok := s.Properties.Get(key)
+		if !ok {
+			return nil, fmt.Errorf("no %q key", key)
+		}
+		p.Const = v
+	}
+	return s, nil
+}
+
+// reflect is the schema of struct type t, its definitions fixed.
+func (g *generator) reflect(t reflect.Type) (*jsonschema.Schema, error) {
 	r := &jsonschema.Reflector{
 		Anonymous: true,
 		// Documents stay forward compatible: a newer fullpipe adds keys
@@ -77,7 +96,6 @@ func (g *generator) schema(k result.Kind) (*jsonschema.Schema, error) {
 		Mapper:                    g.mapType,
 		CommentMap:                g.comments,
 	}
-	t := reflect.TypeOf(k.New()).Elem()
 	s := r.ReflectFromType(t)
 	if g.err != nil {
 		return nil, g.err
@@ -87,15 +105,6 @@ func (g *generator) schema(k result.Kind) (*jsonschema.Schema, error) {
 		if dt, ok := g.types[name]; ok && dt.Kind() == reflect.Struct {
 			g.fix(dt, def)
 		}
-	}
-	s.ID = jsonschema.ID(idBase + k.File + ".schema.json")
-	s.Title = fmt.Sprintf("fullpipe %s --json, schema %d", k.Test, result.Schema)
-	for key, v := range map[string]any{"schema": result.Schema, "tool": "fullpipe", "test": k.Test} {
-		p, ok := s.Properties.Get(key)
-		if !ok {
-			return nil, fmt.Errorf("no %q key", key)
-		}
-		p.Const = v
 	}
 	return s, nil
 }
@@ -133,7 +142,9 @@ func (g *generator) mapType(t reflect.Type) *jsonschema.Schema {
 // fix walks struct type t beside its schema s (embedded structs inline,
 // as encoding/json writes them): a key without omitempty whose Go value
 // can be nil (a slice, map or pointer) may be null, since encoding/json
-// writes nil so; a map keyed by a word names its keys by the enum.
+// writes nil so; a map keyed by a word names its keys by the enum; a key
+// tagged `jsonschema:"optional"` is not required (one added within a
+// schema version without omitempty: older documents lack it).
 func (g *generator) fix(t reflect.Type, s *jsonschema.Schema) {
 	for i := range t.NumField() {
 		f := t.Field(i)
@@ -154,6 +165,9 @@ func (g *generator) fix(t reflect.Type, s *jsonschema.Schema) {
 		p, ok := s.Properties.Get(name)
 		if !ok {
 			continue
+		}
+		if slices.Contains(strings.Split(f.Tag.Get("jsonschema"), ","), "optional") {
+			s.Required = slices.DeleteFunc(s.Required, func(k string) bool { return k == name })
 		}
 		if f.Type.Kind() == reflect.Map {
 			if vals := g.enum(f.Type.Key()); len(vals) > 0 {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -85,5 +86,28 @@ func TestSchemaShape(t *testing.T) {
 	}
 	if d, _ := prop("Baseline", "baseline_ms")["description"].(string); d == "" {
 		t.Errorf("Baseline.baseline_ms has no description from its field comment")
+	}
+}
+
+// TestOptional: a key added within a schema version without omitempty is
+// kept out of required by `jsonschema:"optional"`, so that the documents
+// older fullpipes wrote, which lack it, still validate.
+func TestOptional(t *testing.T) {
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &generator{root: root, types: map[string]reflect.Type{}, enums: map[reflect.Type][]any{}}
+	type doc struct {
+		Old   int   `json:"old"`
+		Added int   `json:"added" jsonschema:"optional"`
+		Maybe []int `json:"maybe,omitempty"`
+	}
+	s, err := g.reflect(reflect.TypeFor[doc]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(s.Required, []string{"old"}) {
+		t.Errorf("required %v, want [old]", s.Required)
 	}
 }
