@@ -2,10 +2,13 @@ package lab
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fullpipe/fullpipe/internal/result/resulttest"
 )
 
 // rfcResult is the part of `fullpipe rfc6349 --json` these tests read.
@@ -135,7 +138,8 @@ type rfcResult struct {
 }
 
 // runRFC runs the method (upload direction, quick) from the client
-// namespace against a responder in the server namespace.
+// namespace against a responder in the server namespace; its document
+// must validate against docs/schema/rfc6349.schema.json.
 // runRFCLate is runRFC that also returns the forwarder's 90th-percentile
 // write lateness in the up direction over the run.
 func runRFCLate(t *testing.T, bin string, l *Lab, args ...string) (rfcResult, time.Duration) {
@@ -151,8 +155,13 @@ func runRFC(t *testing.T, bin string, l *Lab, args ...string) rfcResult {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	startResponder(t, ctx, bin, l)
+	var raw json.RawMessage
+	_ = clientJSON(t, ctx, l, &raw, append([]string{bin, "rfc6349", l.Server.Addr.String(), "--json", "--quick", "--direction", "up"}, args...)...) // a FAIL verdict exits 1; the tests judge the JSON
+	resulttest.Validate(t, raw)
 	var r rfcResult
-	_ = clientJSON(t, ctx, l, &r, append([]string{bin, "rfc6349", l.Server.Addr.String(), "--json", "--quick", "--direction", "up"}, args...)...) // a FAIL verdict exits 1; the tests judge the JSON
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatal(err)
+	}
 	return r
 }
 

@@ -1,0 +1,144 @@
+package doctest
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/result/resulttest"
+)
+
+// bin is the fullpipe binary TestMain built ("" with -short).
+var bin string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		os.Exit(m.Run())
+	}
+	dir, err := os.MkdirTemp("", "doctest")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = filepath.Join(dir, "fullpipe")
+	build := exec.Command("go", "build", "-o", bin, "github.com/fullpipe/fullpipe/cmd/fullpipe")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// TestEmittedValidate: the --json document of every command but rfc6349
+// validates against its schema and decodes, each test kept to a second or
+// two on loopback (about 20 s in all). Every kind of document is covered.
+func TestEmittedValidate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary for about 20 s")
+	}
+	target := startResponder(t)
+	seen := map[string]bool{"rfc6349": true} // the lab's TestRFC6349* validate it
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"tcp", []string{"tcp", target, "-t", "1s"}},
+		{"tcp reverse", []string{"tcp", target, "-t", "1s", "-R"}},
+		{"tcp bidir", []string{"tcp", target, "-t", "1s", "--bidir"}},
+		{"tcp latency", []string{"tcp", target, "-t", "1s", "--latency"}},
+		{"udp", []string{"udp", target, "-t", "1s"}},
+		{"rtt", []string{"rtt", target, "-c", "5", "-i", "10ms"}},
+		{"mtu", []string{"mtu", target}},
+		{"trains", []string{"trains", target, "--rate", "100M", "--rtt", "1ms"}},
+		{"sweep window", []string{"sweep", "window", target, "--from", "4mss", "--to", "8mss", "--step", "4mss", "-t", "1s", "--baseline-probes", "3"}},
+		{"sweep msglen", []string{"sweep", "msglen", target, "--sizes", "1024,8192", "-t", "1s"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := run(t, tc.args...)
+			var head struct {
+				Test string `json:"test"`
+			}
+			if err := json.Unmarshal(doc, &head); err != nil {
+				t.Fatalf("%v\n%s", err, doc)
+			}
+			seen[head.Test] = true
+			resulttest.Validate(t, doc)
+		})
+	}
+	for _, k := range result.Kinds() {
+		if !seen[k.Test] {
+			t.Errorf("no command here emitted a %q document: add one", k.Test)
+		}
+	}
+}
+
+// run runs the binary with args and --json, at most 60 s, and returns its
+// stdout; a failed command fails the test with its stderr.
+func run(t *testing.T, args ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, append(args, "--json")...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("fullpipe %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return out
+}
+
+// startResponder runs `fullpipe serve` on a free loopback port until the
+// test ends and returns its address once it accepts connections (polled
+// every 20 ms for at most 5 s).
+func startResponder(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	srv := exec.Command(bin, "serve", "-q", "-l", addr)
+	var stderr strings.Builder
+	srv.Stderr = &stderr
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- srv.Wait() }()
+	t.Cleanup(func() {
+		_ = srv.Process.Kill()
+		<-exited
+	})
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return addr
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("responder exited: %v\n%s", err, stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("responder at %s not listening after 5 s: %v", addr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

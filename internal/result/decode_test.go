@@ -1,0 +1,165 @@
+package result_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/result/resulttest"
+)
+
+// TestDecodeTestdata: the documents an earlier fullpipe emitted
+// (testdata, one per kind) validate against today's schema and decode
+// into today's types key for key: encoding what Decode returned gives
+// every key of theirs back with its value (and any key added since), so
+// none is lost or renamed.
+func TestDecodeTestdata(t *testing.T) {
+	for _, k := range result.Kinds() {
+		t.Run(k.File, func(t *testing.T) {
+			b, err := os.ReadFile(filepath.Join("testdata", k.File+".json"))
+			if err != nil {
+				t.Fatalf("no document of kind %q in testdata: %v", k.Test, err)
+			}
+			resulttest.Validate(t, b)
+			d, err := result.Decode(bytes.NewReader(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := reflect.TypeOf(d), reflect.TypeOf(k.New()); got != want {
+				t.Fatalf("decoded a %v, want %v", got, want)
+			}
+			if d.Head().Test != k.Test || d.Head().Schema != 1 {
+				t.Errorf("head %+v", d.Head())
+			}
+			again, err := json.Marshal(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range lost(t, b, again) {
+				t.Errorf("decoding and encoding again lost or changed %s", p)
+			}
+		})
+	}
+}
+
+// lost lists the paths of the values of JSON document a that b lacks or
+// holds otherwise (b may have more keys).
+func lost(t *testing.T, a, b []byte) []string {
+	t.Helper()
+	var x, y any
+	if err := json.Unmarshal(a, &x); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &y); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	var walk func(path string, x, y any)
+	walk = func(path string, x, y any) {
+		switch xv := x.(type) {
+		case map[string]any:
+			yv, ok := y.(map[string]any)
+			if !ok {
+				out = append(out, path)
+				return
+			}
+			for k, v := range xv {
+				walk(path+"."+k, v, yv[k])
+			}
+		case []any:
+			yv, ok := y.([]any)
+			if !ok || len(yv) != len(xv) {
+				out = append(out, path)
+				return
+			}
+			for i := range xv {
+				walk(fmt.Sprintf("%s[%d]", path, i), xv[i], yv[i])
+			}
+		default:
+			if !reflect.DeepEqual(x, y) {
+				out = append(out, fmt.Sprintf("%s (%v, now %v)", path, x, y))
+			}
+		}
+	}
+	walk("", x, y)
+	return out
+}
+
+// edit decodes a testdata document into a map, lets f change it and
+// encodes it again.
+func edit(t *testing.T, file string, f func(m map[string]any)) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	f(m)
+	out, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestDecodeFutureKeys: keys a newer fullpipe adds within the same schema
+// are ignored, at the top and inside.
+func TestDecodeFutureKeys(t *testing.T) {
+	b := edit(t, "tcp.json", func(m map[string]any) {
+		m["future_key"] = map[string]any{"x": 1}
+		m["summary"].(map[string]any)["future_bps"] = 1e9
+	})
+	resulttest.Validate(t, b) // the schema allows them too
+	d, err := result.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.(*result.TCP).Summary.ThroughputBps == 0 {
+		t.Errorf("known keys lost beside unknown ones: %+v", d.(*result.TCP).Summary)
+	}
+}
+
+// TestDecodeRefuses: a newer schema, no schema and an unknown test are
+// refused, each with an error that says which.
+func TestDecodeRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		doc    string
+		schema int // the *SchemaError's Got, or -1 for none
+		unk    bool
+		says   string
+	}{
+		{"newer schema", `{"schema": 2, "test": "tcp", "summary": {"renamed": 1}}`, 2, false, "newer"},
+		{"no schema", `{"test": "tcp"}`, 0, false, "no \"schema\""},
+		{"demo wrapper", `{"rtt": {"schema": 1, "test": "rtt"}}`, 0, false, "demo"},
+		{"unknown test", `{"schema": 1, "test": "teleport"}`, -1, true, "teleport"},
+		{"not JSON", `schema: 1`, -1, false, "decode document"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := result.Decode(strings.NewReader(tc.doc))
+			if err == nil {
+				t.Fatal("decoded")
+			}
+			var se *result.SchemaError
+			if got := errors.As(err, &se); got != (tc.schema >= 0) || got && se.Got != tc.schema {
+				t.Errorf("error %v: SchemaError %v (%+v), want Got %d", err, got, se, tc.schema)
+			}
+			if errors.Is(err, result.ErrUnknownTest) != tc.unk {
+				t.Errorf("error %v: unknown test %v, want %v", err, !tc.unk, tc.unk)
+			}
+			if !strings.Contains(err.Error(), tc.says) {
+				t.Errorf("error %q does not say %q", err, tc.says)
+			}
+		})
+	}
+}
