@@ -30,15 +30,16 @@ var layers = [][]string{
 	{"internal/wire"},
 	// The documents and the configs they record.
 	{"internal/result"},
-	// What reads documents, and the data path.
-	{"internal/report", "internal/flow"},
+	// What reads documents (renders, validates against the schemas,
+	// generates them), and the data path.
+	{"internal/report", "internal/result/resulttest", "internal/result/internal/schemagen", "internal/flow"},
 	// The engine's two ends, and the lab.
 	{"internal/tester", "internal/serve", "internal/serve/servetest", "internal/lab"},
 	// The methods, over the Network seam, and the scripted network.
 	{"internal/method", "internal/method/fakenet"},
-	// The command line.
+	// The command line, and the tests of what the binary emits.
 	{"internal/cli"},
-	{"cmd/fullpipe"},
+	{"cmd/fullpipe", "internal/doctest"},
 }
 
 // root is the module's directory.

@@ -15,7 +15,7 @@ import (
 // warnings; the document is returned whole at the end (partial, with an
 // error wrapping result.ErrPartial, when stopped early). It is what the
 // CLI, an agent and the tests all call.
-func Execute(ctx context.Context, n Network, cfg any, progress Progress) (result.Document, error) {
+func Execute(ctx context.Context, n Network, cfg any, progress Progress) (result.Doc, error) {
 	switch c := cfg.(type) {
 	case result.RFC6349Config:
 		return document(Run(ctx, n, c, progress))
@@ -49,7 +49,7 @@ func Execute(ctx context.Context, n Network, cfg any, progress Progress) (result
 
 // step runs one single-step test or method between its start and finish
 // events.
-func step[D result.Document](s Step, progress Progress, f func() (D, error)) (result.Document, error) {
+func step[D result.Doc](s Step, progress Progress, f func() (D, error)) (result.Doc, error) {
 	progress.emit(Event{Kind: Started, Step: s, Text: s.Title()})
 	d, err := f()
 	e := Event{Kind: Finished, Step: s}
@@ -61,7 +61,7 @@ func step[D result.Document](s Step, progress Progress, f func() (D, error)) (re
 }
 
 // document keeps a nil pointer from becoming a non-nil interface.
-func document[D result.Document](d D, err error) (result.Document, error) {
+func document[D result.Doc](d D, err error) (result.Doc, error) {
 	var zero D
 	if any(d) == any(zero) {
 		return nil, err

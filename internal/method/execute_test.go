@@ -19,17 +19,17 @@ func TestExecuteEveryConfig(t *testing.T) {
 	for _, c := range []struct {
 		cfg  any
 		step Step
-		test func(result.Document) bool
+		test func(result.Doc) bool
 	}{
-		{result.TCPConfig{Duration: 3 * time.Second}, StepTCP, func(d result.Document) bool { return d.(*result.TCP).Summary.ThroughputBps > 0 }},
-		{result.UDPConfig{RateBps: 50e6, Duration: 2 * time.Second}, StepUDP, func(d result.Document) bool { return d.(*result.UDP).Summary.LossPct == 0 }},
-		{result.RTTConfig{}, StepRTT, func(d result.Document) bool { return d.(*result.RTT).Summary.MinUs == 20_000 }},
-		{result.PMTUConfig{}, StepMTU, func(d result.Document) bool { return d.(*result.PMTU).UpBytes == 1500 }},
-		{result.TrainsConfig{RateBps: cir, RTT: baseRTT}, StepTrains, func(d result.Document) bool { return len(d.(*result.Trains).Directions) == 2 }},
+		{result.TCPConfig{Duration: 3 * time.Second}, StepTCP, func(d result.Doc) bool { return d.(*result.TCP).Summary.ThroughputBps > 0 }},
+		{result.UDPConfig{RateBps: 50e6, Duration: 2 * time.Second}, StepUDP, func(d result.Doc) bool { return d.(*result.UDP).Summary.LossPct == 0 }},
+		{result.RTTConfig{}, StepRTT, func(d result.Doc) bool { return d.(*result.RTT).Summary.MinUs == 20_000 }},
+		{result.PMTUConfig{}, StepMTU, func(d result.Doc) bool { return d.(*result.PMTU).UpBytes == 1500 }},
+		{result.TrainsConfig{RateBps: cir, RTT: baseRTT}, StepTrains, func(d result.Doc) bool { return len(d.(*result.Trains).Directions) == 2 }},
 		{result.WindowSweepConfig{Windows: []int{100_000, 250_000, 500_000}, Duration: time.Second}, StepSweep,
-			func(d result.Document) bool { return len(d.(*result.WindowSweep).Points) == 3 }},
+			func(d result.Doc) bool { return len(d.(*result.WindowSweep).Points) == 3 }},
 		{result.MsgLenSweepConfig{Sizes: []int{1000, 8000}, Duration: time.Second}, StepMsgLen,
-			func(d result.Document) bool { return len(d.(*result.MsgLenSweep).Points) == 2 }},
+			func(d result.Doc) bool { return len(d.(*result.MsgLenSweep).Points) == 2 }},
 	} {
 		var evs []Event
 		d, err := Execute(context.Background(), p, c.cfg, func(e Event) { evs = append(evs, e) })

@@ -304,9 +304,3 @@ type Train struct {
 	LocalDrops uint32 `json:"local_drops"`
 	Stamps     string `json:"stamps"` // receive times from the "kernel" or the "user" reader
 }
-
-// Header is the document's Meta: every document embeds one.
-func (m *Meta) Header() *Meta { return m }
-
-// Document is any document the tool emits (*TCP, *RFC6349, ...).
-type Document interface{ Header() *Meta }
