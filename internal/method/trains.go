@@ -69,6 +69,9 @@ func (r *runner) trainSeries(dir vocab.Direction, size, overhead int) ([]train.R
 			return rs, rows, fmt.Errorf("%s: train of %d × %d B: %w", dir, n, size, err)
 		}
 		rows = append(rows, result.TrainRow{Packets: n, SizeBytes: size, Reading: res.Reading, LocalDrops: res.LocalDrops})
+		if r.res.Server.Software == "" {
+			r.res.Server = res.Server // the trains document's; an RFC 6349 run has it from step 2
+		}
 		r.line(dir, "%s", trainLine(dir, n, size, res.Reading))
 		switch sent := res.Reading.SendBps; {
 		case res.LocalDrops > 0:
@@ -140,10 +143,10 @@ func Trains(ctx context.Context, n Network, cfg result.TrainsConfig, progress Pr
 		}
 		out.Directions[dir] = d
 		if err != nil {
-			out.Warnings = r.res.Warnings
+			out.Warnings, out.Server = r.res.Warnings, r.res.Server
 			return out, err
 		}
 	}
-	out.Warnings = r.res.Warnings
+	out.Warnings, out.Server = r.res.Warnings, r.res.Server
 	return out, nil
 }

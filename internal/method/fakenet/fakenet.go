@@ -80,7 +80,8 @@ func (p *Path) mtu() int {
 }
 
 func meta(test string) result.Meta {
-	return result.Meta{Schema: result.Schema, Tool: "fullpipe", Test: test, Target: "fake:6349", Started: time.Unix(0, 0).UTC()}
+	return result.Meta{Schema: result.Schema, Tool: "fullpipe", Test: test, Target: "fake:6349", Started: time.Unix(0, 0).UTC(),
+		Server: result.Host{Software: "fakenet", Kernel: "none"}}
 }
 
 // checked is cfg with its defaults, or why the engine would refuse it.
