@@ -159,7 +159,7 @@ const unitsHelp = `
 Units: rates are bits per second with SI suffixes (50M = 50,000,000 bit/s,
 1.5G); sizes are bytes, a plain number being bytes, with explicit binary
 or decimal suffixes (64KiB = 65,536 B, 250kB = 250,000 B); durations are
-Go durations (40ms, 10s, 1m30s).
+seconds (10, 2.5) or Go durations (40ms, 10s, 1m30s).
 `
 
 func topUsage(w io.Writer) {

@@ -55,7 +55,7 @@ func TestBadFlags(t *testing.T) {
 		"exclude":         {"tcp", "127.0.0.1", "--reverse", "--bidir"},
 		"--dscp 64":       {"tcp", "127.0.0.1", "--dscp", "64"},
 		"unknown command": {"tpc", "127.0.0.1"},
-		"no unit\" (dur":  {"rtt", "127.0.0.1", "-i", "10"},
+		"duration \"10x":  {"rtt", "127.0.0.1", "-i", "10x"},
 		"--tls-pin":       {"tcp", "127.0.0.1", "--tls-pin", "md5:00"},
 		"--log-format":    {"serve", "--listen", "127.0.0.1:0", "--log-format", "xml"},
 		"--tls-cert and":  {"serve", "--listen", "127.0.0.1:0", "--tls-cert", "c.pem"},
