@@ -4,6 +4,7 @@ go 1.26.8
 
 // Each dependency, and why (see also README, Dependencies):
 require (
+	github.com/spf13/cobra v1.10.2 // CLI: nested commands (lab up, sweep window) over the pflag flags, and shell completion (bash, zsh, fish, powershell)
 	github.com/spf13/pflag v1.1.0 // GNU-style flags (-P 4 / --streams 4) that the standard flag package lacks
 	github.com/vishvananda/netlink v1.3.1 // lab: addresses, links and routes inside namespaces over rtnetlink
 	github.com/vishvananda/netns v0.0.5 // lab: named network namespaces, compatible with `ip netns`
@@ -12,6 +13,7 @@ require (
 )
 
 require (
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect; cobra's, built on Windows only
 	golang.org/x/net v0.39.0 // indirect
 	golang.zx2c4.com/wintun v0.0.0-20230126152724-0fa3db229ce2 // indirect
 )
