@@ -389,3 +389,26 @@ func TestCompletion(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandsDocumented: docs/cli.md names every command and subcommand,
+// and every exit code.
+func TestCommandsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/cli.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	walk(tree(), nil, func(c *cobra.Command, path []string) {
+		if len(path) == 0 {
+			return
+		}
+		name := path[len(path)-1]
+		if !strings.Contains(string(doc), "`"+strings.Join(path, " ")) && !strings.Contains(string(doc), name+`\|`) && !strings.Contains(string(doc), `\|`+name) {
+			t.Errorf("docs/cli.md does not name `%s`", strings.Join(path, " "))
+		}
+	})
+	for _, code := range []int{ExitOK, ExitFailed, ExitUsage, ExitRefused} {
+		if !strings.Contains(string(doc), fmt.Sprintf("| %d |", code)) {
+			t.Errorf("docs/cli.md's exit table lacks %d", code)
+		}
+	}
+}
