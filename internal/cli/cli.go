@@ -166,7 +166,7 @@ func rootRun(e *env, c *cobra.Command, args []string) error {
 		return usagef("unknown command %q (try `fullpipe help`)", args[0])
 	}
 	if len(e.args) > 1 {
-		return usagef("unknown flag %s (flags come after the command: `fullpipe COMMAND --help`)", e.args[1])
+		return usagef("unknown flag %s (flags come after the command)", e.args[1])
 	}
 	fmt.Fprint(e.stderr, helpText(c))
 	return exitError{ExitUsage, errors.New("missing command")}

@@ -144,11 +144,12 @@ func (a *helpArgs) run(e env) error {
 	return nil
 }
 
-var shells = []string{"bash", "zsh", "fish", "powershell"}
+// shells are the shells completion writes scripts for.
+func shells() []string { return []string{"bash", "zsh", "fish", "powershell"} }
 
 func completionSpec() spec {
 	return spec{
-		name: "completion", usage: strings.Join(shells, "|"), summary: "shell completion script for bash, zsh, fish or powershell",
+		name: "completion", usage: strings.Join(shells(), "|"), summary: "shell completion script for bash, zsh, fish or powershell",
 		long: `Prints a script that completes fullpipe's commands, flags, and the
 choices of flags that have a fixed set (--direction, --cc, --profile,
 --log-format...) in the shell named. The script asks fullpipe itself
@@ -160,7 +161,7 @@ choices of flags that have a fixed set (--direction, --cc, --profile,
                                               zsh (with compinit)
   fullpipe completion fish > ~/.config/fish/completions/fullpipe.fish
   fullpipe completion powershell | Out-String | Invoke-Expression`,
-		pos: argOne, choices: shells,
+		pos: argOne, choices: shells(),
 		new: func() command { return &completionArgs{} },
 	}
 }
@@ -176,15 +177,15 @@ func (a *completionArgs) flags(fs *pflag.FlagSet) {
 
 func (a *completionArgs) validate(in input) error {
 	if len(in.args) == 0 {
-		return usagef("missing the shell: %s", strings.Join(shells, ", "))
+		return usagef("missing the shell: %s", strings.Join(shells(), ", "))
 	}
 	a.shell = in.args[0]
-	for _, s := range shells {
+	for _, s := range shells() {
 		if s == a.shell {
 			return nil
 		}
 	}
-	return usagef("unknown shell %q: want %s", a.shell, strings.Join(shells, ", "))
+	return usagef("unknown shell %q: want %s", a.shell, strings.Join(shells(), ", "))
 }
 
 func (a *completionArgs) run(e env) error {

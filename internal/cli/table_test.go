@@ -360,7 +360,7 @@ func TestIperf3HabitsBinary(t *testing.T) {
 // TestCompletion: each shell's script comes out, and the hidden
 // completion command offers the commands and a flag's choices.
 func TestCompletion(t *testing.T) {
-	for _, sh := range shells {
+	for _, sh := range shells() {
 		code, out, errs := runBin(t, "completion", sh)
 		if code != 0 || !strings.Contains(out, "fullpipe") || len(out) < 1000 {
 			t.Errorf("completion %s: exit %d, %d bytes, stderr %q", sh, code, len(out), errs)
