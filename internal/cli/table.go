@@ -22,7 +22,7 @@ type spec struct {
 }
 
 // argShape is what positional arguments a command takes; build refuses
-// more than it allows, and TestCommandTable leaves out each required one.
+// more than it allows, and TestBadInput leaves out each required one.
 type argShape int
 
 const (
