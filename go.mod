@@ -6,6 +6,7 @@ go 1.26.8
 require (
 	github.com/invopop/jsonschema v0.14.0 // schemagen only (not in the binary): JSON Schema 2020-12 reflected from the result types, honouring json tags and omitempty, with descriptions from Go comments and Mapper/Namer hooks for our enums; the common, maintained choice
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // tests only (resulttest): a full draft 2020-12 validator, formats included, that passes the official JSON-Schema-Test-Suite; needs only golang.org/x/text
+	github.com/spf13/cobra v1.10.2 // CLI: nested commands (lab up, sweep window) over the pflag flags, and shell completion (bash, zsh, fish, powershell)
 	github.com/spf13/pflag v1.1.0 // GNU-style flags (-P 4 / --streams 4) that the standard flag package lacks
 	github.com/vishvananda/netlink v1.3.1 // lab: addresses, links and routes inside namespaces over rtnetlink
 	github.com/vishvananda/netns v0.0.5 // lab: named network namespaces, compatible with `ip netns`
@@ -16,6 +17,7 @@ require (
 require (
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect; cobra's, built on Windows only
 	github.com/pb33f/ordered-map/v2 v2.3.1 // indirect
 	go.yaml.in/yaml/v4 v4.0.0-rc.2 // indirect
 	golang.org/x/net v0.39.0 // indirect

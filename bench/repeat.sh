@@ -33,7 +33,7 @@ path() {
 	local addr
 	addr=$(python3 -c 'import json;print(json.load(open("/run/fullpipe/lab/'$NAME'.json"))["server"]["addr"])')
 	ip netns exec $NAME-server "$BIN" serve -q -l "$addr:6349" --allow-cc available >/dev/null 2>&1 &
-	for _ in $(seq 50); do ip netns exec $NAME-client "$BIN" rtt "$addr" -c 1 >/dev/null 2>&1 && break; sleep 0.1; done
+	for _ in $(seq 50); do ip netns exec $NAME-client "$BIN" rtt "$addr" -n 1 >/dev/null 2>&1 && break; sleep 0.1; done
 	for i in $(seq "$RUNS"); do
 		ip netns exec $NAME-client timeout 300 "$BIN" rfc6349 "$addr" --quick --direction up --cir "$cir" --json >"$OUT/$label.$i.json" 2>/dev/null || true
 	done

@@ -41,7 +41,7 @@ cell() {
 	local addr
 	addr=$(python3 -c 'import json;print(json.load(open("/run/fullpipe/lab/'$NAME'.json"))["server"]["addr"])')
 	ip netns exec $NAME-server "$BIN" serve -q -l "$addr:6349" >/dev/null 2>&1 &
-	for _ in $(seq 50); do ip netns exec $NAME-client "$BIN" rtt "$addr" -c 1 >/dev/null 2>&1 && break; sleep 0.1; done
+	for _ in $(seq 50); do ip netns exec $NAME-client "$BIN" rtt "$addr" -n 1 >/dev/null 2>&1 && break; sleep 0.1; done
 	local out
 	out=$(ip netns exec $NAME-client timeout 120 "$BIN" trains "$addr" --rate "${mbps}M" --rtt "${rtt}ms" --direction up --json 2>/dev/null || true)
 	python3 - "$kind" "$mbps" "$rtt" "$p" "$limit" "$bdp" "$out" <<'PY'

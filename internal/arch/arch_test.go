@@ -119,10 +119,7 @@ var long = map[string]string{
 	"internal/tester/pmtu.go RunPMTU":  "the search's two directions share its session, timeout and bounds",
 	"internal/tester/udp.go measure":   "the UDP test's select loop, as tcp's",
 	"internal/train/train.go Read":     "one pass over a train's packets: the head, the loss, the tail and the delays are read together",
-	// The CLI's init closures go with its command table (issue 10 item 7).
-	"internal/cli/rfc6349.go init": "to be replaced by the command table",
-	"internal/cli/sweep.go init":   "to be replaced by the command table",
-	"internal/cli/tcp.go init":     "to be replaced by the command table",
+	"internal/cli/lab.go linkOptions":  "one data table: a row per lab link option, its flag, unit and help",
 }
 
 const maxLines = 80

@@ -1,6 +1,9 @@
-// Package cli is fullpipe's command line: one table of subcommands, each a
-// flag set (pflag, for GNU-style -P/--streams) and a run function. Main
-// returns the process exit code so tests can drive it in-process.
+// Package cli is fullpipe's command line: one table of commands (table.go),
+// each with its own args struct whose fields its flags fill, a validate
+// method that checks them, and a run method. cobra (on pflag) parses,
+// nests the verbs (lab up, sweep window) and completes in the shell; the
+// help text is our own (help.go). Main returns the process exit code so
+// tests can drive it in-process; nothing here is package-level state.
 package cli
 
 import (
@@ -10,12 +13,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-
-	"github.com/fullpipe/fullpipe/internal/version"
 )
 
 // Exit codes.
@@ -31,31 +34,27 @@ type env struct {
 	ctx    context.Context
 	stdout io.Writer
 	stderr io.Writer
-	args   []string // the full command line, for the result's meta
+	args   []string       // the full command line, for the result's meta
+	cmd    *cobra.Command // the command being run (for help and completion)
 }
 
-type command struct {
-	name    string
-	summary string
-	usage   string // after "fullpipe NAME "
-	long    string
-	flags   func(fs *pflag.FlagSet) func(e env, args []string) error
+// command is one leaf of the table: an args struct whose fields the flags
+// fill. validate checks them and the positional arguments, and prepares
+// what run needs; its errors are usage errors (exit 2). Engine-side
+// validation may later replace validate.
+type command interface {
+	flags(fs *pflag.FlagSet)
+	validate(in input) error
+	run(e env) error
 }
 
-var commands []*command
-
-func register(c *command) { commands = append(commands, c) }
-
-func lookup(name string) *command {
-	for _, c := range commands {
-		if c.name == name {
-			return c
-		}
-	}
-	return nil
+// input is what validate sees besides the flags' values.
+type input struct {
+	args    []string               // positional arguments
+	changed func(flag string) bool // whether the user gave this flag
 }
 
-// usageError is a bad command line; Main prints it with a hint.
+// usageError is a bad command line; Run prints it with a hint, exit 2.
 type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
@@ -71,6 +70,12 @@ type exitError struct {
 func (e exitError) Error() string { return e.err.Error() }
 func (e exitError) Unwrap() error { return e.err }
 
+// ranError marks an error of a command's validate or run, as opposed to
+// one cobra found on the command line (an unknown flag, a bad value).
+type ranError struct{ err error }
+
+func (e ranError) Error() string { return e.err.Error() }
+
 // Main runs fullpipe with args (without the program name) and returns the
 // exit code. SIGINT/SIGTERM cancel the running test, which then prints
 // what it measured, marked partial; a second signal kills the process.
@@ -83,89 +88,86 @@ func Main(args []string, stdout, stderr io.Writer) int {
 
 // Run is Main with a caller's context.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		topUsage(stderr)
-		return ExitUsage
+	if len(args) > 0 && (args[0] == "-v" || args[0] == "--version") {
+		args = append([]string{"version"}, args[1:]...)
 	}
-	name := args[0]
-	switch name {
-	case "-h", "--help", "help":
-		if len(args) > 1 {
-			if c := lookup(args[1]); c != nil {
-				fs := newFlagSet(c)
-				c.flags(fs)
-				fmt.Fprint(stdout, helpText(c, fs))
-				return ExitOK
-			}
-		}
-		topUsage(stdout)
-		return ExitOK
-	case "-v", "--version":
-		name = "version"
-	}
-	c := lookup(name)
-	if c == nil {
-		fmt.Fprintf(stderr, "fullpipe: unknown command %q (try `fullpipe help`)\n", name)
-		return ExitUsage
-	}
-	fs := newFlagSet(c)
-	run := c.flags(fs)
-	fs.SetOutput(io.Discard)
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprint(stdout, helpText(c, fs))
-			return ExitOK
-		}
-		fmt.Fprintf(stderr, "fullpipe %s: %v (see `fullpipe %s --help`)\n", c.name, err, c.name)
-		return ExitUsage
-	}
-	err := run(env{ctx: ctx, stdout: stdout, stderr: stderr, args: append([]string{"fullpipe"}, args...)}, fs.Args())
+	e := env{ctx: ctx, stdout: stdout, stderr: stderr, args: append([]string{"fullpipe"}, args...)}
+	root := newRoot(&e)
+	root.SetArgs(args)
+	cmd, err := root.ExecuteC()
 	if err == nil {
 		return ExitOK
 	}
+	name := cmd.CommandPath()
+	var ran ranError
+	if !errors.As(err, &ran) { // cobra's: the command line itself
+		fmt.Fprintf(stderr, "%s: %s (see `%s --help`)\n", name, oneLine(err), name)
+		return ExitUsage
+	}
+	err = ran.err
 	var ue usageError
 	var ee exitError
 	switch {
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "fullpipe %s: %v (see `fullpipe %s --help`)\n", c.name, err, c.name)
+		fmt.Fprintf(stderr, "%s: %s (see `%s --help`)\n", name, oneLine(err), name)
 		return ExitUsage
 	case errors.As(err, &ee):
-		fmt.Fprintf(stderr, "fullpipe %s: %v\n", c.name, oneLine(err))
+		fmt.Fprintf(stderr, "%s: %s\n", name, oneLine(err))
 		return ee.code
 	}
-	fmt.Fprintf(stderr, "fullpipe %s: %v\n", c.name, oneLine(err))
+	fmt.Fprintf(stderr, "%s: %s\n", name, oneLine(err))
 	return ExitFailed
 }
 
 func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", " ") }
 
-func newFlagSet(c *command) *pflag.FlagSet {
-	fs := pflag.NewFlagSet(c.name, pflag.ContinueOnError)
-	fs.SortFlags = false
-	return fs
+// newRoot builds the command tree from the table, for one run with e.
+func newRoot(e *env) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "fullpipe",
+		Short:         "network tests at the TCP layer (RFC 6349)",
+		Example:       rootExample,
+		SilenceErrors: true, // Run prints one line
+		SilenceUsage:  true,
+		Args:          cobra.ArbitraryArgs,
+		RunE:          func(c *cobra.Command, args []string) error { return ranError{rootRun(e, c, args)} },
+		// Unknown flags before a command name are reported as the unknown
+		// command they come with (rootRun), not as a flag of no command.
+		FParseErrWhitelist:         cobra.FParseErrWhitelist{UnknownFlags: true},
+		CompletionOptions:          cobra.CompletionOptions{DisableDefaultCmd: true}, // ours is in the table
+		DisableFlagsInUseLine:      true,
+		SuggestionsMinimumDistance: 2,
+	}
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
+	root.SetContext(e.ctx)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err.Error()} })
+	root.SetHelpFunc(func(c *cobra.Command, _ []string) { fmt.Fprint(c.OutOrStdout(), helpText(c)) })
+	for i, s := range table() {
+		c := s.build(e)
+		c.Annotations[orderKey] = strconv.Itoa(i)
+		if s.name == "help" {
+			root.SetHelpCommand(c)
+			continue
+		}
+		root.AddCommand(c)
+	}
+	root.InitDefaultHelpCmd() // adds ours now, not at Execute, so that tests walk it
+	return root
 }
 
-func helpText(c *command, fs *pflag.FlagSet) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Usage: fullpipe %s %s\n\n%s\n", c.name, c.usage, strings.TrimSpace(c.long))
-	if u := fs.FlagUsages(); u != "" {
-		fmt.Fprintf(&b, "\nFlags:\n%s", u)
+// rootRun is `fullpipe` without a known command: the overview (on stderr,
+// exit 2) when nothing was given, else one line naming what was wrong.
+func rootRun(e *env, c *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+			return usagef("unknown command %q; did you mean %s?", args[0], strings.Join(s, " or "))
+		}
+		return usagef("unknown command %q (try `fullpipe help`)", args[0])
 	}
-	b.WriteString(unitsHelp)
-	return b.String()
-}
-
-const unitsHelp = `
-Units: rates are bits per second with SI suffixes (50M = 50,000,000 bit/s,
-1.5G); sizes are bytes, a plain number being bytes, with explicit binary
-or decimal suffixes (64KiB = 65,536 B, 250kB = 250,000 B); durations are
-Go durations (40ms, 10s, 1m30s).
-`
-
-func topUsage(w io.Writer) {
-	fmt.Fprintf(w, "fullpipe %s: network tests at the TCP layer (RFC 6349).\n\nUsage: fullpipe COMMAND [flags]\n\nCommands:\n", version.Release)
-	for _, c := range commands {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	if len(e.args) > 1 {
+		return usagef("unknown flag %s (flags come after the command)", e.args[1])
 	}
-	fmt.Fprint(w, "\nRun `fullpipe help COMMAND` or `fullpipe COMMAND --help` for its flags.\n")
+	fmt.Fprint(e.stderr, helpText(c))
+	return exitError{ExitUsage, errors.New("missing command")}
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/fullpipe/fullpipe/internal/serve"
@@ -55,7 +56,7 @@ func TestBadFlags(t *testing.T) {
 		"exclude":         {"tcp", "127.0.0.1", "--reverse", "--bidir"},
 		"--dscp 64":       {"tcp", "127.0.0.1", "--dscp", "64"},
 		"unknown command": {"tpc", "127.0.0.1"},
-		"no unit\" (dur":  {"rtt", "127.0.0.1", "-i", "10"},
+		"duration \"10x":  {"rtt", "127.0.0.1", "-i", "10x"},
 		"--tls-pin":       {"tcp", "127.0.0.1", "--tls-pin", "md5:00"},
 		"--log-format":    {"serve", "--listen", "127.0.0.1:0", "--log-format", "xml"},
 		"--tls-cert and":  {"serve", "--listen", "127.0.0.1:0", "--tls-cert", "c.pem"},
@@ -173,19 +174,19 @@ func TestSecretFile(t *testing.T) {
 	os.WriteFile(bad, []byte("Zm9vYmFyYmF6cXV4cXV1eA==\n"), 0o600)
 	os.WriteFile(weak, []byte("s3cret\n"), 0o600)
 	addr := server(t, serve.Config{Secret: []byte("q8Vd0uFZk1mJ3xR7tWcPzA==")})
-	if code, _, errs := run(t, context.Background(), "rtt", addr, "-c", "2", "-i", "10ms", "--secret-file", weak); code == 0 || !strings.Contains(errs, "head -c 32 /dev/urandom | base64") {
+	if code, _, errs := run(t, context.Background(), "rtt", addr, "-n", "2", "-i", "10ms", "--secret-file", weak); code == 0 || !strings.Contains(errs, "head -c 32 /dev/urandom | base64") {
 		t.Fatalf("weak secret: exit %d stderr %q, want a refusal that says how to make a secret", code, errs)
 	}
 	if code, _, errs := run(t, context.Background(), "serve", "--listen", "127.0.0.1:0", "--secret-file", weak); code == 0 || !strings.Contains(errs, "head -c 32 /dev/urandom | base64") {
 		t.Fatalf("serve with a weak secret: exit %d stderr %q, want a refusal that says how to make a secret", code, errs)
 	}
-	if code, _, errs := run(t, context.Background(), "rtt", addr, "-c", "2", "-i", "10ms", "--secret-file", bad); code != ExitRefused || !strings.Contains(errs, "secret") {
+	if code, _, errs := run(t, context.Background(), "rtt", addr, "-n", "2", "-i", "10ms", "--secret-file", bad); code != ExitRefused || !strings.Contains(errs, "secret") {
 		t.Fatalf("wrong secret: exit %d stderr %q", code, errs)
 	}
-	if code, _, errs := run(t, context.Background(), "rtt", addr, "-c", "2", "-i", "10ms"); code != ExitRefused || !strings.Contains(errs, "secret") {
+	if code, _, errs := run(t, context.Background(), "rtt", addr, "-n", "2", "-i", "10ms"); code != ExitRefused || !strings.Contains(errs, "secret") {
 		t.Fatalf("no secret: exit %d stderr %q", code, errs)
 	}
-	if code, _, errs := run(t, context.Background(), "rtt", addr, "-c", "2", "-i", "10ms", "--secret-file", good); code != 0 {
+	if code, _, errs := run(t, context.Background(), "rtt", addr, "-n", "2", "-i", "10ms", "--secret-file", good); code != 0 {
 		t.Fatalf("right secret: exit %d stderr %q", code, errs)
 	}
 }
@@ -225,7 +226,7 @@ func TestVersionMismatch(t *testing.T) {
 		_, _ = c.Write([]byte{'F', 'P', 'C', 'T', 0, byte(wire.Version + 1)}) // fullpipe control, the next version
 		time.Sleep(500 * time.Millisecond)
 	}()
-	code, _, errs := run(t, context.Background(), "rtt", ln.Addr().String(), "-c", "1")
+	code, _, errs := run(t, context.Background(), "rtt", ln.Addr().String(), "-n", "1")
 	if code != ExitRefused || !strings.Contains(errs, fmt.Sprintf("we speak %d, the peer speaks %d", wire.Version, wire.Version+1)) {
 		t.Fatalf("exit %d stderr %q", code, errs)
 	}
@@ -294,9 +295,10 @@ func TestServeFlagsDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs := newFlagSet(lookup("serve"))
-	lookup("serve").flags(fs)
-	fs.VisitAll(func(f *pflag.Flag) {
+	findCommand(t, "serve").LocalFlags().VisitAll(func(f *pflag.Flag) {
+		if f.Name == "help" {
+			return
+		}
 		if !strings.Contains(string(doc), "`--"+f.Name) {
 			t.Errorf("serve --%s is not documented in docs/serve.md", f.Name)
 		}
@@ -320,11 +322,11 @@ func TestTLSFlags(t *testing.T) {
 		t.Fatalf("loadTLS: fingerprint %q, err %v; want %s", fp, err, wire.Fingerprint(cert.Certificate[0]))
 	}
 	addr := server(t, serve.Config{TLS: cfg})
-	if code, _, errs := run(t, context.Background(), "rtt", addr, "-c", "2", "-i", "10ms", "--tls-pin", fp); code != 0 {
+	if code, _, errs := run(t, context.Background(), "rtt", addr, "-n", "2", "-i", "10ms", "--tls-pin", fp); code != 0 {
 		t.Fatalf("right pin: exit %d stderr %q", code, errs)
 	}
 	wrong := "sha256:" + strings.Repeat("ab", 32)
-	code, _, errs := run(t, context.Background(), "rtt", addr, "-c", "2", "-i", "10ms", "--tls-pin", wrong)
+	code, _, errs := run(t, context.Background(), "rtt", addr, "-n", "2", "-i", "10ms", "--tls-pin", wrong)
 	lines := strings.Split(strings.TrimSpace(errs), "\n")
 	if code != ExitRefused || !strings.Contains(lines[len(lines)-1], "--tls-pin") || !strings.Contains(errs, fp) {
 		t.Fatalf("wrong pin: exit %d stderr %q, want exit %d and a line naming the certificate and --tls-pin", code, errs, ExitRefused)
@@ -334,13 +336,13 @@ func TestTLSFlags(t *testing.T) {
 // TestServePublic: --public sets its preset, a flag given beside it wins,
 // and the help lists the preset.
 func TestServePublic(t *testing.T) {
-	fs := newFlagSet(lookup("serve"))
-	var f serveFlags
-	f.add(fs)
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	var f serveArgs
+	f.flags(fs)
 	if err := fs.Parse([]string{"--public", "--max-streams", "4"}); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := f.config(env{stderr: io.Discard})
+	cfg, err := f.config(input{changed: fs.Changed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,4 +361,15 @@ func TestServePublic(t *testing.T) {
 			t.Errorf("serve --help does not list --public's --%s %s", p[0], p[1])
 		}
 	}
+}
+
+// findCommand is the command at path in a fresh command tree.
+func findCommand(t *testing.T, path ...string) *cobra.Command {
+	t.Helper()
+	root := newRoot(&env{ctx: context.Background(), stdout: io.Discard, stderr: io.Discard})
+	c, rest, err := root.Find(path)
+	if err != nil || len(rest) > 0 || c == root {
+		t.Fatalf("no command %v: %v", path, err)
+	}
+	return c
 }

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -15,58 +18,95 @@ import (
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
-// clientFlags are the flags every client command shares.
-type clientFlags struct {
+// clientArgs are the flags every client command shares, and the target
+// they resolve to. The target is a positional HOST[:PORT] or, as in
+// iperf3, -c HOST with -p PORT.
+type clientArgs struct {
+	host       string // -c
+	port       int    // -p
 	v4, v6     bool
 	bind       string
 	secretFile string
 	tls        bool
 	tlsPin     string
 	json       bool
+
+	target tester.Target // set by resolve
 }
 
-func (c *clientFlags) add(fs *pflag.FlagSet) {
+func (c *clientArgs) flags(fs *pflag.FlagSet) {
+	fs.VarP(text(&c.host, "", "HOST"), "client", "c", "the responder to test, as iperf3's -c (or give HOST[:PORT] as the argument)")
+	fs.VarP(num(&c.port, 0, "PORT"), "port", "p", fmt.Sprintf("the responder's port (default %d)", wire.DefaultPort))
 	fs.BoolVarP(&c.v4, "ipv4", "4", false, "use IPv4 only")
 	fs.BoolVarP(&c.v6, "ipv6", "6", false, "use IPv6 only")
-	fs.StringVar(&c.bind, "bind", "", "local address to send from")
-	fs.StringVar(&c.secretFile, "secret-file", "", "file whose first line is the responder's shared secret (the responder must prove it too)")
+	fs.VarP(text(&c.bind, "", "ADDR"), "bind", "B", "local address to send from")
+	fs.Var(text(&c.secretFile, "", "FILE"), "secret-file", "file whose first line is the responder's shared secret (the responder must prove it too)")
 	fs.BoolVar(&c.tls, "tls", false, "control connection over TLS (a responder with --tls-cert); certificate checked against the system's roots unless --tls-pin")
-	fs.StringVar(&c.tlsPin, "tls-pin", "", "accept only the responder certificate with this fingerprint, sha256:HEX (implies --tls)")
-	fs.BoolVar(&c.json, "json", false, "print one JSON document (schema in docs/json.md) instead of the live view")
+	fs.Var(text(&c.tlsPin, "", "sha256:HEX"), "tls-pin", "accept only the responder certificate with this fingerprint (implies --tls)")
+	fs.BoolVarP(&c.json, "json", "J", false, "print one JSON document (schema in docs/json.md) instead of the live view")
 }
 
 const hostUsage = "HOST[:PORT]"
 
-// target resolves the positional HOST[:PORT] and the shared flags.
-func (c *clientFlags) target(args []string) (tester.Target, error) {
-	if len(args) != 1 {
-		if len(args) == 0 {
-			return tester.Target{}, usagef("missing %s of a `fullpipe serve` responder (default port %d)", hostUsage, wire.DefaultPort)
-		}
-		return tester.Target{}, usagef("want one %s, got %d arguments", hostUsage, len(args))
+// resolve sets c.target from the positional HOST[:PORT] or -c HOST, -p
+// PORT and the shared flags.
+func (c *clientArgs) resolve(in input) error {
+	addr, err := c.address(in)
+	if err != nil {
+		return err
 	}
 	if c.v4 && c.v6 {
-		return tester.Target{}, usagef("-4 and -6 exclude each other")
+		return usagef("-4 and -6 exclude each other")
 	}
-	t := tester.Target{Addr: args[0], Bind: c.bind}
+	t := tester.Target{Addr: addr, Bind: c.bind}
 	switch {
 	case c.v4:
 		t.Family = "4"
 	case c.v6:
 		t.Family = "6"
 	}
-	s, err := readSecret(c.secretFile)
-	if err != nil {
-		return t, err
+	if t.Secret, err = readSecret(c.secretFile); err != nil {
+		return err
 	}
-	t.Secret = s
 	if c.tlsPin != "" {
 		if t.TLSPin, err = wire.ParsePin(c.tlsPin); err != nil {
-			return t, usagef("--tls-pin: %v", err)
+			return usagef("--tls-pin: %v", err)
 		}
 	}
 	t.TLS = c.tls || t.TLSPin != nil
-	return t, nil
+	c.target = t
+	return nil
+}
+
+// address is HOST[:PORT] from the argument or -c, with -p's port.
+func (c *clientArgs) address(in input) (string, error) {
+	host := c.host
+	if _, err := strconv.Atoi(host); err == nil && in.changed("client") {
+		return "", usagef("-c %s is not a host: -c names the responder, as in iperf3 (rtt's probe count is -n)", host)
+	}
+	switch {
+	case len(in.args) > 1:
+		return "", usagef("want one %s, got %d arguments", hostUsage, len(in.args))
+	case len(in.args) == 1 && in.changed("client"):
+		return "", usagef("give the target once: %s or -c HOST, not both", hostUsage)
+	case len(in.args) == 1:
+		host = in.args[0]
+	case !in.changed("client"):
+		return "", usagef("missing %s of a `fullpipe serve` responder (default port %d), or -c HOST", hostUsage, wire.DefaultPort)
+	}
+	if host == "" {
+		return "", usagef("the target host is empty")
+	}
+	if !in.changed("port") {
+		return host, nil
+	}
+	if c.port < 1 || c.port > 65535 {
+		return "", usagef("--port %d: want 1..65535", c.port)
+	}
+	if _, _, err := net.SplitHostPort(host); err == nil {
+		return "", usagef("%s names a port already: drop -p or the :PORT", host)
+	}
+	return net.JoinHostPort(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), strconv.Itoa(c.port)), nil
 }
 
 // withCommand records the command line in a result's meta.
@@ -77,9 +117,7 @@ func withCommand(m *result.Meta, e env) { m.Command = e.args }
 func finish(e env, asJSON bool, res any, have bool, err error, text func(io.Writer)) error {
 	if have {
 		if asJSON {
-			enc := json.NewEncoder(e.stdout)
-			enc.SetIndent("", "  ")
-			if jerr := enc.Encode(res); jerr != nil {
+			if jerr := writeJSON(e.stdout, res); jerr != nil {
 				return jerr
 			}
 		} else {
@@ -93,6 +131,12 @@ func finish(e env, asJSON bool, res any, have bool, err error, text func(io.Writ
 		return exitError{ExitFailed, err}
 	}
 	return exitError{ExitRefused, err}
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 func defaultCC() string {

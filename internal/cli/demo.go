@@ -21,11 +21,10 @@ import (
 
 const demoProfile = "window"
 
-func init() {
-	register(&command{
-		name:    "demo",
+func demoSpec() spec {
+	return spec{
+		name: "demo", usage: "[flags]",
 		summary: "a lab path with a responder inside, and tests across it, on this machine alone",
-		usage:   "[flags]",
 		long: `Builds the lab path of the design's scenario 1 (100 Mbit/s, 20 ms RTT, a
 375 kB queue; ` + "`fullpipe lab profiles`" + `), starts a responder inside it, and
 measures across it: UDP round-trip time, TCP goodput with an unbounded
@@ -34,31 +33,42 @@ window scaling (RFC 6349's first example: about 26 Mbit/s instead of 94).
 Everything stays inside two network namespaces on this machine and is
 removed at the end. Needs root; without root, or with --loopback, it runs
 the responder and the tests on 127.0.0.1 instead.`,
-		flags: func(fs *pflag.FlagSet) func(env, []string) error {
-			var asJSON, loopback bool
-			var dur time.Duration
-			durVar(fs, &dur, "duration", "t", 5*time.Second, "duration of each TCP test")
-			fs.BoolVar(&loopback, "loopback", false, "skip the lab: responder and tests on 127.0.0.1")
-			fs.BoolVar(&asJSON, "json", false, "print the results as one JSON document")
-			return func(e env, args []string) error {
-				if len(args) > 0 {
-					return usagef("unexpected argument %q", args[0])
-				}
-				if dur <= 0 {
-					return usagef("--duration must be positive")
-				}
-				d := demo{e: e, dur: dur, asJSON: asJSON}
-				if !loopback && os.Geteuid() != 0 {
-					fmt.Fprintln(e.stderr, "demo: not root, so no lab (network namespaces need root); running on loopback instead")
-					loopback = true
-				}
-				if loopback {
-					return d.onLoopback()
-				}
-				return d.inLab()
-			}
-		},
-	})
+		example: `  sudo fullpipe demo                 the lab path, about 15 s
+  fullpipe demo --loopback -t 2      on 127.0.0.1, 2 s per TCP test
+  sudo fullpipe demo -J              every test's JSON document in one`,
+		new: func() command { return &demoArgs{} },
+	}
+}
+
+// demoArgs are demo's flags.
+type demoArgs struct {
+	json, loopback bool
+	dur            time.Duration
+}
+
+func (a *demoArgs) flags(fs *pflag.FlagSet) {
+	fs.VarP(dur(&a.dur, 5*time.Second), "duration", "t", "duration of each TCP test")
+	fs.BoolVar(&a.loopback, "loopback", false, "skip the lab: responder and tests on 127.0.0.1")
+	fs.BoolVarP(&a.json, "json", "J", false, "print the results as one JSON document")
+}
+
+func (a *demoArgs) validate(input) error {
+	if a.dur <= 0 {
+		return usagef("--duration must be positive")
+	}
+	return nil
+}
+
+func (a *demoArgs) run(e env) error {
+	d := demo{e: e, dur: a.dur, asJSON: a.json}
+	if !a.loopback && os.Geteuid() != 0 {
+		fmt.Fprintln(e.stderr, "demo: not root, so no lab (network namespaces need root); running on loopback instead")
+		a.loopback = true
+	}
+	if a.loopback {
+		return d.onLoopback()
+	}
+	return d.inLab()
 }
 
 type demo struct {
@@ -171,7 +181,7 @@ func (d *demo) steps() {
 		key, title string
 		args       []string
 	}{
-		{"rtt", "1. UDP round-trip time: 20 probes, 20 ms apart", []string{"rtt", d.target, "-c", "20", "-i", "20ms"}},
+		{"rtt", "1. UDP round-trip time: 20 probes, 20 ms apart", []string{"rtt", d.target, "-n", "20", "-i", "20ms"}},
 		{"tcp", "2. TCP goodput, one stream, window unbounded, " + secs, []string{"tcp", d.target, "-t", secs}},
 		{"tcp_window_64KiB", "3. TCP goodput, one stream, window 64 KiB (65,536 B), " + secs, []string{"tcp", d.target, "-t", secs, "--window", "64KiB"}},
 	} {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strings"
 	"syscall"
 	"time"
 
@@ -45,102 +44,127 @@ The default run takes about 2 minutes on a 100 Mbit/s path (30 s of
 throughput per direction); --quick about 1 minute. Exit status 1 when the
 verdict is FAIL.`
 
-func init() {
-	register(&command{
-		name:    "rfc6349",
+func rfc6349Spec() spec {
+	return spec{
+		name: "rfc6349", usage: "[HOST[:PORT]] --cir RATE [flags]", pos: argOptTarget,
 		summary: "the RFC 6349 method: MTU, RTT, BB, window walk, throughput, shaping, verdict",
-		usage:   "[HOST[:PORT]] --cir RATE [flags]",
 		long:    rfcLong,
-		flags: func(fs *pflag.FlagSet) func(env, []string) error {
-			var cf clientFlags
-			cfg := result.RFC6349Config{Thresholds: rfc6349.DefaultThresholds}
-			var cir, maxWindow int64
-			var direction, reportFile, profile string
-			var quick bool
-			rateVar(fs, &cir, "cir", "", 0, "committed rate of the service under test (required with HOST)")
-			fs.StringVar(&direction, "direction", "both", "up (client sends), down, or both")
-			durVar(fs, &cfg.Duration, "duration", "t", 30*time.Second, "throughput test length per direction (RFC 6349: > 30 s)")
-			durVar(fs, &cfg.StepDuration, "step-duration", "", 5*time.Second, "length of each window-walk and shaping test")
-			fs.BoolVar(&quick, "quick", false, "a turn-up check: 10 s throughput, 3 s steps")
-			sizeVar(fs, &maxWindow, "max-window", "", 0, "largest window the user's hosts allow per connection, e.g. 64KiB without window scaling (default: none)")
-			fs.StringVar(&cfg.Link, "link", "ethernet", "layer-2 framing for the ideal: ethernet, vlan, qinq, ppp or none")
-			fs.Float64Var(&cfg.Thresholds.MinActualPct, "min-actual-pct", rfc6349.DefaultThresholds.MinActualPct, "pass if actual throughput is at least this % of ideal")
-			fs.Float64Var(&cfg.Thresholds.MinEfficiencyPct, "min-efficiency-pct", rfc6349.DefaultThresholds.MinEfficiencyPct, "pass if TCP Efficiency is at least this %")
-			fs.StringVar(&cfg.CC, "cc", "", "congestion control for the walk and throughput tests (default: the sender's)")
-			fs.IntVar(&cfg.ShapingConns, "shaping-connections", 4, "connections in the shaping vs policing test")
-			fs.IntVar(&cfg.SweepPoints, "sweep", 0, "also sweep the window: this many windows up to 3 x BDP, --step-duration each (0: no sweep; 9 is a good start)")
-			fs.StringVar(&reportFile, "report", "", "write a self-contained HTML report to this file")
-			fs.StringVar(&profile, "profile", "window", "without HOST: the lab profile to test")
-			cf.add(fs)
-			return func(e env, args []string) error {
-				if len(args) == 0 {
-					return rfcInLab(e, profile, cir)
-				}
-				t, err := cf.target(args)
-				if err != nil {
-					return err
-				}
-				if cir <= 0 {
-					return usagef("--cir is required: the committed rate the service should carry, e.g. --cir 100M")
-				}
-				if cfg.Directions, err = directions(direction); err != nil {
-					return err
-				}
-				if _, err := rfc6349.LinkByName(cfg.Link); err != nil {
-					return usagef("%v", err)
-				}
-				if quick {
-					if !fs.Changed("duration") {
-						cfg.Duration = 10 * time.Second
-					}
-					if !fs.Changed("step-duration") {
-						cfg.StepDuration = 3 * time.Second
-					}
-				}
-				if cfg.Duration < time.Second || cfg.StepDuration < time.Second || cfg.ShapingConns < 2 || cfg.ShapingConns > maxStreams {
-					return usagef("durations must be at least 1s and --shaping-connections 2..%d", maxStreams)
-				}
-				if cfg.SweepPoints < 0 || cfg.SweepPoints > 64 {
-					return usagef("--sweep %d: want 0 (no sweep) to 64 windows", cfg.SweepPoints)
-				}
-				if maxWindow < 0 || (fs.Changed("max-window") && maxWindow < 1500) {
-					return usagef("--max-window must be at least 1500 bytes")
-				}
-				cfg.CIRBps, cfg.MaxWindow = cir, int(maxWindow)
-				if !cf.json {
-					fmt.Fprintf(e.stdout, "RFC 6349 test of %s, CIR %s, %s\n", tester.HostPort(t.Addr), units.FormatRate(float64(cir)), joinDirections(cfg.Directions))
-				}
-				progress := func(ev method.Event) {
-					switch {
-					case cf.json:
-					case ev.Kind == method.Started:
-						fmt.Fprintf(e.stdout, "\n%s\n", ev.Text)
-					case ev.Kind == method.Line:
-						fmt.Fprintf(e.stdout, "  %s\n", ev.Text)
-					}
-				}
-				res, err := method.Run(e.ctx, tester.Remote{T: t}, cfg, progress)
-				if res != nil {
-					withCommand(&res.Meta, e)
-					if reportFile != "" {
-						if werr := os.WriteFile(reportFile, report.HTML(res), 0o644); werr != nil {
-							return werr
-						}
-					}
-				}
-				ferr := finish(e, cf.json, res, res != nil, err, func(w io.Writer) { report.Text(w, res) })
-				if ferr == nil && res != nil && !res.Verdict.Pass {
-					return exitError{ExitFailed, errors.New("verdict: FAIL")}
-				}
-				return ferr
+		example: `  sudo fullpipe rfc6349 --report rfc6349.html
+                                  on a lab path built here (scenario 1), text and HTML report
+  fullpipe rfc6349 198.18.0.2 --cir 100M --quick
+                                  a turn-up check of a 100 Mbit/s service, about 1 minute
+  fullpipe rfc6349 -c 198.18.0.2 --cir 1G --max-window 64KiB -J
+                                  hosts without window scaling; one JSON document`,
+		new: func() command { return &rfcArgs{cfg: result.RFC6349Config{Thresholds: rfc6349.DefaultThresholds}} },
+	}
+}
+
+// rfcArgs are rfc6349's flags; validate turns them into cfg.
+type rfcArgs struct {
+	clientArgs
+	cfg                        result.RFC6349Config
+	cir, maxWindow             int64
+	direction, report, profile string
+	quick                      bool
+	inLab, cirGiven            bool // no HOST: run in a lab built here
+}
+
+func (a *rfcArgs) flags(fs *pflag.FlagSet) {
+	c := &a.cfg
+	fs.Var(rate(&a.cir, 0), "cir", "committed rate of the service under test (required with HOST)")
+	fs.Var(oneOf(&a.direction, "both", "up", "down", "both"), "direction", "up (client sends), down, or both")
+	fs.VarP(dur(&c.Duration, 30*time.Second), "duration", "t", "throughput test length per direction (RFC 6349: > 30 s)")
+	fs.Var(dur(&c.StepDuration, 5*time.Second), "step-duration", "length of each window-walk and shaping test")
+	fs.BoolVar(&a.quick, "quick", false, "a turn-up check: 10 s throughput, 3 s steps")
+	fs.Var(size(&a.maxWindow, 0), "max-window", "largest window the user's hosts allow per connection, e.g. 64KiB without window scaling (default: none)")
+	fs.Var(oneOf(&c.Link, "ethernet", "ethernet", "vlan", "qinq", "ppp", "none"), "link", "layer-2 framing for the ideal")
+	fs.Var(pct(&c.Thresholds.MinActualPct, rfc6349.DefaultThresholds.MinActualPct), "min-actual-pct", "pass if actual throughput is at least this % of ideal")
+	fs.Var(pct(&c.Thresholds.MinEfficiencyPct, rfc6349.DefaultThresholds.MinEfficiencyPct), "min-efficiency-pct", "pass if TCP Efficiency is at least this %")
+	fs.VarP(text(&c.CC, "", "NAME"), "cc", "C", "congestion control for the walk and throughput tests (default: the sender's)")
+	fs.Var(count(&c.ShapingConns, 4), "shaping-connections", "connections in the shaping vs policing test")
+	fs.Var(count(&c.SweepPoints, 0), "sweep", "also sweep the window: this many windows up to 3 x BDP, --step-duration each (0: no sweep; 9 is a good start)")
+	fs.Var(text(&a.report, "", "FILE"), "report", "write a self-contained HTML report to this file")
+	a.profile = "window"
+	fs.Var(textValue{v: &a.profile, meta: "PROFILE", choices: lab.ProfileNames()}, "profile", "without HOST: the lab profile to test")
+	a.clientArgs.flags(fs)
+}
+
+func (a *rfcArgs) validate(in input) error {
+	if len(in.args) == 0 && !in.changed("client") {
+		a.inLab, a.cirGiven = true, in.changed("cir")
+		return nil // the run inside the lab checks the rest
+	}
+	if err := a.resolve(in); err != nil {
+		return err
+	}
+	c := &a.cfg
+	if a.cir <= 0 {
+		return usagef("--cir is required: the committed rate the service should carry, e.g. --cir 100M")
+	}
+	var err error
+	if c.Directions, err = directions(a.direction); err != nil {
+		return err
+	}
+	if _, err := rfc6349.LinkByName(c.Link); err != nil {
+		return usagef("%v", err)
+	}
+	if a.quick {
+		if !in.changed("duration") {
+			c.Duration = 10 * time.Second
+		}
+		if !in.changed("step-duration") {
+			c.StepDuration = 3 * time.Second
+		}
+	}
+	switch {
+	case c.Duration < time.Second || c.StepDuration < time.Second || c.ShapingConns < 2 || c.ShapingConns > maxStreams:
+		return usagef("durations must be at least 1s and --shaping-connections 2..%d", maxStreams)
+	case c.SweepPoints < 0 || c.SweepPoints > 64:
+		return usagef("--sweep %d: want 0 (no sweep) to 64 windows", c.SweepPoints)
+	case a.maxWindow < 0 || (in.changed("max-window") && a.maxWindow < 1500):
+		return usagef("--max-window must be at least 1500 bytes")
+	}
+	c.CIRBps, c.MaxWindow = a.cir, int(a.maxWindow)
+	return nil
+}
+
+func (a *rfcArgs) run(e env) error {
+	if a.inLab {
+		return rfcInLab(e, a)
+	}
+	cfg := a.cfg
+	if !a.json {
+		fmt.Fprintf(e.stdout, "RFC 6349 test of %s, CIR %s, %s\n", tester.HostPort(a.target.Addr), units.FormatRate(float64(a.cir)), joinDirections(cfg.Directions))
+	}
+	progress := func(ev method.Event) {
+		switch {
+		case a.json:
+		case ev.Kind == method.Started:
+			fmt.Fprintf(e.stdout, "\n%s\n", ev.Text)
+		case ev.Kind == method.Line:
+			fmt.Fprintf(e.stdout, "  %s\n", ev.Text)
+		}
+	}
+	res, err := method.Run(e.ctx, tester.Remote{T: a.target}, cfg, progress)
+	if res != nil {
+		withCommand(&res.Meta, e)
+		if a.report != "" {
+			if werr := os.WriteFile(a.report, report.HTML(res), 0o644); werr != nil {
+				return werr
 			}
-		},
-	})
+		}
+	}
+	ferr := finish(e, a.json, res, res != nil, err, func(w io.Writer) { report.Text(w, res) })
+	if ferr == nil && res != nil && !res.Verdict.Pass {
+		return exitError{ExitFailed, errors.New("verdict: FAIL")}
+	}
+	return ferr
 }
 
 // rfcInLab builds a lab path with a responder inside and runs this same
 // command again inside the client namespace, against it.
-func rfcInLab(e env, profile string, cir int64) error {
+func rfcInLab(e env, a *rfcArgs) error {
+	profile, cir := a.profile, a.cir
 	p, ok := lab.Profiles[profile]
 	if !ok {
 		return usagef("unknown profile %q (see `fullpipe lab profiles`)", profile)
@@ -169,10 +193,10 @@ func rfcInLab(e env, profile string, cir int64) error {
 	}
 	args := []string{"lab", "exec", "client", "--name", cfg.Name, "--", self, "rfc6349", l.Server.Addr.String()}
 	args = append(args, e.args[2:]...)
-	if !hasFlag(e.args, "--cir") {
+	if !a.cirGiven {
 		args = append(args, "--cir", fmt.Sprint(cir)+"bit/s")
 	}
-	if !hasFlag(e.args, "--json") {
+	if !a.json {
 		fmt.Fprintf(e.stdout, "lab path %q (profile %s: %s)\n  %s\n", cfg.Name, profile, p.Teaches, describe(p.Up))
 	}
 	cmd := exec.CommandContext(e.ctx, self, args...)
@@ -187,13 +211,4 @@ func rfcInLab(e env, profile string, cir int64) error {
 		return err
 	}
 	return nil
-}
-
-func hasFlag(args []string, name string) bool {
-	for _, a := range args {
-		if a == name || strings.HasPrefix(a, name+"=") {
-			return true
-		}
-	}
-	return false
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"io"
 	"time"
 
@@ -9,72 +8,70 @@ import (
 
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/tester"
-	"github.com/fullpipe/fullpipe/internal/units"
 )
 
-func init() {
-	register(&command{
-		name:    "rtt",
+func rttSpec() spec {
+	return spec{
+		name: "rtt", usage: hostUsage + " [flags]", pos: argTarget,
 		summary: "UDP round-trip time probes: min/mean/median/p99/max, loss",
-		usage:   hostUsage + " [flags]",
 		long: `Sends UDP echo probes to a fullpipe responder and times each reply on this
 host's monotonic clock. The RTT includes both hosts' UDP stacks and the
 responder's echo, typically tens of microseconds on a LAN host.
 
-Example:
-  fullpipe rtt 198.18.0.2 --count 100 --interval 10ms`,
-		flags: func(fs *pflag.FlagSet) func(env, []string) error {
-			var cf clientFlags
-			var cfg result.RTTConfig
-			var size int64
-			fs.IntVarP(&cfg.Count, "count", "c", 10, "probes to send")
-			durVar(fs, &cfg.Interval, "interval", "i", 100*time.Millisecond, "time between probes")
-			sizeVar(fs, &size, "size", "s", 64, "UDP payload bytes per probe (at least 40)")
-			cf.add(fs)
-			return func(e env, args []string) error {
-				t, err := cf.target(args)
-				if err != nil {
-					return err
-				}
-				if cfg.Count < 1 || cfg.Count > 1_000_000 {
-					return usagef("--count %d: want 1..1,000,000", cfg.Count)
-				}
-				if span := time.Duration(cfg.Count) * cfg.Interval; span > 9*time.Minute {
-					return usagef("%d probes %v apart take %v; a responder allows 10m per test by default: send fewer or closer probes", cfg.Count, cfg.Interval, span.Round(time.Second))
-				}
-				if cfg.Interval < time.Millisecond {
-					return usagef("--interval %v is below the 1ms minimum", cfg.Interval)
-				}
-				if size < 40 || size > 65507 {
-					return usagef("--size %d: want 40..65507 bytes", size)
-				}
-				cfg.Size = int(size)
-				var onReply func(uint64, time.Duration)
-				if !cf.json {
-					progressf(e, false, "probing %s: %d probes of %d bytes, %v apart ...", tester.HostPort(t.Addr), cfg.Count, cfg.Size, cfg.Interval)
-					onReply = func(seq uint64, rtt time.Duration) {
-						fmt.Fprintf(e.stdout, "reply seq=%d rtt=%s\n", seq, units.FormatDuration(rtt))
-					}
-				}
-				res, err := tester.RunRTT(e.ctx, t, cfg, onReply)
-				if res != nil {
-					withCommand(&res.Meta, e)
-				}
-				return finish(e, cf.json, res, res != nil, err, func(w io.Writer) { printRTTSummary(w, res) })
-			}
-		},
-	})
+The probe count is -n (as Windows ping's): -c names the responder, as in
+iperf3.`,
+		example: `  fullpipe rtt 198.18.0.2 --count 100 --interval 10ms
+                                  100 probes, 10 ms apart
+  fullpipe rtt -c 198.18.0.2 -n 20 -J
+                                  20 probes, one JSON document`,
+		new: func() command { return &rttArgs{} },
+	}
 }
 
-func printRTTSummary(w io.Writer, r *result.RTT) {
-	s := r.Summary
-	fmt.Fprintf(w, "\nSummary: %d probes to %s, %d received, loss %.1f %%", s.Sent, r.Target, s.Received, s.LossPct)
-	if s.Partial {
-		fmt.Fprintf(w, "  PARTIAL: %s", s.PartialReason)
+// rttArgs are rtt's flags; validate turns them into cfg.
+type rttArgs struct {
+	clientArgs
+	cfg  result.RTTConfig
+	size int64
+}
+
+func (a *rttArgs) flags(fs *pflag.FlagSet) {
+	fs.VarP(count(&a.cfg.Count, 10), "count", "n", "probes to send")
+	fs.VarP(dur(&a.cfg.Interval, 100*time.Millisecond), "interval", "i", "time between probes")
+	fs.VarP(size(&a.size, 64), "size", "s", "UDP payload bytes per probe (at least 40)")
+	a.clientArgs.flags(fs)
+}
+
+func (a *rttArgs) validate(in input) error {
+	if err := a.resolve(in); err != nil {
+		return err
 	}
-	fmt.Fprintln(w)
-	if s.Received > 0 {
-		fmt.Fprintf(w, "  RTT min %s, mean %s, median %s, p99 %s, max %s, stddev %s\n",
-			usF(s.MinUs), usF(s.MeanUs), usF(s.MedianUs), usF(s.P99Us), usF(s.MaxUs), usF(s.StdDevUs))
+	cfg := &a.cfg
+	if cfg.Count < 1 || cfg.Count > 1_000_000 {
+		return usagef("--count %d: want 1..1,000,000", cfg.Count)
 	}
+	if span := time.Duration(cfg.Count) * cfg.Interval; span > 9*time.Minute {
+		return usagef("%d probes %v apart take %v; a responder allows 10m per test by default: send fewer or closer probes", cfg.Count, cfg.Interval, span.Round(time.Second))
+	}
+	if cfg.Interval < time.Millisecond {
+		return usagef("--interval %v is below the 1ms minimum", cfg.Interval)
+	}
+	if a.size < 40 || a.size > 65507 {
+		return usagef("--size %d: want 40..65507 bytes", a.size)
+	}
+	cfg.Size = int(a.size)
+	return nil
+}
+
+func (a *rttArgs) run(e env) error {
+	var onReply func(uint64, time.Duration)
+	if !a.json {
+		progressf(e, false, "probing %s: %d probes of %d bytes, %v apart ...", tester.HostPort(a.target.Addr), a.cfg.Count, a.cfg.Size, a.cfg.Interval)
+		onReply = func(seq uint64, rtt time.Duration) { printRTTReply(e.stdout, seq, rtt) }
+	}
+	res, err := tester.RunRTT(e.ctx, a.target, a.cfg, onReply)
+	if res != nil {
+		withCommand(&res.Meta, e)
+	}
+	return finish(e, a.json, res, res != nil, err, func(w io.Writer) { printRTTSummary(w, res) })
 }

@@ -56,12 +56,8 @@ func presetHelp() string {
 	return b.String()
 }
 
-func init() {
-	register(&command{
-		name:    "serve",
-		summary: "run the responder that tests connect to",
-		usage:   "[--listen HOST:PORT] [--public] [flags]",
-		long: `Runs the fullpipe responder. It listens on one port for TCP (control and
+// serveLong is serve's help; presetHelp follows it.
+const serveLong = `Runs the fullpipe responder. It listens on one port for TCP (control and
 data connections) and UDP (RTT probes and UDP streams), default 6349.
 
 It serves many clients at once: each test is its own session, with its own
@@ -97,46 +93,45 @@ TLS, results, capabilities, systemd). Stop with Ctrl-C: running sessions
 are ended and their clients told.
 
 --public sets, unless given too:
-` + presetHelp(),
-		flags: func(fs *pflag.FlagSet) func(env, []string) error {
-			var f serveFlags
-			f.add(fs)
-			return func(e env, args []string) error {
-				if len(args) > 0 {
-					return usagef("unexpected argument %q", args[0])
-				}
-				cfg, err := f.config(e)
-				if err != nil {
-					return err
-				}
-				srv, err := serve.Listen(cfg)
-				if err != nil {
-					return exitError{ExitRefused, err}
-				}
-				f.banner(e, cfg, srv)
-				return srv.Serve(e.ctx)
-			}
-		},
-	})
-	register(&command{
-		name:    "version",
-		summary: "print version, Go and kernel",
-		usage:   "",
-		long:    "Prints fullpipe's version, the Go toolchain it was built with and this host's kernel.",
-		flags: func(fs *pflag.FlagSet) func(env, []string) error {
-			return func(e env, args []string) error {
-				fmt.Fprintf(e.stdout, "%s, kernel %s, default congestion control %s\n", version.Software(), version.Kernel(), defaultCC())
-				return nil
-			}
-		},
-	})
+`
+
+func serveSpec() spec {
+	return spec{
+		name: "serve", usage: "[--listen HOST:PORT] [--public] [flags]",
+		summary: "run the responder that tests connect to",
+		long:    serveLong + presetHelp(),
+		example: `  fullpipe serve                          port 6349 on every address, TCP and UDP
+  fullpipe serve -p 7000                  port 7000 (as iperf3 -s -p 7000)
+  fullpipe serve --public                 the limits of a public measurement server
+  fullpipe serve --secret-file key --tls-cert tls.crt --tls-key tls.key
+                                          clients must prove the secret; control over TLS 1.3
+  fullpipe serve --results-dir /var/lib/fullpipe --log-format json`,
+		new: func() command { return &serveArgs{} },
+	}
 }
 
-// serveFlags are serve's flags; config turns them into a serve.Config.
-// The limit flags' checks and --public are in servecfg.go.
-type serveFlags struct {
+func (f *serveArgs) validate(in input) error {
+	cfg, err := f.config(in)
+	f.cfg = cfg
+	return err
+}
+
+func (f *serveArgs) run(e env) error {
+	f.cfg.Log = newLogger(e, f.quiet, f.logFormat)
+	srv, err := serve.Listen(f.cfg)
+	if err != nil {
+		return exitError{ExitRefused, err}
+	}
+	f.banner(e, f.cfg, srv)
+	return srv.Serve(e.ctx)
+}
+
+// serveArgs are serve's flags; validate turns them into cfg. The limit
+// flags' checks and --public are in servecfg.go.
+type serveArgs struct {
 	fs              *pflag.FlagSet // for --public: which flags were given
 	cfg             serve.Config
+	port            int
 	secretFile      string
 	tlsCert, tlsKey string
 	quiet, public   bool
@@ -150,36 +145,41 @@ type serveFlags struct {
 	fingerprint     string // of the TLS certificate, for the banner
 }
 
-func (f *serveFlags) add(fs *pflag.FlagSet) {
+func (f *serveArgs) flags(fs *pflag.FlagSet) {
 	f.fs = fs
-	fs.StringVarP(&f.cfg.Listen, "listen", "l", ":"+strconv.Itoa(wire.DefaultPort), "address and port to listen on (TCP and UDP)")
+	c := &f.cfg
+	fs.VarP(text(&c.Listen, ":"+strconv.Itoa(wire.DefaultPort), "HOST:PORT"), "listen", "l", "address and port to listen on (TCP and UDP)")
+	fs.VarP(num(&f.port, 0, "PORT"), "port", "p", "port to listen on, as iperf3's -p: the port of --listen")
 	fs.BoolVar(&f.public, "public", false, "limits for a public address (see above); flags given too override them")
-	fs.IntVar(&f.cfg.MaxSessions, "max-sessions", serve.DefaultMaxSessions, "most tests running at once")
-	fs.IntVar(&f.cfg.MaxSessionsPerAddr, "max-sessions-per-addr", serve.DefaultMaxSessionsPerAddr, "most tests running at once from one address (IPv4, or IPv6 /64)")
-	fs.IntVar(&f.cfg.MaxConns, "max-conns", 0, "most TCP connections open at once, 0 = the open-file limit less 64")
-	fs.IntVar(&f.cfg.MaxConnsPerAddr, "max-conns-per-addr", 0, "most TCP connections from one address, 0 = 2 × --max-streams + 8")
-	durVar(fs, &f.cfg.MaxDuration, "max-duration", "", serve.DefaultMaxDuration, "longest test accepted")
-	fs.IntVar(&f.cfg.MaxStreams, "max-streams", serve.DefaultMaxStreams, "most TCP streams per direction in one test")
-	rateVar(fs, &f.maxRate, "max-rate", "", 0, "most the responder sends in total over all sessions (UDP rate, paced TCP), 0 = no cap (each request still ≤ 1 Tbit/s)")
-	sizeVar(fs, &f.maxWindow, "max-window", "", 0, "largest window a request may ask for, 0 = net.core.wmem_max (at least 1 MiB), 64 MiB with --force-sndbuf")
-	fs.BoolVar(&f.cfg.ForceSendBuffer, "force-sndbuf", false, "size send buffers with SO_SNDBUFFORCE, past net.core.wmem_max (root; pins kernel memory)")
-	sizeVar(fs, &f.maxWrite, "max-write-size", "", serve.DefaultMaxWriteSize, "largest write_size a request may ask for")
-	fs.IntVar(&f.cfg.MaxProbeRate, "max-probe-rate", serve.DefaultMaxProbeRate, "most UDP echo replies per second of a test's duration")
-	sizeVar(fs, &f.maxTrain, "max-train-bytes", "", serve.DefaultMaxTrainBytes, "largest packet train a request may send or ask for (a burst at full rate: rfc6349's shaping step)")
-	fs.StringVar(&f.allowCC, "allow-cc", "", "congestion controls a request may name, comma-separated, or 'available' (loaded ones only); default: tcp_allowed_congestion_control and the default")
-	fs.StringVar(&f.allowDSCP, "allow-dscp", "0-47", "DSCP values a request may name: values and ranges, comma-separated")
-	fs.StringVar(&f.secretFile, "secret-file", "", "file whose first line is the shared secret (16+ random bytes: head -c 32 /dev/urandom | base64 > key)")
-	fs.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate: control connections must then be TLS (clients pin it with --tls-pin)")
-	fs.StringVar(&f.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
-	fs.StringVar(&f.cfg.ResultsDir, "results-dir", "", "directory where every test's JSON document (the responder's view) is stored, one file per test")
-	fs.StringVar(&f.logFormat, "log-format", "text", "log lines as text (key=value) or json, on stderr")
-	fs.IntVar(&f.cfg.LogLinesPerAddr, "log-lines-per-addr", serve.DefaultLogLinesPerAddr, "most log lines one client address may cause per 10 s; the rest are counted")
+	fs.Var(count(&c.MaxSessions, serve.DefaultMaxSessions), "max-sessions", "most tests running at once")
+	fs.Var(count(&c.MaxSessionsPerAddr, serve.DefaultMaxSessionsPerAddr), "max-sessions-per-addr", "most tests running at once from one address (IPv4, or IPv6 /64)")
+	fs.Var(count(&c.MaxConns, 0), "max-conns", "most TCP connections open at once, 0 = the open-file limit less 64")
+	fs.Var(count(&c.MaxConnsPerAddr, 0), "max-conns-per-addr", "most TCP connections from one address, 0 = 2 × --max-streams + 8")
+	fs.Var(dur(&c.MaxDuration, serve.DefaultMaxDuration), "max-duration", "longest test accepted")
+	fs.Var(count(&c.MaxStreams, serve.DefaultMaxStreams), "max-streams", "most TCP streams per direction in one test")
+	fs.Var(rate(&f.maxRate, 0), "max-rate", "most the responder sends in total over all sessions (UDP rate, paced TCP), 0 = no cap (each request still ≤ 1 Tbit/s)")
+	fs.Var(size(&f.maxWindow, 0), "max-window", "largest window a request may ask for, 0 = net.core.wmem_max (at least 1 MiB), 64 MiB with --force-sndbuf")
+	fs.BoolVar(&c.ForceSendBuffer, "force-sndbuf", false, "size send buffers with SO_SNDBUFFORCE, past net.core.wmem_max (root; pins kernel memory)")
+	fs.Var(size(&f.maxWrite, serve.DefaultMaxWriteSize), "max-write-size", "largest write_size a request may ask for")
+	fs.Var(num(&c.MaxProbeRate, serve.DefaultMaxProbeRate, "1/s"), "max-probe-rate", "most UDP echo replies per second of a test's duration")
+	fs.Var(size(&f.maxTrain, serve.DefaultMaxTrainBytes), "max-train-bytes", "largest packet train a request may send or ask for (a burst at full rate: rfc6349's shaping step)")
+	fs.Var(text(&f.allowCC, "", "NAME,..."), "allow-cc", "congestion controls a request may name, comma-separated, or 'available' (loaded ones only); default: tcp_allowed_congestion_control and the default")
+	fs.Var(text(&f.allowDSCP, "0-47", "DSCP,..."), "allow-dscp", "DSCP values a request may name: values and ranges, comma-separated")
+	fs.Var(text(&f.secretFile, "", "FILE"), "secret-file", "file whose first line is the shared secret (16+ random bytes: head -c 32 /dev/urandom | base64 > key)")
+	fs.Var(text(&f.tlsCert, "", "FILE"), "tls-cert", "PEM certificate: control connections must then be TLS (clients pin it with --tls-pin)")
+	fs.Var(text(&f.tlsKey, "", "FILE"), "tls-key", "PEM private key of --tls-cert")
+	fs.Var(text(&c.ResultsDir, "", "DIR"), "results-dir", "directory where every test's JSON document (the responder's view) is stored, one file per test")
+	fs.Var(oneOf(&f.logFormat, "text", "text", "json"), "log-format", "log lines as text (key=value) or json, on stderr")
+	fs.Var(count(&c.LogLinesPerAddr, serve.DefaultLogLinesPerAddr), "log-lines-per-addr", "most log lines one client address may cause per 10 s; the rest are counted")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "log only errors")
 }
 
 // config applies --public, checks the flags and turns them into a
-// serve.Config.
-func (f *serveFlags) config(e env) (serve.Config, error) {
+// serve.Config, all but its logger (newLogger).
+func (f *serveArgs) config(in input) (serve.Config, error) {
+	if len(in.args) > 0 {
+		return serve.Config{}, usagef("unexpected argument %q", in.args[0])
+	}
 	if err := f.applyPublic(); err != nil {
 		return serve.Config{}, err
 	}
@@ -187,9 +187,11 @@ func (f *serveFlags) config(e env) (serve.Config, error) {
 	if err := f.limits(&cfg); err != nil {
 		return cfg, err
 	}
-	if _, _, err := net.SplitHostPort(cfg.Listen); err != nil {
-		return cfg, usagef("--listen %q: want HOST:PORT or :PORT", cfg.Listen)
+	listen, err := listenAddr(cfg.Listen, f.port, in)
+	if err != nil {
+		return cfg, err
 	}
+	cfg.Listen = listen
 	secret, err := readSecret(f.secretFile)
 	if err != nil {
 		return cfg, err
@@ -201,21 +203,43 @@ func (f *serveFlags) config(e env) (serve.Config, error) {
 	if cfg.LogLinesPerAddr < 1 {
 		return cfg, usagef("--log-lines-per-addr must be at least 1")
 	}
-	level := slog.LevelInfo
-	if f.quiet {
-		level = slog.LevelError
-	}
-	opts := &slog.HandlerOptions{Level: level}
-	switch f.logFormat {
-	case "text":
-		cfg.Log = slog.New(slog.NewTextHandler(e.stderr, opts))
-	case "json":
-		cfg.Log = slog.New(slog.NewJSONHandler(e.stderr, opts))
-	default:
+	if f.logFormat != "text" && f.logFormat != "json" {
 		return cfg, usagef("--log-format %q: want text or json", f.logFormat)
 	}
 	cfg.Software, cfg.Kernel = version.Software(), version.Kernel()
 	return cfg, nil
+}
+
+// listenAddr is --listen with -p's port: -p 7000 alone listens on :7000,
+// with --listen 127.0.0.1 on 127.0.0.1:7000.
+func listenAddr(listen string, port int, in input) (string, error) {
+	host, _, err := net.SplitHostPort(listen)
+	hasPort := err == nil
+	switch {
+	case !in.changed("port") && hasPort:
+		return listen, nil
+	case !in.changed("port"):
+		return "", usagef("--listen %q: want HOST:PORT or :PORT (or HOST with -p PORT)", listen)
+	case port < 0 || port > 65535:
+		return "", usagef("--port %d: want 0..65535 (0: any free port)", port)
+	case hasPort && in.changed("listen"):
+		return "", usagef("--listen %s names a port already: drop -p or the :PORT", listen)
+	case !hasPort:
+		host = strings.TrimSuffix(strings.TrimPrefix(listen, "["), "]")
+	}
+	return net.JoinHostPort(host, strconv.Itoa(port)), nil
+}
+
+// newLogger is serve's logger on stderr: text or JSON, errors only with -q.
+func newLogger(e env, quiet bool, format string) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
+	if quiet {
+		opts.Level = slog.LevelError
+	}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(e.stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(e.stderr, opts))
 }
 
 // loadTLS reads the responder's certificate and key; none gives nil.
@@ -234,7 +258,7 @@ func loadTLS(certFile, keyFile string) (*tls.Config, string, error) {
 }
 
 // banner says what the responder serves and its main limits, on stderr.
-func (f *serveFlags) banner(e env, cfg serve.Config, srv *serve.Server) {
+func (f *serveArgs) banner(e env, cfg serve.Config, srv *serve.Server) {
 	auth := "no secret: any client may test"
 	if cfg.Secret != nil {
 		auth = "clients must prove the shared secret, and it proves it back"

@@ -12,7 +12,7 @@ import (
 )
 
 // applyPublic sets --public's preset on every flag of it not given too.
-func (f *serveFlags) applyPublic() error {
+func (f *serveArgs) applyPublic() error {
 	if !f.public {
 		return nil
 	}
@@ -27,7 +27,7 @@ func (f *serveFlags) applyPublic() error {
 }
 
 // limits checks the limit flags and sets them in cfg.
-func (f *serveFlags) limits(cfg *serve.Config) error {
+func (f *serveArgs) limits(cfg *serve.Config) error {
 	if cfg.MaxSessions < 1 || cfg.MaxStreams < 1 || cfg.MaxSessionsPerAddr < 1 {
 		return usagef("--max-sessions, --max-sessions-per-addr and --max-streams must be at least 1")
 	}

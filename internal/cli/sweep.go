@@ -25,11 +25,24 @@ const (
 	defaultSegment = 1448
 )
 
-func init() {
-	register(&command{
-		name:    "sweep",
+func sweepSpec() spec {
+	return spec{
+		name: "sweep", usage: "window|msglen " + hostUsage + " [flags]",
 		summary: "window sweep (regions: linear, saturation, overflow) or message-length sweep",
-		usage:   "window|msglen " + hostUsage + " [flags]",
+		long: `Runs a series of tests against a responder, one per point, and reads the
+path from the curve: sweep window walks the TCP window and finds the
+bottleneck's rate, the BDP and the queue (docs/sweep.md); sweep msglen
+walks the size of each write, TCP and UDP.`,
+		example: `  fullpipe sweep window 198.18.0.2 --from 1mss --to 12mss --duration 4
+  fullpipe sweep msglen 198.18.0.2 --udp-rate 50M --duration 2`,
+		sub: []spec{windowSweepSpec(), msgLenSweepSpec()},
+	}
+}
+
+func windowSweepSpec() spec {
+	return spec{
+		name: "window", usage: hostUsage + " [flags]", pos: argTarget,
+		summary: "one TCP test per exact window: linear, saturation and overflow regions",
 		long: `sweep window: one TCP test per window, from --from to --to by --step, each
 with an exact window (the sender keeps at most W bytes in flight). At each
 window: goodput at the receiver; the spread of the instantaneous rate
@@ -63,79 +76,92 @@ Windows are bytes (64KiB, 20000) or segments: Nmss = N x --segment bytes,
 TCP - 12 options). The congestion control defaults to reno: a loss-based
 TCP whose only limit before loss is the window. bbr keeps its own bound on
 bytes in flight (twice its estimate of the BDP) and would hide the
-saturation and overflow regions.
-
-sweep msglen: TCP and UDP goodput against the size of each write (64 B to
-64 KiB by default), with the UDP sender's and receiver's rates side by
-side: where they part, datagrams are lost (larger datagrams are lost more
-often on a line that loses cells or fragments). UDP sizes above 65,507 B
-are sent as 65,507 B.
-
-Examples:
-  fullpipe sweep window 198.18.0.2 --from 1mss --to 12mss --duration 4s
+saturation and overflow regions.`,
+		example: `  fullpipe sweep window 198.18.0.2 --from 1mss --to 12mss --duration 4s
       scenario 7 on a 256 kbit/s frame-relay CIR with an 8 kB switch queue
   fullpipe sweep window 198.18.0.2 --from 1mss --to 64mss --step 2mss --dscp-probes 46,0
       probes alternate between DSCP 46 (EF) and 0 (best effort)
-  fullpipe sweep window 198.18.0.2 --from 16KiB --to 512KiB --step 16KiB --direction down
-  fullpipe sweep msglen 198.18.0.2 --udp-rate 50M --duration 2s`,
-		flags: func(fs *pflag.FlagSet) func(env, []string) error {
-			var cf clientFlags
-			var from, to, step, direction, dscps, cc, sizes string
-			var segment, udpRate int64
-			var dur, gap, interval time.Duration
-			var baseline int
-			var seed uint64
-			fs.StringVar(&from, "from", "1mss", "window: smallest window (bytes or Nmss)")
-			fs.StringVar(&to, "to", "64mss", "window: largest window (bytes or Nmss)")
-			fs.StringVar(&step, "step", "1mss", "window: step between windows (bytes or Nmss)")
-			sizeVar(fs, &segment, "segment", "", defaultSegment, "window: bytes one mss stands for in --from/--to/--step")
-			durVar(fs, &dur, "duration", "t", 5*time.Second, "length of each point (window or message size)")
-			fs.StringVar(&direction, "direction", "up", "window: up (this host sends) or down (the responder sends)")
-			fs.StringVar(&dscps, "dscp-probes", "0", "window: DSCP of the delay probes; two values A,B alternate")
-			fs.StringVar(&cc, "cc", "reno", "window: congestion control of the sender (reno, cubic, bbr)")
-			durVar(fs, &gap, "probe-gap", "", 100*time.Millisecond, "window: time between delay probes during the load")
-			fs.Uint64Var(&seed, "seed", 1, "window: seed of the probes' random send times within each --probe-gap slot (replay with the same seed)")
-			fs.IntVar(&baseline, "baseline-probes", 10, "window: idle probes before each load (20 ms apart) for the baseline")
-			durVar(fs, &interval, "interval", "i", 200*time.Millisecond, "slice of the receiver's progress for the instantaneous rate")
-			fs.StringVar(&sizes, "sizes", "64,128,256,512,1024,2048,4096,8192,16384,32768,65536", "msglen: write sizes in bytes")
-			rateVar(fs, &udpRate, "udp-rate", "", 50_000_000, "msglen: UDP offered rate")
-			cf.add(fs)
-			return func(e env, args []string) error {
-				if len(args) == 0 {
-					return usagef("missing what to sweep: window or msglen")
-				}
-				what, rest := args[0], args[1:]
-				t, err := cf.target(rest)
-				if err != nil {
-					return err
-				}
-				if dur < time.Second || dur > maxSweepDuration {
-					return usagef("--duration %v: want 1s..%v per point", dur, maxSweepDuration)
-				}
-				if interval < 50*time.Millisecond || interval > dur/2 {
-					return usagef("--interval %v: want 50ms..half of --duration", interval)
-				}
-				switch what {
-				case "window":
-					cfg := result.WindowSweepConfig{MSS: int(segment), Duration: dur, CC: cc, ProbeGap: gap,
-						BaselineProbes: baseline, Settle: dur / 3, Interval: interval, Seed: seed}
-					if err := windowFlags(&cfg, from, to, step, direction, dscps); err != nil {
-						return err
-					}
-					if gap < 10*time.Millisecond || gap > dur/2 {
-						return usagef("--probe-gap %v: want 10ms..half of --duration", gap)
-					}
-					if baseline < 3 || baseline > 100 {
-						return usagef("--baseline-probes %d: want 3..100", baseline)
-					}
-					return runWindowSweep(e, cf, t, cfg)
-				case "msglen":
-					return runMsgLenSweep(e, cf, t, sizes, dur, udpRate, interval)
-				}
-				return usagef("unknown sweep %q: want window or msglen", what)
-			}
-		},
-	})
+  fullpipe sweep window 198.18.0.2 --from 16KiB --to 512KiB --step 16KiB --direction down`,
+		new: func() command { return &windowSweepArgs{} },
+	}
+}
+
+// windowSweepArgs are sweep window's flags; validate turns them into cfg.
+type windowSweepArgs struct {
+	clientArgs
+	cfg                   result.WindowSweepConfig
+	from, to, step, dscps string
+	direction             string
+	segment               int64
+}
+
+func (a *windowSweepArgs) flags(fs *pflag.FlagSet) {
+	c := &a.cfg
+	fs.Var(text(&a.from, "1mss", "bytes|Nmss"), "from", "smallest window")
+	fs.Var(text(&a.to, "64mss", "bytes|Nmss"), "to", "largest window")
+	fs.Var(text(&a.step, "1mss", "bytes|Nmss"), "step", "step between windows")
+	fs.Var(size(&a.segment, defaultSegment), "segment", "bytes one mss stands for in --from/--to/--step")
+	fs.VarP(dur(&c.Duration, 5*time.Second), "duration", "t", "length of each window's test")
+	fs.Var(oneOf(&a.direction, "up", "up", "down"), "direction", "up (this host sends) or down (the responder sends)")
+	fs.Var(text(&a.dscps, "0", "DSCP[,DSCP]"), "dscp-probes", "DSCP of the delay probes, 0..63; two values A,B alternate")
+	fs.VarP(text(&c.CC, "reno", "NAME"), "cc", "C", "congestion control of the sender (reno, cubic, bbr)")
+	fs.Var(dur(&c.ProbeGap, 100*time.Millisecond), "probe-gap", "time between delay probes during the load")
+	fs.Var(seed(&c.Seed, 1), "seed", "seed of the probes' random send times within each --probe-gap slot (replay with the same seed)")
+	fs.Var(count(&c.BaselineProbes, 10), "baseline-probes", "idle probes before each load (20 ms apart) for the baseline")
+	fs.VarP(dur(&c.Interval, 200*time.Millisecond), "interval", "i", "slice of the receiver's progress for the instantaneous rate")
+	a.clientArgs.flags(fs)
+}
+
+func (a *windowSweepArgs) validate(in input) error {
+	if err := a.resolve(in); err != nil {
+		return err
+	}
+	c := &a.cfg
+	if err := checkSweepTimes(c.Duration, c.Interval); err != nil {
+		return err
+	}
+	c.MSS, c.Settle = int(a.segment), c.Duration/3
+	if err := windowFlags(c, a.from, a.to, a.step, a.direction, a.dscps); err != nil {
+		return err
+	}
+	if c.ProbeGap < 10*time.Millisecond || c.ProbeGap > c.Duration/2 {
+		return usagef("--probe-gap %v: want 10ms..half of --duration", c.ProbeGap)
+	}
+	if c.BaselineProbes < 3 || c.BaselineProbes > 100 {
+		return usagef("--baseline-probes %d: want 3..100", c.BaselineProbes)
+	}
+	return nil
+}
+
+// checkSweepTimes checks the duration of each point and the rate slice.
+func checkSweepTimes(d, interval time.Duration) error {
+	if d < time.Second || d > maxSweepDuration {
+		return usagef("--duration %v: want 1s..%v per point", d, maxSweepDuration)
+	}
+	if interval < 50*time.Millisecond || interval > d/2 {
+		return usagef("--interval %v: want 50ms..half of --duration", interval)
+	}
+	return nil
+}
+
+func (a *windowSweepArgs) run(e env) error {
+	cfg := a.cfg
+	n := len(cfg.Windows)
+	progressf(e, false, "sweeping %d windows against %s, %v each (about %v in all) ...",
+		n, tester.HostPort(a.target.Addr), cfg.Duration, (time.Duration(n) * (cfg.Duration + 2*time.Second)).Round(time.Second))
+	progress := func(ev method.Event) {
+		i, p := ev.Index, ev.Window
+		if p == nil {
+			return
+		}
+		fmt.Fprintf(e.stderr, "point %d/%d: window %s (%.1f mss): %s, %d retransmitted segments, delay increment %s\n",
+			i+1, n, bytesExact(int64(p.WindowBytes)), p.WindowMSS, units.FormatRate(p.GoodputBps), p.RetransSegs, msOrDash(p.HasDelay, p.DelayIncrementMs))
+	}
+	res, err := method.RunWindowSweep(e.ctx, tester.Remote{T: a.target}, cfg, progress)
+	if res != nil {
+		withCommand(&res.Meta, e)
+	}
+	return finish(e, a.json, res, res != nil, err, func(w io.Writer) { printWindowSweep(w, res) })
 }
 
 // parseWindow reads a window in bytes or in segments ("12mss").
@@ -200,119 +226,67 @@ func windowFlags(cfg *result.WindowSweepConfig, from, to, step, direction, dscps
 	return nil
 }
 
-func runWindowSweep(e env, cf clientFlags, t tester.Target, cfg result.WindowSweepConfig) error {
-	n := len(cfg.Windows)
-	progressf(e, false, "sweeping %d windows against %s, %v each (about %v in all) ...",
-		n, tester.HostPort(t.Addr), cfg.Duration, (time.Duration(n) * (cfg.Duration + 2*time.Second)).Round(time.Second))
-	progress := func(ev method.Event) {
-		i, p := ev.Index, ev.Window
-		if p == nil {
-			return
-		}
-		fmt.Fprintf(e.stderr, "point %d/%d: window %s (%.1f mss): %s, %d retransmitted segments, delay increment %s\n",
-			i+1, n, bytesExact(int64(p.WindowBytes)), p.WindowMSS, units.FormatRate(p.GoodputBps), p.RetransSegs, msOrDash(p.HasDelay, p.DelayIncrementMs))
-	}
-	res, err := method.RunWindowSweep(e.ctx, tester.Remote{T: t}, cfg, progress)
-	if res != nil {
-		withCommand(&res.Meta, e)
-	}
-	return finish(e, cf.json, res, res != nil, err, func(w io.Writer) { printWindowSweep(w, res) })
-}
-
-func msOrDash(ok bool, ms float64) string {
-	if !ok {
-		return "-"
-	}
-	return fmt.Sprintf("%.1f ms", ms)
-}
-
-func printWindowSweep(w io.Writer, r *result.WindowSweep) {
-	cfg := r.Config
-	dir := "up (client sends)"
-	if cfg.Reverse {
-		dir = "down (responder sends)"
-	}
-	fmt.Fprintf(w, "Window sweep to %s, %s, cc %s, %v per window; 1 mss = %d B\n", r.Target, dir, orDash(cfg.CC), cfg.Duration, cfg.MSS)
-	fmt.Fprintf(w, "%-22s %8s %14s %25s %9s %9s %13s %13s  %s\n",
-		"window", "", "goodput", "rate p10..p90 (sd)", "retr", "loss", "delay incr", "model", "region")
-	for _, p := range r.Points {
-		region := p.Region
-		if p.Partial {
-			region = "(partial)"
-		}
-		model := ""
-		if p.ModelIncrementMs > 0 {
-			model = fmt.Sprintf("%.1f ms", p.ModelIncrementMs)
-		}
-		fmt.Fprintf(w, "%-22s %5.1f mss %14s %25s %5d seg %7.3f %% %13s %13s  %s\n",
-			bytesExact(int64(p.WindowBytes)), p.WindowMSS, units.FormatRate(p.GoodputBps),
-			fmt.Sprintf("%s..%s (%s)", units.FormatRate(p.RateP10Bps), units.FormatRate(p.RateP90Bps), units.FormatRate(p.RateStdDevBps)),
-			p.RetransSegs, p.LossPct, msOrDash(p.HasDelay, p.DelayIncrementMs), model, region)
-		if len(p.Classes) > 1 {
-			for _, c := range p.Classes {
-				fmt.Fprintf(w, "%24s DSCP %2d: forward %.1f ms (max %.1f ms), reverse %.1f ms (max %.1f ms), %d/%d replies\n",
-					"", c.DSCP, c.FwdMedianMs, c.FwdMaxMs, c.RevMedianMs, c.RevMaxMs, c.Received, c.Sent)
-			}
-		}
-	}
-	a := r.Analysis
-	fmt.Fprintln(w)
-	if r.Partial {
-		fmt.Fprintf(w, "PARTIAL: %s\n", r.PartialReason)
-	}
-	fmt.Fprintln(w, "What the regions say:")
-	complete := 0
-	for _, p := range r.Points {
-		if !p.Partial {
-			complete++
-		}
-	}
-	if complete == 0 {
-		fmt.Fprintln(w, "  nothing yet: no window was measured to its end")
-		return
-	}
-	if a.PlateauBps > 0 {
-		fmt.Fprintf(w, "  bottleneck rate (saturation plateau, TCP payload): %s\n", units.FormatRate(a.PlateauBps))
-	}
-	if a.RateFromDelayBps > 0 {
-		fmt.Fprintf(w, "  bottleneck rate from the delay increments' slope: %s\n", units.FormatRate(a.RateFromDelayBps))
-	}
-	if a.LineRTTMs > 0 {
-		fmt.Fprintf(w, "  linear region: goodput = W x 8 / %s, up to %s\n", units.FormatDuration(time.Duration(a.LineRTTMs*1e6)), bytesExact(int64(a.LinearEndBytes)))
-	}
-	if a.BDPBytes > 0 {
-		fmt.Fprintf(w, "  BDP (where the line meets the plateau): %s\n", bytesExact(int64(a.BDPBytes)))
-	}
-	if a.OverflowEdgeBytes > 0 {
-		fmt.Fprintf(w, "  overflow from %s (last lossless %s)\n", bytesExact(int64(a.OverflowEdgeBytes)), bytesExact(int64(a.LastLosslessBytes)))
-		if a.BDPBytes > 0 {
-			fmt.Fprintf(w, "  bottleneck queue = overflow edge - BDP: %s (at least %s), of TCP payload\n",
-				bytesExact(int64(a.QueueBytes)), bytesExact(int64(a.QueueMinBytes)))
-		}
-	}
-	for _, n := range a.Notes {
-		fmt.Fprintf(w, "  note: %s\n", n)
+func msgLenSweepSpec() spec {
+	return spec{
+		name: "msglen", usage: hostUsage + " [flags]", pos: argTarget,
+		summary: "TCP and UDP goodput against the size of each write",
+		long: `sweep msglen: TCP and UDP goodput against the size of each write (64 B to
+64 KiB by default), with the UDP sender's and receiver's rates side by
+side: where they part, datagrams are lost (larger datagrams are lost more
+often on a line that loses cells or fragments). UDP sizes above 65,507 B
+are sent as 65,507 B.`,
+		example: `  fullpipe sweep msglen 198.18.0.2 --udp-rate 50M --duration 2s
+      11 sizes from 64 B to 64 KiB, TCP then UDP at 50 Mbit/s, 2 s each
+  fullpipe sweep msglen 198.18.0.2 --sizes 512,1400,9000 -J`,
+		new: func() command { return &msgLenSweepArgs{} },
 	}
 }
 
-func runMsgLenSweep(e env, cf clientFlags, t tester.Target, sizes string, dur time.Duration, udpRate int64, interval time.Duration) error {
-	cfg := result.MsgLenSweepConfig{Duration: dur, UDPRateBps: udpRate, Interval: interval}
-	for _, f := range strings.Split(sizes, ",") {
+// msgLenSweepArgs are sweep msglen's flags; validate turns them into cfg.
+type msgLenSweepArgs struct {
+	clientArgs
+	cfg   result.MsgLenSweepConfig
+	sizes string
+}
+
+func (a *msgLenSweepArgs) flags(fs *pflag.FlagSet) {
+	c := &a.cfg
+	fs.Var(text(&a.sizes, "64,128,256,512,1024,2048,4096,8192,16384,32768,65536", "bytes,..."), "sizes", "write sizes, comma-separated")
+	fs.Var(rate(&c.UDPRateBps, 50_000_000), "udp-rate", "UDP offered rate")
+	fs.VarP(dur(&c.Duration, 5*time.Second), "duration", "t", "length of each size's test, TCP and UDP each")
+	fs.VarP(dur(&c.Interval, 200*time.Millisecond), "interval", "i", "slice of the receiver's progress for the instantaneous rate")
+	a.clientArgs.flags(fs)
+}
+
+func (a *msgLenSweepArgs) validate(in input) error {
+	if err := a.resolve(in); err != nil {
+		return err
+	}
+	c := &a.cfg
+	if err := checkSweepTimes(c.Duration, c.Interval); err != nil {
+		return err
+	}
+	for _, f := range strings.Split(a.sizes, ",") {
 		n, err := units.ParseSize(strings.TrimSpace(f))
 		if err != nil || n < 1 || n > 16<<20 {
-			return usagef("--sizes %q: want write sizes of 1 B to 16 MiB, comma-separated", sizes)
+			return usagef("--sizes %q: want write sizes of 1 B to 16 MiB, comma-separated", a.sizes)
 		}
-		cfg.Sizes = append(cfg.Sizes, int(n))
+		c.Sizes = append(c.Sizes, int(n))
 	}
-	if len(cfg.Sizes) > maxSweepPoints {
+	if len(c.Sizes) > maxSweepPoints {
 		return usagef("--sizes: at most %d sizes", maxSweepPoints)
 	}
-	if udpRate <= 0 {
+	if c.UDPRateBps <= 0 {
 		return usagef("--udp-rate must be positive")
 	}
+	return nil
+}
+
+func (a *msgLenSweepArgs) run(e env) error {
+	cfg := a.cfg
 	n := len(cfg.Sizes)
 	progressf(e, false, "sweeping %d write sizes against %s, TCP then UDP at %s, %v each (about %v in all) ...",
-		n, tester.HostPort(t.Addr), units.FormatRate(float64(udpRate)), dur, (time.Duration(n) * 2 * (dur + time.Second)).Round(time.Second))
+		n, tester.HostPort(a.target.Addr), units.FormatRate(float64(cfg.UDPRateBps)), cfg.Duration, (time.Duration(n) * 2 * (cfg.Duration + time.Second)).Round(time.Second))
 	progress := func(ev method.Event) {
 		i, p := ev.Index, ev.MsgLen
 		if p == nil {
@@ -321,36 +295,9 @@ func runMsgLenSweep(e env, cf clientFlags, t tester.Target, sizes string, dur ti
 		fmt.Fprintf(e.stderr, "size %d/%d: %s: TCP %s, UDP sent %s received %s\n", i+1, n, bytesExact(int64(p.SizeBytes)),
 			units.FormatRate(p.TCPGoodputBps), units.FormatRate(p.UDPSenderBps), units.FormatRate(p.UDPReceiverBps))
 	}
-	res, err := method.RunMsgLenSweep(e.ctx, tester.Remote{T: t}, cfg, progress)
+	res, err := method.RunMsgLenSweep(e.ctx, tester.Remote{T: a.target}, cfg, progress)
 	if res != nil {
 		withCommand(&res.Meta, e)
 	}
-	return finish(e, cf.json, res, res != nil, err, func(w io.Writer) { printMsgLenSweep(w, res) })
-}
-
-func printMsgLenSweep(w io.Writer, r *result.MsgLenSweep) {
-	fmt.Fprintf(w, "Message-length sweep to %s (uploads)\n", r.Target)
-	fmt.Fprintf(w, "%-22s %14s %14s %14s %16s %16s %10s\n", "write size", "TCP goodput", "TCP B/write", "UDP datagram", "UDP sender", "UDP receiver", "UDP loss")
-	for _, p := range r.Points {
-		mark := ""
-		if p.Partial {
-			mark = "  (partial)"
-		}
-		fmt.Fprintf(w, "%-22s %14s %12.0f B %12d B %16s %16s %8.3f %%%s\n", bytesExact(int64(p.SizeBytes)), units.FormatRate(p.TCPGoodputBps),
-			p.TCPBytesPerWrite, p.UDPSizeBytes, units.FormatRate(p.UDPSenderBps), units.FormatRate(p.UDPReceiverBps), p.UDPLossPct, mark)
-	}
-	a := r.Analysis
-	fmt.Fprintln(w)
-	if r.Partial {
-		fmt.Fprintf(w, "PARTIAL: %s\n", r.PartialReason)
-	}
-	if a.TCPKneeBytes > 0 {
-		fmt.Fprintf(w, "TCP goodput reaches 90 %% of its best (%s) at writes of %s; larger writes gain little\n",
-			units.FormatRate(a.TCPMaxBps), bytesExact(int64(a.TCPKneeBytes)))
-	}
-	if a.UDPDivergeBytes > 0 {
-		fmt.Fprintf(w, "UDP: from %s datagrams on the receiver counts less than 99 %% of what was sent: datagrams are lost\n", bytesExact(int64(a.UDPDivergeBytes)))
-	} else {
-		fmt.Fprintln(w, "UDP: the receiver kept up with the sender at every size")
-	}
+	return finish(e, a.json, res, res != nil, err, func(w io.Writer) { printMsgLenSweep(w, res) })
 }

@@ -15,17 +15,18 @@ import (
 // Bad sweep input: one line, exit 2, nothing sent.
 func TestSweepBadFlags(t *testing.T) {
 	cases := map[string][]string{
-		"missing what":        {"sweep"},
-		"unknown sweep":       {"sweep", "depth", "127.0.0.1"},
-		"--to":                {"sweep", "window", "127.0.0.1", "--from", "8mss", "--to", "4mss"},
-		"--from":              {"sweep", "window", "127.0.0.1", "--from", "xmss"},
-		"at most 256":         {"sweep", "window", "127.0.0.1", "--from", "1", "--to", "1MB", "--step", "1"},
-		"--direction":         {"sweep", "window", "127.0.0.1", "--direction", "sideways"},
-		"--dscp-probes":       {"sweep", "window", "127.0.0.1", "--dscp-probes", "46,64"},
-		"--duration":          {"sweep", "window", "127.0.0.1", "-t", "10m"},
-		"--sizes":             {"sweep", "msglen", "127.0.0.1", "--sizes", "64,0"},
-		"--length 0":          {"tcp", "127.0.0.1", "--length", "0"},
-		"missing HOST[:PORT]": {"sweep", "window"},
+		"missing a subcommand: window or msglen": {"sweep"},
+		"unknown subcommand":                     {"sweep", "depth", "127.0.0.1"},
+		"unknown flag: --cc":                     {"sweep", "msglen", "127.0.0.1", "--cc", "reno"},
+		"--to":                                   {"sweep", "window", "127.0.0.1", "--from", "8mss", "--to", "4mss"},
+		"--from":                                 {"sweep", "window", "127.0.0.1", "--from", "xmss"},
+		"at most 256":                            {"sweep", "window", "127.0.0.1", "--from", "1", "--to", "1MB", "--step", "1"},
+		"--direction":                            {"sweep", "window", "127.0.0.1", "--direction", "sideways"},
+		"--dscp-probes":                          {"sweep", "window", "127.0.0.1", "--dscp-probes", "46,64"},
+		"--duration":                             {"sweep", "window", "127.0.0.1", "-t", "10m"},
+		"--sizes":                                {"sweep", "msglen", "127.0.0.1", "--sizes", "64,0"},
+		"--length 0":                             {"tcp", "127.0.0.1", "--length", "0"},
+		"missing HOST[:PORT]":                    {"sweep", "window"},
 	}
 	for want, args := range cases {
 		code, out, errs := run(t, context.Background(), args...)
@@ -36,8 +37,8 @@ func TestSweepBadFlags(t *testing.T) {
 }
 
 func TestSweepHelpTeaches(t *testing.T) {
-	code, out, _ := run(t, context.Background(), "sweep", "--help")
-	for _, frag := range []string{"Usage: fullpipe sweep", "linear", "transition", "saturation", "overflow", "1448", "Examples:", "Units:"} {
+	code, out, _ := run(t, context.Background(), "sweep", "window", "--help")
+	for _, frag := range []string{"Usage: fullpipe sweep window", "linear", "transition", "saturation", "overflow", "1448", "Examples:", "Units:"} {
 		if code != 0 || !strings.Contains(out, frag) {
 			t.Errorf("sweep --help (exit %d) lacks %q", code, frag)
 		}

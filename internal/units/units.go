@@ -123,22 +123,34 @@ func ParseSize(s string) (int64, error) {
 	return int64(b), nil
 }
 
-// ParseDuration parses a Go duration. A bare number is rejected (is "10"
-// seconds or milliseconds?), and so is a negative duration.
+// ParseDuration parses a duration: a bare number is seconds, as in
+// iperf3, iperf2 and netperf ("10" and "2.5" are 10 s and 2.5 s), and
+// anything else a Go duration ("40ms", "1m30s"). A negative duration is
+// rejected.
 func ParseDuration(s string) (time.Duration, error) {
 	s = strings.TrimSpace(s)
-	if _, err := strconv.ParseFloat(s, 64); err == nil && s != "0" {
-		return 0, fmt.Errorf("duration %q has no unit: write e.g. %ss or %sms", s, s, s)
+	if secs, err := strconv.ParseFloat(s, 64); err == nil {
+		if math.IsNaN(secs) || math.IsInf(secs, 0) || secs > maxSeconds {
+			return 0, fmt.Errorf("duration %q: want seconds up to %.0f, or a Go duration such as 40ms", s, float64(maxSeconds))
+		}
+		if secs < 0 {
+			return 0, fmt.Errorf("duration %q is negative", s)
+		}
+		return time.Duration(math.Round(secs * 1e9)), nil
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil {
-		return 0, fmt.Errorf("duration %q: use Go form such as 40ms, 10s, 1m30s", s)
+		return 0, fmt.Errorf("duration %q: use seconds (10, 2.5) or Go form such as 40ms, 10s, 1m30s", s)
 	}
 	if d < 0 {
 		return 0, fmt.Errorf("duration %q is negative", s)
 	}
 	return d, nil
 }
+
+// maxSeconds is the largest bare number of seconds ParseDuration takes:
+// about 292 years fit a time.Duration; a year is plenty.
+const maxSeconds = 365 * 24 * 3600
 
 // FormatRate prints bits per second with an SI prefix and two decimals:
 // "94.12 Mbit/s".

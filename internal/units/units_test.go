@@ -57,13 +57,16 @@ func TestParseSize(t *testing.T) {
 }
 
 func TestParseDuration(t *testing.T) {
-	if d, err := ParseDuration("40ms"); err != nil || d != 40*time.Millisecond {
-		t.Fatalf("40ms: %v %v", d, err)
+	ok := map[string]time.Duration{
+		"40ms": 40 * time.Millisecond, "0": 0, "10": 10 * time.Second, "2.5": 2500 * time.Millisecond,
+		"1m30s": 90 * time.Second, " 10s ": 10 * time.Second, "0.001": time.Millisecond,
 	}
-	if d, err := ParseDuration("0"); err != nil || d != 0 {
-		t.Fatalf("0: %v %v", d, err)
+	for in, want := range ok {
+		if d, err := ParseDuration(in); err != nil || d != want {
+			t.Errorf("ParseDuration(%q) = %v, %v; want %v", in, d, err, want)
+		}
 	}
-	for _, in := range []string{"10", "-1s", "soon"} {
+	for _, in := range []string{"-1", "-1s", "soon", "NaN", "Inf", "1e300", "10x"} {
 		if _, err := ParseDuration(in); err == nil {
 			t.Errorf("ParseDuration(%q) accepted", in)
 		}
