@@ -373,3 +373,20 @@ func findCommand(t *testing.T, path ...string) *cobra.Command {
 	}
 	return c
 }
+
+// TestStreamsOverResponderLimit: the CLI has no stream limit of its own;
+// a responder's (announced in its hello) refuses more, checked by the
+// client before it sends the request: exit 3, with the responder's own
+// words naming the flag that raises it.
+func TestStreamsOverResponderLimit(t *testing.T) {
+	addr := server(t, serve.Config{MaxStreams: 8})
+	code, _, errs := run(t, context.Background(), "tcp", addr, "-P", "9", "-t", "1")
+	lines := strings.Split(strings.TrimSpace(errs), "\n")
+	last := lines[len(lines)-1]
+	if code != ExitRefused || !strings.HasPrefix(last, "fullpipe tcp: ") || !strings.Contains(last, "--max-streams") || !strings.Contains(last, "got 9") || strings.Count(errs, "fullpipe tcp: ") != 1 {
+		t.Fatalf("9 streams against a limit of 8: exit %d, stderr %q; want exit %d and one line naming --max-streams", code, errs, ExitRefused)
+	}
+	if code, _, errs := run(t, context.Background(), "tcp", addr, "-P", "8", "-t", "1"); code != ExitOK {
+		t.Fatalf("8 streams against a limit of 8: exit %d, stderr %q", code, errs)
+	}
+}

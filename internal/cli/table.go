@@ -106,6 +106,11 @@ func (s spec) build(e *env) *cobra.Command {
 		if err := cmd.validate(input{args: args, changed: c.Flags().Changed}); err != nil {
 			return ranError{err}
 		}
+		if cc, ok := cmd.(configured); ok {
+			if err := cc.config(); err != nil {
+				return ranError{usagef("%v", err)}
+			}
+		}
 		run := *e
 		run.cmd = c
 		if err := cmd.run(run); err != nil {
@@ -146,4 +151,32 @@ func completeChoices(c *cobra.Command) {
 			_ = c.MarkFlagDirname(f.Name)
 		}
 	})
+}
+
+// configured is a command whose flags fill an engine or method config:
+// after its own checks of the flags, the config's Validate (package
+// result, the same rules the engine applies before any connection, and
+// through them the request's) has the last word.
+type configured interface{ config() error }
+
+// checkConfig is c's Validate with its defaults, as the engine runs it.
+func checkConfig[C interface {
+	WithDefaults() C
+	Validate() error
+}](c C) error {
+	return c.WithDefaults().Validate()
+}
+
+func (a *tcpArgs) config() error         { return checkConfig(a.cfg) }
+func (a *udpArgs) config() error         { return checkConfig(a.cfg) }
+func (a *rttArgs) config() error         { return checkConfig(a.cfg) }
+func (a *mtuArgs) config() error         { return checkConfig(a.cfg) }
+func (a *trainsArgs) config() error      { return checkConfig(a.cfg) }
+func (a *windowSweepArgs) config() error { return checkConfig(a.cfg) }
+func (a *msgLenSweepArgs) config() error { return checkConfig(a.cfg) }
+func (a *rfcArgs) config() error {
+	if a.inLab {
+		return nil // the run inside the lab checks it
+	}
+	return checkConfig(a.cfg)
 }

@@ -10,8 +10,6 @@ import (
 	"github.com/fullpipe/fullpipe/internal/tester"
 )
 
-const maxStreams = 128
-
 func tcpSpec() spec {
 	return spec{
 		name: "tcp", usage: hostUsage + " [flags]", pos: argTarget,
@@ -77,8 +75,8 @@ func (a *tcpArgs) validate(in input) error {
 	}
 	cfg := &a.cfg
 	switch {
-	case cfg.Streams < 1 || cfg.Streams > maxStreams:
-		return usagef("--streams %d: want 1..%d", cfg.Streams, maxStreams)
+	case cfg.Streams < 1:
+		return usagef("--streams %d: want at least 1 (the responder announces its own limit)", cfg.Streams)
 	case in.changed("bytes") && in.changed("duration"):
 		return usagef("give --duration or --bytes, not both")
 	case in.changed("bytes") && a.bytes <= 0:
