@@ -24,7 +24,7 @@ var layers = [][]string{
 		"internal/testkit", "internal/tcpinfo", "internal/sockopt", "internal/link"},
 	// The methods' mathematics: pure, no sockets; RFC 6349's judgement
 	// reads the trains'.
-	{"internal/train", "internal/train/traintest", "internal/sweep"},
+	{"internal/train", "internal/train/traintest", "internal/sweep", "internal/pathmtu"},
 	{"internal/rfc6349"},
 	// The control protocol's messages and rules.
 	{"internal/wire"},
@@ -116,7 +116,6 @@ func TestLayers(t *testing.T) {
 var long = map[string]string{
 	"internal/tester/tcp.go measure":   "the TCP test's one select loop over intervals, frames, samples and the end; split by concern it would pass its state around",
 	"internal/sweep/sweep.go Classify": "one pass that sorts, finds the plateau and the overflow edge, and labels points; each part reads the previous one's figures",
-	"internal/tester/pmtu.go RunPMTU":  "the search's two directions share its session, timeout and bounds",
 	"internal/tester/udp.go measure":   "the UDP test's select loop, as tcp's",
 	"internal/train/train.go Read":     "one pass over a train's packets: the head, the loss, the tail and the delays are read together",
 	"internal/cli/lab.go linkOptions":  "one data table: a row per lab link option, its flag, unit and help",

@@ -61,7 +61,7 @@ func TestEmittedValidate(t *testing.T) {
 		{"tcp bidir", []string{"tcp", target, "-t", "1s", "--bidir"}},
 		{"tcp latency", []string{"tcp", target, "-t", "1s", "--latency"}},
 		{"udp", []string{"udp", target, "-t", "1s"}},
-		{"rtt", []string{"rtt", target, "-c", "5", "-i", "10ms"}},
+		{"rtt", []string{"rtt", target, "-n", "5", "-i", "10ms"}},
 		{"mtu", []string{"mtu", target}},
 		{"trains", []string{"trains", target, "--rate", "100M", "--rtt", "1ms"}},
 		{"sweep window", []string{"sweep", "window", target, "--from", "4mss", "--to", "8mss", "--step", "4mss", "-t", "1s", "--baseline-probes", "3"}},

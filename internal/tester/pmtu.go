@@ -1,10 +1,12 @@
 package tester
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/pathmtu"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/sockopt"
 	"github.com/fullpipe/fullpipe/internal/wire"
@@ -50,62 +52,57 @@ func RunPMTU(ctx context.Context, t Target, cfg result.PMTUConfig) (*result.PMTU
 	for _, r := range idle {
 		res.Timeout = max(res.Timeout, 4*r)
 	}
-	lo := cfg.MinBytes
-	if lo == 0 {
-		lo = 1200
-		if v6 {
-			lo = 1280
-		}
-	}
-	hi := cfg.MaxBytes
-	if hi == 0 {
-		hi = local
-	}
-	overhead := 28
-	if v6 {
-		overhead = 48
-	}
-	probe := func(size int, up bool) bool {
-		for range cfg.Tries {
-			if ctx.Err() != nil {
-				return false
-			}
-			res.Probes++
-			var seq uint64
-			if up {
-				seq = p.sendEcho(size-overhead, wire.EchoSmall, 0)
-			} else {
-				seq = p.sendEcho(wire.UDPHeaderLen, wire.EchoSized, size-overhead)
-			}
-			if len(p.collect(seq, seq+1, res.Timeout)) == 1 {
-				return true
-			}
-		}
-		return false
-	}
-	search := func(up bool) int {
-		if probe(hi, up) {
-			return hi
-		}
-		if !probe(lo, up) {
-			return 0 // below the search floor: report none found
-		}
-		a, b := lo, hi // a passes, b fails
-		for b-a > 1 && ctx.Err() == nil {
-			m := (a + b) / 2
-			if probe(m, up) {
-				a = m
-			} else {
-				b = m
-			}
-		}
-		return a
-	}
-	res.UpBytes = search(true)
+	m := mtuProber{ctx: ctx, p: p, res: res, tries: cfg.Tries, overhead: pathmtu.Overhead(v6)}
+	lo, hi := cmp.Or(cfg.MinBytes, pathmtu.Floor(v6)), cmp.Or(cfg.MaxBytes, local)
+	stopped := func() bool { return ctx.Err() != nil }
+	res.UpBytes = pathmtu.Search(lo, hi, m.up, stopped)
 	if m, err := sockopt.PathMTU(rc, v6); err == nil && m < local {
 		res.ICMPSeen = true
 	}
-	res.DownBytes = search(false)
+	res.DownBytes = pathmtu.Search(lo, hi, m.down, stopped)
+	return res, s.finishProbing(ctx)
+}
+
+// mtuProber sends a search's probes: a size passes when any of tries
+// probes is answered within the timeout.
+type mtuProber struct {
+	ctx      context.Context
+	p        *prober
+	res      *result.PMTU
+	tries    int
+	overhead int // IP and UDP headers
+}
+
+// up probes the client → responder leg: size-byte probes with echo mode
+// "small", so only this leg carries the size.
+func (m mtuProber) up(size int) bool {
+	return m.try(func() uint64 { return m.p.sendEcho(size-m.overhead, wire.EchoSmall, 0) })
+}
+
+// down probes the responder → client leg: small probes asking for a
+// size-byte reply, sent with DF by the responder.
+func (m mtuProber) down(size int) bool {
+	return m.try(func() uint64 { return m.p.sendEcho(wire.UDPHeaderLen, wire.EchoSized, size-m.overhead) })
+}
+
+func (m mtuProber) try(send func() uint64) bool {
+	for range m.tries {
+		if m.ctx.Err() != nil {
+			return false
+		}
+		m.res.Probes++
+		seq := send()
+		if len(m.p.collect(seq, seq+1, m.res.Timeout)) == 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// finishProbing ends a probing session: the responder is told to stop
+// and its last frames are read. It returns an error wrapping
+// result.ErrPartial when ctx ended the test early.
+func (s *session) finishProbing(ctx context.Context) error {
 	msgs := make(chan serverMsg, 4)
 	go s.readLoop(msgs)
 	reason := "done"
@@ -114,7 +111,7 @@ func RunPMTU(ctx context.Context, t Target, cfg result.PMTUConfig) (*result.PMTU
 	}
 	s.stopAndWait(reason, msgs)
 	if reason != "done" {
-		return res, fmt.Errorf("%w: %s", result.ErrPartial, reason)
+		return fmt.Errorf("%w: %s", result.ErrPartial, reason)
 	}
-	return res, nil
+	return nil
 }

@@ -36,16 +36,9 @@ func RunRTT(ctx context.Context, t Target, cfg result.RTTConfig, onReply func(se
 	if i, err := tcpinfo.Of(s.tcp); err == nil {
 		res.Summary.ControlTCPMinUs = i.MinRTT.Microseconds()
 	}
-	msgs := make(chan serverMsg, 4)
-	go s.readLoop(msgs)
-	reason := "done"
-	if ctx.Err() != nil {
-		reason = "interrupted"
-	}
-	s.stopAndWait(reason, msgs)
-	if reason != "done" {
-		res.Summary.Partial, res.Summary.PartialReason = true, reason
-		return res, fmt.Errorf("%w: %s", result.ErrPartial, reason)
+	if err := s.finishProbing(ctx); err != nil {
+		res.Summary.Partial, res.Summary.PartialReason = true, "interrupted"
+		return res, err
 	}
 	return res, nil
 }

@@ -1,0 +1,50 @@
+// Package pathmtu is the path MTU search's strategy, without sockets:
+// which packet sizes to try, and what the answers add up to
+// (packetization-layer PMTU discovery, RFC 4821 / RFC 8899 style).
+package pathmtu
+
+// Search finds the largest size in [lo, hi] that passes: hi first (the
+// common case: the path carries the local MTU), then lo (the floor),
+// then a binary search between them. passes probes one size (the probe
+// layer retries it as it sees fit); stopped ends the search early with
+// the largest size known to pass. It returns 0 when not even lo passes.
+// A path where sizes pass up to some MTU and fail above it is found in
+// at most 2 + ⌈log2(hi − lo)⌉ probes.
+func Search(lo, hi int, passes func(size int) bool, stopped func() bool) int {
+	if hi < lo {
+		return 0
+	}
+	if passes(hi) {
+		return hi
+	}
+	if lo == hi || !passes(lo) {
+		return 0 // below the search floor: none found
+	}
+	a, b := lo, hi // a passes, b fails
+	for b-a > 1 && !stopped() {
+		m := (a + b) / 2
+		if passes(m) {
+			a = m
+		} else {
+			b = m
+		}
+	}
+	return a
+}
+
+// Floor is the smallest IP packet a search starts from when not told:
+// RFC 8899's BASE_PLPMTU, 1200 bytes, or IPv6's minimum link MTU, 1280.
+func Floor(ipv6 bool) int {
+	if ipv6 {
+		return 1280
+	}
+	return 1200
+}
+
+// Overhead is the IP and UDP header bytes a probe's payload travels in.
+func Overhead(ipv6 bool) int {
+	if ipv6 {
+		return 48
+	}
+	return 28
+}
