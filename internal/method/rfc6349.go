@@ -216,17 +216,11 @@ func (r *runner) crossCheckBaseline(dir vocab.Direction, tcpMin time.Duration) {
 	}
 }
 
-// measureBB searches for the bottleneck bandwidth with paced UDP streams
-// of the largest packets the path MTU allows, rates at layer 2. The first
-// is sent at the CIR. One that arrives at ≥ 98 % of its rate confirms
-// it; otherwise what arrived is the bottleneck's drain rate (a queue or a
-// policer passes no more than that) and the next stream is sent at it to
-// confirm, at most 3 streams. It returns BB (the rate confirmed, else the
-// highest that arrived; never above the CIR), the loss of the stream at
-// the CIR, and the loss on the line. Loss on the line (bit errors, random
-// drops) does not depend on the load, while a queue overflowing under the
-// bursts of a sending host grows with it; so a stream at a quarter of the
-// CIR decides (see below).
+// measureBB searches for the bottleneck bandwidth (rfc6349.BBSearch)
+// with paced UDP streams of the largest packets the path MTU allows,
+// rates at layer 2. It returns BB, the loss of the stream at the CIR,
+// and the loss on the line (rfc6349.LineLoss: a stream at a quarter of
+// the CIR first, whose loss tells the line's from a queue's).
 func (r *runner) measureBB(dir vocab.Direction) (bb, loss, line float64, err error) {
 	ip := r.mtu[dir]
 	payload := ip - 28
@@ -246,7 +240,7 @@ func (r *runner) measureBB(dir vocab.Direction) (bb, loss, line float64, err err
 			got = res.Summary.ReceiverIPBps * wire / float64(ip)
 			p := r.bbProbe(dir, l2, got, res.Summary, float64(rate))
 			r.res.BB.Search = append(r.res.BB.Search, p)
-			held := p.HostLimit != "" && got < 0.98*l2
+			held := p.HostLimit != "" && got < rfc6349.BBConfirm*l2
 			if !held {
 				return res, got, nil
 			}
@@ -262,8 +256,9 @@ func (r *runner) measureBB(dir vocab.Direction) (bb, loss, line float64, err err
 	if err != nil {
 		return 0, 0, 0, err
 	}
+	search := rfc6349.NewBBSearch(cir)
 	var full *result.UDP
-	for i, rate := 0, cir; i < 3 && !hostHeld; i++ {
+	for rate, ok := search.Next(); ok && !hostHeld; rate, ok = search.Next() {
 		res, got, err := udp(rate)
 		if err != nil {
 			return 0, 0, 0, err
@@ -271,16 +266,9 @@ func (r *runner) measureBB(dir vocab.Direction) (bb, loss, line float64, err err
 		if full == nil {
 			full = res
 		}
-		if got >= 0.98*rate {
-			bb = rate
-			break
-		}
-		bb = math.Max(bb, got)
-		if got <= 0 {
-			break
-		}
-		rate = got
+		search.Observe(got)
 	}
+	bb = search.BB()
 	if hostHeld {
 		// The sender, not the path, fell short: its loss says nothing of
 		// the line, and the search stops at the first such probe.
@@ -290,7 +278,7 @@ func (r *runner) measureBB(dir vocab.Direction) (bb, loss, line float64, err err
 		}
 		return bb, full.Summary.LossPct, 0, nil
 	}
-	return bb, full.Summary.LossPct, lineLoss(quarter.Summary, full.Summary), nil
+	return bb, full.Summary.LossPct, rfc6349.LineLoss(quarter.Summary.SentPackets, quarter.Summary.Lost, full.Summary.LossPct), nil
 }
 
 // bbProbe is one step 2 stream's record: the rate asked and received at
@@ -305,23 +293,6 @@ func (r *runner) bbProbe(dir vocab.Direction, asked, got float64, s result.UDPSu
 		LatePct: p.SenderLatePct, MaxSlipMs: p.SenderMaxSlipMs, LostPct: s.LossPct}
 	p.HostLimit = h.Limited(math.Max(100-r.cfg.Thresholds.MinActualPct, (1-got/asked)*100))
 	return p
-}
-
-// lineLoss is the line's loss if the quarter-rate stream lost about as
-// much as the full stream's loss rate predicts for its packet count: not
-// significantly fewer (Poisson, 3 standard deviations). At low rates a few
-// dozen packets may lose none by chance; a queue overflowing under bursts
-// loses far fewer at a quarter of the load.
-func lineLoss(quarter, full result.UDPSummary) float64 {
-	f := full.LossPct
-	expected := f / 100 * float64(quarter.SentPackets)
-	if f <= 0 || float64(quarter.Lost) < expected-3*math.Sqrt(expected) {
-		return 0
-	}
-	if quarter.SentPackets > 0 && quarter.Lost > 0 {
-		return math.Min(f, quarter.LossPct)
-	}
-	return f
 }
 
 // warn adds a warning to the result and tells it as it happens.
