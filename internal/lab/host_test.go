@@ -95,6 +95,9 @@ func TestRFC6349HostStarved(t *testing.T) {
 		t.Errorf("a starved tester's run passed")
 	}
 	tp := r.Throughput["up"]
+	if tp == nil || tp.SenderCPU == nil {
+		t.Fatalf("no throughput figures or no sender CPU in %+v", r.Throughput)
+	}
 	c := tp.SenderCPU
 	t.Logf("throughput %.1f of %.1f Mbit/s; tester CPU %.1f %% of %d CPU(s), waited %.0f %%, its CPUs %.0f %% busy; %s",
 		tp.ActualBps/1e6, tp.IdealBps/1e6, c.CPUPct, c.CPUs, c.WaitPct, c.CPUsBusyPct, tp.HostLimit)

@@ -8,14 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/result/resulttest"
+	"github.com/fullpipe/fullpipe/internal/train"
+	"github.com/fullpipe/fullpipe/internal/vocab"
 )
-
-// rfcResult is the part of `fullpipe rfc6349 --json` these tests read.
-type estimate struct {
-	Value float64 `json:"value"`
-	Err   float64 `json:"err"`
-}
 
 // trainsRead checks the shaping step's packet trains: kind, and the rate
 // and the bucket or queue within 20 % of the truth (the issue's target)
@@ -31,18 +28,18 @@ type estimate struct {
 // serialises IP + 38: so a policer's rate, its bucket and a queue read
 // (size + 66) / (size + 28) of their IP-byte truth, a bottleneck's rate
 // its own.
-func trainsRead(t *testing.T, r *rfcResult, late time.Duration, kind string, rateIP, rateWire, limitIP float64) {
+func trainsRead(t *testing.T, r *rfcResult, late time.Duration, kind train.Kind, rateIP, rateWire, limitIP float64) {
 	t.Helper()
-	tr := r.Shaping.Trains
-	if tr == nil || len(r.Shaping.TrainRows) == 0 {
+	tr := r.ShapingSum.Trains
+	if tr == nil || len(r.ShapingSum.TrainRows) == 0 {
 		t.Fatalf("no trains in the shaping step")
 	}
-	size := float64(r.Shaping.TrainRows[len(r.Shaping.TrainRows)-1].SizeBytes)
+	size := float64(r.ShapingSum.TrainRows[len(r.ShapingSum.TrainRows)-1].SizeBytes)
 	k := (size + 66) / (size + 28)
 	rate, limit := rateWire+rateIP*k, limitIP*k
-	est := tr.Queue
+	est := tr.QueueBytes
 	if kind == "policer" {
-		est = tr.Bucket
+		est = tr.BucketBytes
 	}
 	t.Logf("trains: %s, rate %.0f ± %.0f bit/s (truth %.0f), bucket/queue %.0f ± %.0f B (truth %.0f; the forwarder's p90 write lateness %v): %s",
 		tr.Kind, tr.RateBps.Value, tr.RateBps.Err, rate, est.Value, est.Err, limit, late, tr.Why)
@@ -57,85 +54,8 @@ func trainsRead(t *testing.T, r *rfcResult, late time.Duration, kind string, rat
 	}
 }
 
-type rfcResult struct {
-	MTU struct {
-		UpBytes   int `json:"up_bytes"`
-		DownBytes int `json:"down_bytes"`
-	} `json:"mtu"`
-	RTT struct {
-		BaselineMs   float64 `json:"baseline_ms"`
-		Source       string  `json:"baseline_source"`
-		TCPMinDownMs float64 `json:"tcp_min_down_ms"`
-		CrossCheck   string  `json:"cross_check"`
-	} `json:"rtt"`
-	Partial bool   `json:"partial"`
-	Reason  string `json:"partial_reason"`
-	BB      struct {
-		UpBps  float64 `json:"up_bps"`
-		Search []struct {
-			Direction   string  `json:"direction"`
-			SentBps     float64 `json:"sent_bps"`
-			ReceivedBps float64 `json:"received_bps"`
-		} `json:"search"`
-	} `json:"bb"`
-	Warnings []string `json:"warnings"`
-	Sweep    map[string]struct {
-		Points []struct {
-			WindowBytes      int     `json:"window_bytes"`
-			GoodputBps       float64 `json:"goodput_bps"`
-			DelayIncrementMs float64 `json:"delay_increment_ms"`
-			Region           string  `json:"region"`
-		} `json:"points"`
-		Analysis struct {
-			PlateauBps        float64 `json:"plateau_bps"`
-			OverflowEdgeBytes int     `json:"overflow_edge_bytes"`
-			QueueBytes        float64 `json:"queue_bytes"`
-			QueueMinBytes     float64 `json:"queue_min_bytes"`
-		} `json:"analysis"`
-	} `json:"sweep"`
-	BDP struct {
-		UpBytes float64 `json:"up_bytes"`
-	} `json:"bdp"`
-	Walk []struct {
-		WindowBytes int     `json:"window_bytes"`
-		IdealBps    float64 `json:"ideal_bps"`
-		ActualBps   float64 `json:"actual_bps"`
-	} `json:"walk"`
-	Throughput map[string]struct {
-		IdealBps      float64 `json:"ideal_bps"`
-		ActualBps     float64 `json:"actual_bps"`
-		TTR           float64 `json:"ttr"`
-		EfficiencyPct float64 `json:"efficiency_pct"`
-		HostLimit     string  `json:"host_limit"`
-		SenderCPU     struct {
-			CPUPct      float64 `json:"cpu_pct"`
-			WaitPct     float64 `json:"wait_pct"`
-			CPUs        int     `json:"cpus"`
-			CPUsBusyPct float64 `json:"cpus_busy_pct"`
-		} `json:"sender_cpu"`
-	} `json:"throughput"`
-	Shaping struct {
-		Verdict       string  `json:"verdict"`
-		RateSpreadPct float64 `json:"rate_spread_pct"`
-		Trains        *struct {
-			Kind    string   `json:"kind"`
-			RateBps estimate `json:"rate_bps"`
-			Queue   estimate `json:"queue_bytes"`
-			Bucket  estimate `json:"bucket_bytes"`
-			Why     string   `json:"why"`
-		} `json:"trains"`
-		TrainRows []struct {
-			SizeBytes int `json:"size_bytes"`
-		} `json:"train_rows"`
-	} `json:"shaping"`
-	Verdict struct {
-		Pass bool `json:"pass"`
-	} `json:"verdict"`
-	Diagnosis []struct {
-		Cause  string `json:"cause"`
-		Detail string `json:"detail"`
-	} `json:"diagnosis"`
-}
+// rfcResult is the run's document, decoded with the model's own types.
+type rfcResult = result.RFC6349
 
 // runRFC runs the method (upload direction, quick) from the client
 // namespace against a responder in the server namespace; its document
@@ -226,20 +146,20 @@ func TestRFC6349PolicedShaped(t *testing.T) {
 	bin := buildFullpipe(t)
 	lp := startLab(t, "trfcp", Profiles["policed"].Up)
 	rp, latep := runRFCLate(t, bin, lp, "--cir", "100M")
-	if rp.Shaping.Verdict != "policed" || !hasCause(rp, "policer", "") {
-		t.Errorf("policed path: verdict %q, diagnosis %+v", rp.Shaping.Verdict, rp.Diagnosis)
+	if rp.ShapingSum.Verdict != "policed" || !hasCause(rp, "policer", "") {
+		t.Errorf("policed path: verdict %q, diagnosis %+v", rp.ShapingSum.Verdict, rp.Diagnosis)
 	}
 	trainsRead(t, &rp, latep, "policer", 100e6, 0, 125_000)
 	ls := startLab(t, "trfcs", Profiles["shaped"].Up)
 	rs, lates := runRFCLate(t, bin, ls, "--cir", "100M")
-	if rs.Shaping.Verdict != "shaped" {
-		t.Errorf("shaped path: verdict %q", rs.Shaping.Verdict)
+	if rs.ShapingSum.Verdict != "shaped" {
+		t.Errorf("shaped path: verdict %q", rs.ShapingSum.Verdict)
 	}
 	trainsRead(t, &rs, lates, "queue", 0, 100e6, 500_000)
 	// The rate spread is evidence printed for a reader, not judged: in
 	// 3 s steps it did not tell the two apart reliably (policed 14-25 %
 	// against shaped 2.6-7.0 % in three runs, then 7.0 % against 10.7 %).
-	t.Logf("rate spread: policed %.1f %%, shaped %.1f %%", rp.Shaping.RateSpreadPct, rs.Shaping.RateSpreadPct)
+	t.Logf("rate spread: policed %.1f %%, shaped %.1f %%", rp.ShapingSum.RateSpreadPct, rs.ShapingSum.RateSpreadPct)
 }
 
 // TestRFC6349SmallBuffer: scenario 2, a 64 kB queue on a 1,875,000 B BDP:
@@ -266,8 +186,8 @@ func TestRFC6349PolicerSmallBucket(t *testing.T) {
 	bin := buildFullpipe(t)
 	l := startLab(t, "trfcpb", Direction{PoliceBps: 60e6, PoliceBurst: 30_000, Delay: 10 * time.Millisecond})
 	r, late := runRFCLate(t, bin, l, "--cir", "60M")
-	if r.Shaping.Verdict != "policed" || !hasCause(r, "policer", "bucket") || hasCause(r, "buffer", "") || hasCause(r, "loss", "") {
-		t.Errorf("verdict %q, diagnosis %+v: want policed, a policer and neither a buffer nor a lossy line", r.Shaping.Verdict, r.Diagnosis)
+	if r.ShapingSum.Verdict != "policed" || !hasCause(r, "policer", "bucket") || hasCause(r, "buffer", "") || hasCause(r, "loss", "") {
+		t.Errorf("verdict %q, diagnosis %+v: want policed, a policer and neither a buffer nor a lossy line", r.ShapingSum.Verdict, r.Diagnosis)
 	}
 	trainsRead(t, &r, late, "policer", 60e6, 0, 30_000)
 }
@@ -355,7 +275,7 @@ func TestRFC6349Sweep(t *testing.T) {
 	}
 }
 
-func hasCause(r rfcResult, cause, frag string) bool {
+func hasCause(r rfcResult, cause vocab.Cause, frag string) bool {
 	for _, f := range r.Diagnosis {
 		if f.Cause == cause && strings.Contains(f.Detail, frag) {
 			return true
