@@ -114,11 +114,10 @@ func TestLayers(t *testing.T) {
 
 // long are the functions allowed past maxLines, each with its reason.
 var long = map[string]string{
-	"internal/tester/tcp.go measure":   "the TCP test's one select loop over intervals, frames, samples and the end; split by concern it would pass its state around",
-	"internal/sweep/sweep.go Classify": "one pass that sorts, finds the plateau and the overflow edge, and labels points; each part reads the previous one's figures",
-	"internal/tester/udp.go measure":   "the UDP test's select loop, as tcp's",
-	"internal/train/train.go Read":     "one pass over a train's packets: the head, the loss, the tail and the delays are read together",
-	"internal/cli/lab.go linkOptions":  "one data table: a row per lab link option, its flag, unit and help",
+	"internal/tester/tcp.go measure":  "the TCP test's one select loop over intervals, frames, samples and the end; split by concern it would pass its state around",
+	"internal/tester/udp.go measure":  "the UDP test's select loop, as tcp's",
+	"internal/train/train.go Read":    "one pass over a train's packets: the head, the loss, the tail and the delays are read together",
+	"internal/cli/lab.go linkOptions": "one data table: a row per lab link option, its flag, unit and help",
 }
 
 const maxLines = 80

@@ -184,6 +184,17 @@ func Classify(points []WindowPoint, mss int) SweepAnalysis {
 	for i := len(points) - 1; i >= 0 && points[i].RetransSegs > 0; i-- {
 		edge = i
 	}
+	a.Notes = label(points, edge, mss)
+	a.boundaries(points, edge)
+	a.delayModel(points, mss)
+	a.Notes = append(a.Notes, notes(a, points)...)
+	return a
+}
+
+// label sets each point's region (the rules are Classify's); points from
+// edge on are overflow. It returns notes on retransmissions below the
+// edge.
+func label(points []WindowPoint, edge, mss int) (notes []string) {
 	plateau := 0.0
 	for _, p := range points[:edge] {
 		plateau = max(plateau, p.GoodputBps)
@@ -209,7 +220,7 @@ func Classify(points []WindowPoint, mss int) SweepAnalysis {
 			// typically a tail-loss probe fired at 2 × a smoothed RTT that
 			// still holds the SYN's short sample when the first flight
 			// waits behind a slow line.
-			a.Notes = append(a.Notes, fmt.Sprintf("%d B: %d retransmitted segment(s) below the overflow edge, not counted as overflow (larger windows lost nothing; likely a spurious retransmission such as a tail-loss probe)", p.WindowBytes, p.RetransSegs))
+			notes = append(notes, fmt.Sprintf("%d B: %d retransmitted segment(s) below the overflow edge, not counted as overflow (larger windows lost nothing; likely a spurious retransmission such as a tail-loss probe)", p.WindowBytes, p.RetransSegs))
 		}
 		line := rtt0 > 0 && p.GoodputBps >= lineShare*float64(p.WindowBytes)*8/rtt0
 		sat := plateau > 0 && p.GoodputBps >= saturationShare*plateau
@@ -223,7 +234,14 @@ func Classify(points []WindowPoint, mss int) SweepAnalysis {
 			p.Region = vocab.Transition
 		}
 	}
-	// The line through the origin, least squares over the linear points.
+	return notes
+}
+
+// boundaries fits the line through the origin over the linear points
+// (least squares: its slope is 8 / RTT), averages the plateau over the
+// saturation points, and reads the BDP, the overflow edge and the queue
+// from them.
+func (a *SweepAnalysis) boundaries(points []WindowPoint, edge int) {
 	var sgw, sww float64
 	var satSum float64
 	var satN int
@@ -263,11 +281,15 @@ func Classify(points []WindowPoint, mss int) SweepAnalysis {
 			}
 		}
 	}
-	// Saturation: data segments wait (W − BDP) × 8 / P on average (Little's
-	// law over the loop: W = P/8 × cycle). A probe at a random time waits
-	// for the time-average unfinished work, which is that plus the mean
-	// residual of the segment in service, half a segment's time. The
-	// fitted slope gives the rate back.
+}
+
+// delayModel sets each saturation point's model increment and fits the
+// rate from the measured ones. In saturation, data segments wait (W −
+// BDP) × 8 / P on average (Little's law over the loop: W = P/8 ×
+// cycle). A probe at a random time waits for the time-average unfinished
+// work, which is that plus the mean residual of the segment in service,
+// half a segment's time. The fitted slope gives the rate back.
+func (a *SweepAnalysis) delayModel(points []WindowPoint, mss int) {
 	var xs, ys []float64
 	for i := range points {
 		p := &points[i]
@@ -283,8 +305,6 @@ func Classify(points []WindowPoint, mss int) SweepAnalysis {
 	if slope, ok := fitSlope(xs, ys); ok && slope > 0 {
 		a.RateFromDelayBps = 8 / slope
 	}
-	a.Notes = append(a.Notes, notes(a, points)...)
-	return a
 }
 
 // fitSlope is the least-squares slope of y on x.
