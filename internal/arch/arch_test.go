@@ -116,7 +116,6 @@ func TestLayers(t *testing.T) {
 var long = map[string]string{
 	"internal/tester/tcp.go measure":  "the TCP test's one select loop over intervals, frames, samples and the end; split by concern it would pass its state around",
 	"internal/tester/udp.go measure":  "the UDP test's select loop, as tcp's",
-	"internal/train/train.go Read":    "one pass over a train's packets: the head, the loss, the tail and the delays are read together",
 	"internal/cli/lab.go linkOptions": "one data table: a row per lab link option, its flag, unit and help",
 }
 

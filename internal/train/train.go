@@ -85,23 +85,7 @@ func Read(t Train) Reading {
 	if len(t) == 0 {
 		return r
 	}
-	// The send rate from the send stamps of the second and the last packet
-	// that arrived (a lost packet's stamp never reached the receiver; the
-	// first write of a train can be slow).
-	lo, hi := -1, -1
-	for i, p := range t[1:] {
-		if p.Got {
-			if lo < 0 {
-				lo = i + 1
-			}
-			hi = i + 1
-		}
-	}
-	if lo >= 0 {
-		if span := t[hi].SentAt - t[lo].SentAt; span > 0 {
-			r.SendBps = float64(totalBytes(t[lo+1:hi+1])) * 8 / span.Seconds()
-		}
-	}
+	r.SendBps = sendRate(t)
 	// One-way delays (on two clocks: only their differences count) rise
 	// over the least of them, the packet that queued least; not over the
 	// first packet's, whose send stamp a slow first write may inflate.
@@ -160,6 +144,28 @@ func Read(t Train) Reading {
 		r.TailBps = rate(tail)
 	}
 	return r
+}
+
+// sendRate is the rate a train left at, from the send stamps of the
+// second and the last packet that arrived (a lost packet's stamp never
+// reached the receiver; the first write of a train can be slow).
+func sendRate(t Train) float64 {
+	lo, hi := -1, -1
+	for i, p := range t[1:] {
+		if p.Got {
+			if lo < 0 {
+				lo = i + 1
+			}
+			hi = i + 1
+		}
+	}
+	if lo < 0 {
+		return 0
+	}
+	if span := t[hi].SentAt - t[lo].SentAt; span > 0 {
+		return float64(totalBytes(t[lo+1:hi+1])) * 8 / span.Seconds()
+	}
+	return 0
 }
 
 // settled is how many of the tail's first packets arrived less than half
