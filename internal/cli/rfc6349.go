@@ -149,12 +149,16 @@ func (a *rfcArgs) run(e env) error {
 	if res != nil {
 		withCommand(&res.Meta, e)
 		if a.report != "" {
-			if werr := os.WriteFile(a.report, report.HTML(res), 0o644); werr != nil {
+			page, herr := report.HTML(res)
+			if herr != nil {
+				return herr
+			}
+			if werr := os.WriteFile(a.report, page, 0o644); werr != nil {
 				return werr
 			}
 		}
 	}
-	ferr := finish(e, a.json, res, res != nil, err, func(w io.Writer) { report.Text(w, res) })
+	ferr := finish(e, a.json, res, res != nil, err, func(w io.Writer) { _ = report.Text(w, res) })
 	if ferr == nil && res != nil && !res.Verdict.Pass {
 		return exitError{ExitFailed, errors.New("verdict: FAIL")}
 	}
