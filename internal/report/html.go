@@ -135,7 +135,7 @@ const figures = `{{define "figures"}}{{range .}}{{if .Chart}}<figure>{{.Chart}}<
 const pageTemplate = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{{.Title}}: {{.M.Target}}</title>
 <style>
-body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:60em;color:#222}
+body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:72em;color:#222}
 h1{font-size:1.5em} h2{font-size:1.15em;margin-top:1.6em;border-bottom:1px solid #ccc}
 .pass{background:#e3f4e1;border:2px solid #2e7d32;padding:.8em} .fail{background:#fbe4e4;border:2px solid #c62828;padding:.8em}
 .partial{background:#fff4e0;border:2px solid #ef6c00;padding:.8em}
