@@ -10,6 +10,7 @@ require (
 	github.com/spf13/pflag v1.1.0 // GNU-style flags (-P 4 / --streams 4) that the standard flag package lacks
 	github.com/vishvananda/netlink v1.3.1 // lab: addresses, links and routes inside namespaces over rtnetlink
 	github.com/vishvananda/netns v0.0.5 // lab: named network namespaces, compatible with `ip netns`
+	golang.org/x/net v0.39.0 // tests only (report): an HTML tokenizer, to check each report page is well formed; already in the graph as wireguard's
 	golang.org/x/sys v0.49.0 // TCP_INFO, SIOCOUTQ, socket options and TUN ioctls not in syscall
 	golang.zx2c4.com/wireguard v0.0.0-20260522210424-ecfc5a8d5446 // lab: TUN with virtio-net offloads (GSO split, GRO coalesce) for a fast forwarder
 )
@@ -20,7 +21,6 @@ require (
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect; cobra's, built on Windows only
 	github.com/pb33f/ordered-map/v2 v2.3.1 // indirect
 	go.yaml.in/yaml/v4 v4.0.0-rc.2 // indirect
-	golang.org/x/net v0.39.0 // indirect
 	golang.org/x/text v0.24.0 // indirect
 	golang.zx2c4.com/wintun v0.0.0-20230126152724-0fa3db229ce2 // indirect
 )

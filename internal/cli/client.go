@@ -1,11 +1,11 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fullpipe/fullpipe/internal/flow"
+	"github.com/fullpipe/fullpipe/internal/report"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/tester"
 	"github.com/fullpipe/fullpipe/internal/wire"
@@ -30,6 +31,7 @@ type clientArgs struct {
 	tls        bool
 	tlsPin     string
 	json       bool
+	report     string // --report FILE: the HTML page
 
 	target tester.Target // set by resolve
 }
@@ -43,6 +45,7 @@ func (c *clientArgs) flags(fs *pflag.FlagSet) {
 	fs.Var(text(&c.secretFile, "", "FILE"), "secret-file", "file whose first line is the responder's shared secret (the responder must prove it too)")
 	fs.BoolVar(&c.tls, "tls", false, "control connection over TLS (a responder with --tls-cert); certificate checked against the system's roots unless --tls-pin")
 	fs.Var(text(&c.tlsPin, "", "sha256:HEX"), "tls-pin", "accept only the responder certificate with this fingerprint (implies --tls)")
+	fs.Var(text(&c.report, "", "FILE"), "report", "also write the result as one self-contained HTML page, with charts, to this file")
 	fs.BoolVarP(&c.json, "json", "J", false, "print one JSON document (schema in docs/json.md) instead of the live view")
 }
 
@@ -112,16 +115,13 @@ func (c *clientArgs) address(in input) (string, error) {
 // withCommand records the command line in a result's meta.
 func withCommand(m *result.Meta, e env) { m.Command = e.args }
 
-// finish prints res as JSON when asked, and maps the test's error to an
-// exit: a partial result is printed, then reported as a failure.
-func finish(e env, asJSON bool, res any, have bool, err error, text func(io.Writer)) error {
+// finish renders res (have: the test returned one, complete or partial)
+// and maps the test's error to an exit: a partial result is printed, then
+// reported as a failure.
+func finish(e env, c *clientArgs, res result.Doc, have bool, err error) error {
 	if have {
-		if asJSON {
-			if jerr := writeJSON(e.stdout, res); jerr != nil {
-				return jerr
-			}
-		} else {
-			text(e.stdout)
+		if oerr := c.output(e, res); oerr != nil {
+			return oerr
 		}
 	}
 	if err == nil {
@@ -133,10 +133,27 @@ func finish(e env, asJSON bool, res any, have bool, err error, text func(io.Writ
 	return exitError{ExitRefused, err}
 }
 
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+// output prints d on stdout, as text or with --json as JSON, and with
+// --report writes its HTML page.
+func (c *clientArgs) output(e env, d result.Doc) error {
+	render := report.Text
+	if c.json {
+		render = func(w io.Writer, d result.Doc) error { return report.JSON(w, d) }
+	}
+	if err := render(e.stdout, d); err != nil {
+		return err
+	}
+	if c.report == "" {
+		return nil
+	}
+	page, err := report.HTML(d)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(c.report, page, 0o644); err != nil {
+		return fmt.Errorf("--report: %w", err)
+	}
+	return nil
 }
 
 func defaultCC() string {

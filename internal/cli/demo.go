@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fullpipe/fullpipe/internal/lab"
+	"github.com/fullpipe/fullpipe/internal/report"
 	"github.com/fullpipe/fullpipe/internal/serve"
 	"github.com/fullpipe/fullpipe/internal/version"
 )
@@ -219,7 +220,7 @@ func (d *demo) run(key string, args []string) {
 
 func (d *demo) finish() error {
 	if d.asJSON {
-		if err := writeJSON(d.e.stdout, d.docs); err != nil {
+		if err := report.JSON(d.e.stdout, d.docs); err != nil {
 			return err
 		}
 	}

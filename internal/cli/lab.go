@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fullpipe/fullpipe/internal/lab"
+	"github.com/fullpipe/fullpipe/internal/report"
 	"github.com/fullpipe/fullpipe/internal/units"
 )
 
@@ -329,7 +330,7 @@ func (a *labStatsArgs) run(e env) error {
 		return err
 	}
 	if a.json {
-		return writeJSON(e.stdout, st)
+		return report.JSON(e.stdout, st)
 	}
 	printLabStats(e.stdout, st)
 	return nil
@@ -343,7 +344,7 @@ func (a *labProfilesArgs) flags(fs *pflag.FlagSet) {
 func (*labProfilesArgs) validate(input) error { return nil }
 func (a *labProfilesArgs) run(e env) error {
 	if a.json {
-		return writeJSON(e.stdout, lab.Profiles)
+		return report.JSON(e.stdout, lab.Profiles)
 	}
 	printLabProfiles(e.stdout)
 	return nil
@@ -358,7 +359,7 @@ func labUp(e env, cfg lab.Config, asJSON bool) error {
 	}
 	defer l.Close()
 	if asJSON {
-		if err := writeJSON(e.stdout, l.State); err != nil {
+		if err := report.JSON(e.stdout, l.State); err != nil {
 			return err
 		}
 	} else {
@@ -404,7 +405,7 @@ func labDetach(e env, name string, asJSON bool) error {
 	for {
 		if st, err := lab.ReadState(name); err == nil && st.PID == cmd.Process.Pid {
 			if asJSON {
-				return writeJSON(e.stdout, st)
+				return report.JSON(e.stdout, st)
 			}
 			fmt.Fprintf(e.stdout, "lab %s up in the background (pid %d): client %s (netns %s), server %s (netns %s), seed %d; log %s; `fullpipe lab down --name %s` removes it\n",
 				name, st.PID, st.Client.Addr, st.Client.NetNS, st.Server.Addr, st.Server.NetNS, st.Seed, logPath, name)

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"io"
-
 	"github.com/spf13/pflag"
 
 	"github.com/fullpipe/fullpipe/internal/result"
@@ -22,7 +20,9 @@ depend on ICMP "fragmentation needed", which firewalls often drop (a PMTUD
 black hole); it reports whether such ICMP reached this host.`,
 		example: `  fullpipe mtu 198.18.0.2                 both directions, 1200 B to the local MTU
   fullpipe mtu 198.18.0.2 --min 1280 --max 9000 --tries 5
-                                          a jumbo-frame path, 5 tries per size`,
+                                          a jumbo-frame path, 5 tries per size
+  fullpipe mtu 198.18.0.2 --report mtu.html
+                                          also a page with the result as a table`,
 		new: func() command { return &mtuArgs{} },
 	}
 }
@@ -54,5 +54,8 @@ func (a *mtuArgs) validate(in input) error {
 func (a *mtuArgs) run(e env) error {
 	progressf(e, a.json, "probing the path MTU to %s ...", tester.HostPort(a.target.Addr))
 	res, err := tester.RunPMTU(e.ctx, a.target, a.cfg)
-	return finish(e, a.json, res, res != nil, err, func(w io.Writer) { printMTU(w, res) })
+	if res != nil {
+		withCommand(&res.Meta, e)
+	}
+	return finish(e, &a.clientArgs, res, res != nil, err)
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"syscall"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/fullpipe/fullpipe/internal/lab"
 	"github.com/fullpipe/fullpipe/internal/method"
-	"github.com/fullpipe/fullpipe/internal/report"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/rfc6349"
 	"github.com/fullpipe/fullpipe/internal/tester"
@@ -62,11 +60,11 @@ func rfc6349Spec() spec {
 // rfcArgs are rfc6349's flags; validate turns them into cfg.
 type rfcArgs struct {
 	clientArgs
-	cfg                        result.RFC6349Config
-	cir, maxWindow             int64
-	direction, report, profile string
-	quick                      bool
-	inLab, cirGiven            bool // no HOST: run in a lab built here
+	cfg                result.RFC6349Config
+	cir, maxWindow     int64
+	direction, profile string
+	quick              bool
+	inLab, cirGiven    bool // no HOST: run in a lab built here
 }
 
 func (a *rfcArgs) flags(fs *pflag.FlagSet) {
@@ -83,7 +81,6 @@ func (a *rfcArgs) flags(fs *pflag.FlagSet) {
 	fs.VarP(text(&c.CC, "", "NAME"), "cc", "C", "congestion control for the walk and throughput tests (default: the sender's)")
 	fs.Var(count(&c.ShapingConns, 4), "shaping-connections", "connections in the shaping vs policing test")
 	fs.Var(count(&c.SweepPoints, 0), "sweep", "also sweep the window: this many windows up to 3 x BDP, --step-duration each (0: no sweep; 9 is a good start)")
-	fs.Var(text(&a.report, "", "FILE"), "report", "write a self-contained HTML report to this file")
 	a.profile = "window"
 	fs.Var(textValue{v: &a.profile, meta: "PROFILE", choices: lab.ProfileNames()}, "profile", "without HOST: the lab profile to test")
 	a.clientArgs.flags(fs)
@@ -148,13 +145,8 @@ func (a *rfcArgs) run(e env) error {
 	res, err := method.Run(e.ctx, tester.Remote{T: a.target}, cfg, progress)
 	if res != nil {
 		withCommand(&res.Meta, e)
-		if a.report != "" {
-			if werr := os.WriteFile(a.report, report.HTML(res), 0o644); werr != nil {
-				return werr
-			}
-		}
 	}
-	ferr := finish(e, a.json, res, res != nil, err, func(w io.Writer) { report.Text(w, res) })
+	ferr := finish(e, &a.clientArgs, res, res != nil, err)
 	if ferr == nil && res != nil && !res.Verdict.Pass {
 		return exitError{ExitFailed, errors.New("verdict: FAIL")}
 	}

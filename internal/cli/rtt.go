@@ -1,11 +1,11 @@
 package cli
 
 import (
-	"io"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/fullpipe/fullpipe/internal/report"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/tester"
 )
@@ -23,7 +23,9 @@ iperf3.`,
 		example: `  fullpipe rtt 198.18.0.2 --count 100 --interval 10ms
                                   100 probes, 10 ms apart
   fullpipe rtt -c 198.18.0.2 -n 20 -J
-                                  20 probes, one JSON document`,
+                                  20 probes, one JSON document
+  fullpipe rtt 198.18.0.2 -n 100 --report rtt.html
+                                  also a page with the RTT summary drawn as a strip`,
 		new: func() command { return &rttArgs{} },
 	}
 }
@@ -67,11 +69,11 @@ func (a *rttArgs) run(e env) error {
 	var onReply func(uint64, time.Duration)
 	if !a.json {
 		progressf(e, false, "probing %s: %d probes of %d bytes, %v apart ...", tester.HostPort(a.target.Addr), a.cfg.Count, a.cfg.Size, a.cfg.Interval)
-		onReply = func(seq uint64, rtt time.Duration) { printRTTReply(e.stdout, seq, rtt) }
+		onReply = func(seq uint64, rtt time.Duration) { report.RTTReply(e.stdout, seq, rtt) }
 	}
 	res, err := tester.RunRTT(e.ctx, a.target, a.cfg, onReply)
 	if res != nil {
 		withCommand(&res.Meta, e)
 	}
-	return finish(e, a.json, res, res != nil, err, func(w io.Writer) { printRTTSummary(w, res) })
+	return finish(e, &a.clientArgs, res, res != nil, err)
 }

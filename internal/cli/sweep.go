@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fullpipe/fullpipe/internal/method"
+	"github.com/fullpipe/fullpipe/internal/report"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/tester"
 	"github.com/fullpipe/fullpipe/internal/units"
@@ -81,7 +81,9 @@ saturation and overflow regions.`,
       scenario 7 on a 256 kbit/s frame-relay CIR with an 8 kB switch queue
   fullpipe sweep window 198.18.0.2 --from 1mss --to 64mss --step 2mss --dscp-probes 46,0
       probes alternate between DSCP 46 (EF) and 0 (best effort)
-  fullpipe sweep window 198.18.0.2 --from 16KiB --to 512KiB --step 16KiB --direction down`,
+  fullpipe sweep window 198.18.0.2 --from 16KiB --to 512KiB --step 16KiB --direction down
+  fullpipe sweep window 198.18.0.2 --to 32mss --report sweep.html
+      also a page charting goodput and delay increment against the window, by region`,
 		new: func() command { return &windowSweepArgs{} },
 	}
 }
@@ -154,14 +156,13 @@ func (a *windowSweepArgs) run(e env) error {
 		if p == nil {
 			return
 		}
-		fmt.Fprintf(e.stderr, "point %d/%d: window %s (%.1f mss): %s, %d retransmitted segments, delay increment %s\n",
-			i+1, n, bytesExact(int64(p.WindowBytes)), p.WindowMSS, units.FormatRate(p.GoodputBps), p.RetransSegs, msOrDash(p.HasDelay, p.DelayIncrementMs))
+		report.WindowPoint(e.stderr, i, n, p)
 	}
 	res, err := method.RunWindowSweep(e.ctx, tester.Remote{T: a.target}, cfg, progress)
 	if res != nil {
 		withCommand(&res.Meta, e)
 	}
-	return finish(e, a.json, res, res != nil, err, func(w io.Writer) { printWindowSweep(w, res) })
+	return finish(e, &a.clientArgs, res, res != nil, err)
 }
 
 // parseWindow reads a window in bytes or in segments ("12mss").
@@ -237,7 +238,9 @@ often on a line that loses cells or fragments). UDP sizes above 65,507 B
 are sent as 65,507 B.`,
 		example: `  fullpipe sweep msglen 198.18.0.2 --udp-rate 50M --duration 2s
       11 sizes from 64 B to 64 KiB, TCP then UDP at 50 Mbit/s, 2 s each
-  fullpipe sweep msglen 198.18.0.2 --sizes 512,1400,9000 -J`,
+  fullpipe sweep msglen 198.18.0.2 --sizes 512,1400,9000 -J
+  fullpipe sweep msglen 198.18.0.2 --report msglen.html
+      also a page charting TCP and UDP goodput per size`,
 		new: func() command { return &msgLenSweepArgs{} },
 	}
 }
@@ -292,12 +295,11 @@ func (a *msgLenSweepArgs) run(e env) error {
 		if p == nil {
 			return
 		}
-		fmt.Fprintf(e.stderr, "size %d/%d: %s: TCP %s, UDP sent %s received %s\n", i+1, n, bytesExact(int64(p.SizeBytes)),
-			units.FormatRate(p.TCPGoodputBps), units.FormatRate(p.UDPSenderBps), units.FormatRate(p.UDPReceiverBps))
+		report.MsgLenPoint(e.stderr, i, n, p)
 	}
 	res, err := method.RunMsgLenSweep(e.ctx, tester.Remote{T: a.target}, cfg, progress)
 	if res != nil {
 		withCommand(&res.Meta, e)
 	}
-	return finish(e, a.json, res, res != nil, err, func(w io.Writer) { printMsgLenSweep(w, res) })
+	return finish(e, &a.clientArgs, res, res != nil, err)
 }

@@ -1,11 +1,11 @@
 package cli
 
 import (
-	"io"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/fullpipe/fullpipe/internal/report"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/tester"
 )
@@ -40,7 +40,11 @@ iperf3's habits work: -c HOST, -p PORT, -t 10 (seconds), -P 4, -R, -w,
   fullpipe tcp 198.18.0.2 --window 64KiB --bytes 100MB
                                           fixed transfer with a 65,536-byte window
   fullpipe tcp 198.18.0.2 --length 512    every write 512 bytes (sweep msglen
-                                          runs a series of these)`,
+                                          runs a series of these)
+  fullpipe tcp 198.18.0.2 --latency --report tcp.html
+                                          also a page with goodput, RTT and
+                                          retransmissions per interval, idle vs
+                                          loaded latency`,
 		new: func() command { return &tcpArgs{} },
 	}
 }
@@ -111,13 +115,12 @@ func (a *tcpArgs) validate(in input) error {
 func (a *tcpArgs) run(e env) error {
 	var progress func(result.TCPInterval)
 	if !a.json {
-		p := &tcpPrinter{w: e.stdout, cfg: a.cfg}
-		progress = p.interval
+		progress = (&report.TCPLive{W: e.stdout}).Interval
 		progressf(e, false, "connecting to %s ...", tester.HostPort(a.target.Addr))
 	}
 	res, err := tester.RunTCP(e.ctx, a.target, a.cfg, progress)
 	if res != nil {
 		withCommand(&res.Meta, e)
 	}
-	return finish(e, a.json, res, res != nil, err, func(w io.Writer) { printTCPSummary(w, res) })
+	return finish(e, &a.clientArgs, res, res != nil, err)
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -33,7 +32,9 @@ rfc6349 measured): it paces the trains (4 x the rate) and bounds their
 length (3 x the BDP, or 250 ms of the rate). The trains burst above it on
 purpose; coordinate with the provider.`,
 		example: `  fullpipe trains 198.18.0.2 --rate 60M --rtt 20ms --direction up
-                                  what limits the upload of a 60 Mbit/s, 20 ms path`,
+                                  what limits the upload of a 60 Mbit/s, 20 ms path
+  fullpipe trains 198.18.0.2 --rate 60M --rtt 20ms --report trains.html
+                                  also a page with each direction's verdict and trains`,
 		new: func() command { return &trainsArgs{} },
 	}
 }
@@ -86,7 +87,7 @@ func (a *trainsArgs) run(e env) error {
 	if res != nil {
 		withCommand(&res.Meta, e)
 	}
-	return finish(e, a.json, res, res != nil, err, func(w io.Writer) { printTrains(w, res) })
+	return finish(e, &a.clientArgs, res, res != nil, err)
 }
 
 // directions parses --direction.

@@ -1,11 +1,11 @@
 package cli
 
 import (
-	"io"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/fullpipe/fullpipe/internal/report"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/tester"
 	"github.com/fullpipe/fullpipe/internal/wire"
@@ -27,7 +27,9 @@ timestamp in its first 40 bytes, so --size must be at least 40 bytes.`,
 		example: `  fullpipe udp 198.18.0.2 --rate 50M --size 1400 -t 10
                                   50 Mbit/s of 1400-byte datagrams for 10 s
   fullpipe udp -c 198.18.0.2 -b 1G -R -J
-                                  the responder sends 1 Gbit/s; one JSON document`,
+                                  the responder sends 1 Gbit/s; one JSON document
+  fullpipe udp 198.18.0.2 --rate 50M --report udp.html
+                                  also a page with rate, loss and jitter per interval`,
 		new: func() command { return &udpArgs{} },
 	}
 }
@@ -69,11 +71,11 @@ func (a *udpArgs) run(e env) error {
 	var progress func(result.UDPInterval)
 	if !a.json {
 		progressf(e, false, "connecting to %s ...", tester.HostPort(a.target.Addr))
-		progress = (&udpPrinter{w: e.stdout}).interval
+		progress = (&report.UDPLive{W: e.stdout}).Interval
 	}
 	res, err := tester.RunUDP(e.ctx, a.target, a.cfg, progress)
 	if res != nil {
 		withCommand(&res.Meta, e)
 	}
-	return finish(e, a.json, res, res != nil, err, func(w io.Writer) { printUDPSummary(w, res) })
+	return finish(e, &a.clientArgs, res, res != nil, err)
 }

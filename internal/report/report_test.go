@@ -40,7 +40,11 @@ func sample() *result.RFC6349 {
 
 // The report is one file: nothing fetched from a network, text escaped.
 func TestHTMLSelfContained(t *testing.T) {
-	h := string(HTML(sample()))
+	page, err := HTML(sample())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := string(page)
 	if m := regexp.MustCompile(`(src|href)\s*=\s*["']?https?:`).FindString(h); m != "" {
 		t.Fatalf("report fetches from the network: %s", m)
 	}
@@ -51,7 +55,9 @@ func TestHTMLSelfContained(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	Text(&b, sample())
+	if err := Text(&b, sample()); err != nil {
+		t.Fatal(err)
+	}
 	if !strings.Contains(b.String(), "verdict: FAIL") || !strings.Contains(b.String(), "[mtu]") {
 		t.Errorf("text report: %s", b.String())
 	}
@@ -67,7 +73,11 @@ func TestHTMLRendersInChromium(t *testing.T) {
 	}
 	dir := t.TempDir()
 	page := filepath.Join(dir, "r.html")
-	if err := os.WriteFile(page, HTML(sample()), 0o644); err != nil {
+	h, err := HTML(sample())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(page, h, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -1,6 +1,3 @@
-// Package report renders a method's result for people: plain text for the
-// terminal and one self-contained HTML file (inline CSS and SVG, no
-// network fetches).
 package report
 
 import (
@@ -12,11 +9,9 @@ import (
 	"github.com/fullpipe/fullpipe/internal/vocab"
 )
 
-func mbps(v float64) string { return fmt.Sprintf("%.2f Mbit/s", v/1e6) }
-
-// Text writes the verdict first, then each step's figures and the
+// rfc6349Text writes the verdict first, then each step's figures and the
 // diagnosis.
-func Text(w io.Writer, r *result.RFC6349) {
+func rfc6349Text(w io.Writer, r *result.RFC6349) {
 	verdict := "PASS"
 	if !r.Verdict.Pass {
 		verdict = "FAIL"

@@ -1,0 +1,84 @@
+package report
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/fullpipe/fullpipe/internal/result"
+)
+
+// keyFigures are what each old document's text and page must show: its
+// headline figures with their units, as the documents in
+// internal/result/testdata hold them.
+var keyFigures = map[string]struct{ text, html []string }{
+	"tcp": {[]string{"10.54 Gbit/s", "TCP Efficiency 99.871 %", "idle median 165 µs"},
+		[]string{"10.54 Gbit/s", "99.871 %", "goodput per interval, by direction", "smoothed RTT per interval", "retransmitted segments per interval", "idle vs under the load"}},
+	"udp": {[]string{"10.00 Mbit/s", "893 datagrams", "jitter 23 µs"},
+		[]string{"10.00 Mbit/s", "893", "23 µs", "loss per interval", "jitter per interval"}},
+	"rtt":          {[]string{"5 probes", "median 133 µs"}, []string{"133 µs", "186 µs", "round-trip time"}},
+	"mtu":          {[]string{"65535 B (TCP MSS 65495 B"}, []string{"65535 B (TCP MSS 65495 B", "100.0 ms"}},
+	"trains":       {[]string{"up: clean", "down: clean"}, []string{"up: clean", "down: clean", "400.2 Mbit/s"}},
+	"rfc6349":      {[]string{"RFC 6349 verdict"}, []string{"Verdict:", "Window walk", "<svg"}},
+	"sweep window": {[]string{"773.62 Mbit/s", "5,792 B (5.66 KiB)"}, []string{"773.62 Mbit/s", "5,792 B (5.66 KiB)", "goodput against the window"}},
+	"sweep msglen": {[]string{"TCP goodput", "1,024 B (1.00 KiB)"}, []string{"TCP goodput", "UDP received", "1,024 B (1.00 KiB)"}},
+}
+
+// TestOldDocuments: every document an earlier binary emitted
+// (internal/result/testdata, schema 1) decodes and renders as text and as
+// a page, both showing its key figures with their units; the page is
+// well formed and has no NaN or Inf. With REPORT_OUT=DIR set the pages
+// are written there, to look at.
+func TestOldDocuments(t *testing.T) {
+	for _, k := range result.Kinds() {
+		t.Run(k.File, func(t *testing.T) {
+			f, err := os.Open(filepath.Join("..", "result", "testdata", k.File+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			d, err := result.Decode(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var text bytes.Buffer
+			if err := Text(&text, d); err != nil {
+				t.Fatal(err)
+			}
+			page, err := HTML(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, ok := keyFigures[k.Test]
+			if !ok {
+				t.Fatalf("no key figures for kind %q: add them to keyFigures", k.Test)
+			}
+			contains(t, "text", text.String(), want.text)
+			contains(t, "page", string(page), want.html)
+			wellFormed(t, page)
+			if dir := os.Getenv("REPORT_OUT"); dir != "" {
+				if err := os.WriteFile(filepath.Join(dir, "report-"+k.File+".html"), page, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func contains(t *testing.T, what, got string, want []string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("%s lacks %q", what, w)
+		}
+	}
+	if m := nonFinite.FindString(got); m != "" {
+		t.Errorf("%s has %q", what, m)
+	}
+}
+
+// nonFinite is what a formatted NaN, Inf or a bad verb looks like.
+var nonFinite = regexp.MustCompile(`NaN|\bInf\b|%!`)
