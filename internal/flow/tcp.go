@@ -22,9 +22,10 @@ import (
 	"github.com/fullpipe/fullpipe/internal/sockopt"
 )
 
-// BufSize is the size of one write or read on a TCP stream: large writes keep
-// the per-byte syscall cost low (iperf3 uses 128 KiB as well).
-const BufSize = 128 << 10
+// DefaultWriteSize is the size of one write on a TCP stream when the test
+// does not set one: large writes keep the per-byte syscall cost low
+// (iperf3 uses 128 KiB as well).
+const DefaultWriteSize = 128 << 10
 
 // Clock is a monotonic time base: the offset since the test's start.
 type Clock struct{ start time.Time }
@@ -63,7 +64,7 @@ type SendSpec struct {
 	// (ctx ends or Bytes are written) it waits for the last bytes to be
 	// acknowledged until Test ends, so its final TCP_INFO is complete.
 	Test context.Context
-	// WriteSize is the bytes of each write call; 0 means BufSize.
+	// WriteSize is the bytes of each write call; 0 means DefaultWriteSize.
 	WriteSize int
 }
 
@@ -71,7 +72,7 @@ func (s SendSpec) bufSize() int {
 	if s.WriteSize > 0 {
 		return s.WriteSize
 	}
-	return BufSize
+	return DefaultWriteSize
 }
 
 // SendTCP writes to c until spec is met or ctx ends, counting into ctr, then
@@ -189,13 +190,19 @@ func sendWindowed(ctx context.Context, c *net.TCPConn, spec SendSpec, ctr *Count
 
 // RecvTCP reads c until EOF or ctx ends, counting into ctr with receive
 // timestamps on clk. EOF is the normal end; a ctx that ends returns nil too
-// (the caller knows it stopped early).
+// (the caller knows it stopped early). The bytes are counted, never looked
+// at: where Linux allows it they are dropped in the kernel without being
+// copied (see discarder).
 func RecvTCP(ctx context.Context, c *net.TCPConn, clk Clock, ctr *Counter) error {
+	return recvCounted(ctx, newDiscarder(c), clk, ctr)
+}
+
+func recvCounted(ctx context.Context, d *discarder, clk Clock, ctr *Counter) error {
+	c := d.c
 	stop := context.AfterFunc(ctx, func() { _ = c.SetReadDeadline(time.Unix(1, 0)) })
 	defer stop()
-	buf := make([]byte, BufSize)
 	for {
-		n, err := c.Read(buf)
+		n, err := d.read()
 		if n > 0 {
 			now := int64(clk.Since())
 			if ctr.FirstNs.Load() == 0 {
