@@ -58,7 +58,7 @@ Examples:
 			rateVar(fs, &pacing, "pacing-rate", "", 0, "cap each stream's sending rate (SO_MAX_PACING_RATE)")
 			fs.IntVar(&cfg.DSCP, "dscp", 0, "DSCP value 0..63 for the data packets")
 			durVar(fs, &cfg.Interval, "interval", "i", time.Second, "reporting interval")
-			sizeVar(fs, &length, "length", "l", 0, "bytes per write call on the sending side, this host or the responder (default 131,072 B)")
+			sizeVar(fs, &length, "length", "l", 0, "bytes per write call on the sending side, this host or the responder (default 1,048,576 B)")
 			fs.BoolVar(&cfg.Latency, "latency", false, "probe RTT over UDP every 100ms during the load: idle vs loaded latency")
 			cf.add(fs)
 			return func(e env, args []string) error {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fullpipe/fullpipe/internal/testkit"
 )
 
 // tcpPair connects two TCP sockets over loopback.
@@ -127,5 +129,36 @@ func TestRecvStopsWithContext(t *testing.T) {
 		if got := rx.Bytes.Load(); got != 1000 {
 			t.Errorf("copying %v: counted %d bytes, want 1000", copyOnly, got)
 		}
+	}
+}
+
+// TestSendCountsAsTheSocketTakes: a message larger than the socket can
+// hold shows in the sender's counter before it is all written: the
+// counter follows each system call, not each message.
+func TestSendCountsAsTheSocketTakes(t *testing.T) {
+	client, server := tcpPair(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var tx Counter
+	sent := make(chan error, 1)
+	const msg = 64 << 20 // far above loopback's autotuned send + receive buffers
+	go func() { sent <- SendTCP(ctx, client, SendSpec{Bytes: msg, WriteSize: msg}, &tx) }()
+	// nobody reads: the sender stalls once the buffers fill
+	testkit.Poll(10*time.Second, func() bool { return tx.Bytes.Load() > 0 })
+	if got := tx.Bytes.Load(); got == 0 || got >= msg {
+		t.Fatalf("with the receiver stalled the sender counted %d of a %d-byte message", got, msg)
+	}
+	if w := tx.Writes.Load(); w != 0 {
+		t.Errorf("%d messages counted before the first was written", w)
+	}
+	var rx Counter
+	if err := RecvTCP(ctx, server, NewClock(), &rx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+	if rx.Bytes.Load() != msg || tx.Bytes.Load() != msg || tx.Writes.Load() != 1 {
+		t.Errorf("sent %d in %d writes, received %d; want %d in 1", tx.Bytes.Load(), tx.Writes.Load(), rx.Bytes.Load(), msg)
 	}
 }

@@ -208,7 +208,7 @@ func (s *Server) checkLimits(req wire.Request) error {
 	case (req.Reverse || req.Bidir) && req.Window > c.MaxWindow: // the responder's send buffers
 		return fmt.Errorf("window %d bytes exceeds the responder's limit of %d bytes (--max-window; above net.core.wmem_max it also needs --force-sndbuf)", req.Window, c.MaxWindow)
 	case req.WriteSize > c.MaxWriteSize:
-		return fmt.Errorf("write_size must be 0 (128 KiB) to %d bytes, got %d (responder limit --max-write-size)", c.MaxWriteSize, req.WriteSize)
+		return fmt.Errorf("write_size must be 0 (%d bytes) to %d bytes, got %d (responder limit --max-write-size)", flow.DefaultWriteSize, c.MaxWriteSize, req.WriteSize)
 	case (req.Reverse || req.Bidir) && satMul(int64(max(req.WriteSize, flow.DefaultWriteSize)), int64(req.Streams)) > maxWriteBuffers:
 		return fmt.Errorf("write_size %d × %d streams the responder sends exceeds its %d MiB of write buffers per test: fewer streams or a smaller write_size", max(req.WriteSize, flow.DefaultWriteSize), req.Streams, maxWriteBuffers>>20)
 	case req.CC != "" && !slices.Contains(c.AllowCC, req.CC):

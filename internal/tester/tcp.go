@@ -28,7 +28,7 @@ type TCPConfig struct {
 	DSCP      int           `json:"dscp,omitempty"`
 	Interval  time.Duration `json:"interval_ns"`
 	Latency   bool          `json:"latency"`
-	WriteSize int           `json:"write_size_bytes,omitempty"` // bytes per write call (0: 128 KiB)
+	WriteSize int           `json:"write_size_bytes,omitempty"` // bytes per write call (0: flow.DefaultWriteSize, 1 MiB)
 }
 
 func (c TCPConfig) request() wire.Request {
