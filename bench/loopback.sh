@@ -7,14 +7,28 @@
 # fullpipe/iperf2. Absolute numbers depend on the machine; compare the
 # ratios, which are measured in the same run.
 #
-# Usage: bench/loopback.sh [DURATION_SECONDS]   (needs iperf3, iperf, python3)
+# With --rounds N the three tools run N times in turn (the servers stay
+# up) and each round prints its own ratios, then the median of each ratio
+# over the rounds: on a noisy machine one round proves little.
+#
+# Usage: bench/loopback.sh [--rounds N] [DURATION_SECONDS]   (needs iperf3, iperf, python3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-DUR=${1:-10}
-if ! [[ $DUR =~ ^[1-9][0-9]*$ ]] || (( DUR > 120 )); then
-	echo "usage: bench/loopback.sh [DURATION_SECONDS]   (whole seconds, 1-120; default 10)" >&2
+usage() {
+	echo "usage: bench/loopback.sh [--rounds N] [DURATION_SECONDS]   (whole seconds, 1-120; default 10; N 1-20, default 1)" >&2
 	exit 2
-fi
+}
+DUR=10 ROUNDS=1
+while (( $# > 0 )); do
+	case $1 in
+	--rounds) (( $# >= 2 )) || usage; ROUNDS=$2; shift 2 ;;
+	--rounds=*) ROUNDS=${1#--rounds=}; shift ;;
+	-*) usage ;;
+	*) DUR=$1; shift ;;
+	esac
+done
+if ! [[ $DUR =~ ^[1-9][0-9]*$ ]] || (( DUR > 120 )); then usage; fi
+if ! [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || (( ROUNDS > 20 )); then usage; fi
 for t in iperf3 iperf python3; do
 	command -v "$t" >/dev/null || { echo "bench: $t not found (apt-get install -y iperf3 iperf python3)" >&2; exit 2; }
 done
@@ -53,26 +67,42 @@ print(sums[-1][8])' <<<"$out") ;;
 	echo "$bps $(( b1 - b0 )) $HZ"
 }
 
+RATIOS=$(mktemp)
 declare -A BPS CPU
-echo "loopback, ${DUR} s per run, $(nproc) cores, $(uname -r)"
-printf '%-9s %-8s %14s %14s %16s\n' tool streams goodput "machine CPU" "CPU-s per Gbit"
-for p in 1 4; do
-	for tool in fullpipe iperf3 iperf2; do
-		read -r bps jif hz < <(run "$tool" "$p")
-		BPS[$tool$p]=$bps
-		CPU[$tool$p]=$(python3 -c "print($jif/$hz)")
-		python3 -c "
+echo "loopback, ${DUR} s per run, $(nproc) cores, $(uname -r), ${ROUNDS} round(s)"
+for (( r = 1; r <= ROUNDS; r++ )); do
+	(( ROUNDS == 1 )) || echo "round $r"
+	printf '%-9s %-8s %14s %14s %16s\n' tool streams goodput "machine CPU" "CPU-s per Gbit"
+	for p in 1 4; do
+		for tool in fullpipe iperf3 iperf2; do
+			read -r bps jif hz < <(run "$tool" "$p")
+			BPS[$tool$p]=$bps
+			CPU[$tool$p]=$(python3 -c "print($jif/$hz)")
+			python3 -c "
 bps=$bps; cpu=$jif/$hz; d=$DUR
 print('%-9s %-8d %9.2f Gbit/s %8.2f cores %12.4f s' % ('$tool', $p, bps/1e9, cpu/d, cpu/(bps*d/1e9)))"
-		sleep 1
+			sleep 1
+		done
 	done
-done
-echo
-for p in 1 4; do
-	python3 -c "
+	echo
+	for p in 1 4; do
+		python3 -c "
 f,i3,i2=${BPS[fullpipe$p]},${BPS[iperf3$p]},${BPS[iperf2$p]}
 cf,c3,c2=${CPU[fullpipe$p]},${CPU[iperf3$p]},${CPU[iperf2$p]}
 # CPU per bit: lower is better; ratio < 1 means fullpipe spends less.
-print('%d stream(s): goodput fullpipe/iperf3 = %.2f, fullpipe/iperf2 = %.2f; CPU per Gbit fullpipe/iperf3 = %.2f, fullpipe/iperf2 = %.2f' % (
-  $p, f/i3, f/i2, (cf/f)/(c3/i3), (cf/f)/(c2/i2)))"
+r=(f/i3, f/i2, (cf/f)/(c3/i3), (cf/f)/(c2/i2))
+print('%d stream(s): goodput fullpipe/iperf3 = %.2f, fullpipe/iperf2 = %.2f; CPU per Gbit fullpipe/iperf3 = %.2f, fullpipe/iperf2 = %.2f' % (($p,)+r))
+open('$RATIOS','a').write('%d %r %r %r %r\n' % (($p,)+r))"
+	done
+	(( r == ROUNDS )) || echo
 done
+if (( ROUNDS > 1 )); then
+	echo
+	python3 -c "
+import statistics
+rows=[l.split() for l in open('$RATIOS')]
+for p in ('1','4'):
+    m=[statistics.median(float(r[i]) for r in rows if r[0]==p) for i in range(1,5)]
+    print('%s stream(s), median of $ROUNDS: goodput fullpipe/iperf3 = %.2f, fullpipe/iperf2 = %.2f; CPU per Gbit fullpipe/iperf3 = %.2f, fullpipe/iperf2 = %.2f' % tuple([p]+m))"
+fi
+rm -f "$RATIOS"

@@ -68,7 +68,7 @@ func (a *tcpArgs) flags(fs *pflag.FlagSet) {
 	fs.Var(rate(&a.pacing, 0), "pacing-rate", "cap each stream's sending rate (SO_MAX_PACING_RATE)")
 	fs.Var(num(&a.cfg.DSCP, 0, "0..63"), "dscp", "DSCP value of the data packets")
 	fs.VarP(dur(&a.cfg.Interval, time.Second), "interval", "i", "reporting interval")
-	fs.VarP(size(&a.length, 0), "length", "l", "bytes per write call on the sending side, this host or the responder (default 131,072 B)")
+	fs.VarP(size(&a.length, 0), "length", "l", "bytes per write call on the sending side, this host or the responder (default 1,048,576 B)")
 	fs.BoolVar(&a.cfg.Latency, "latency", false, "probe RTT over UDP every 100ms during the load: idle vs loaded latency")
 	a.clientArgs.flags(fs)
 }

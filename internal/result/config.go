@@ -20,7 +20,7 @@ type TCPConfig struct {
 	DSCP      int           `json:"dscp,omitempty"`
 	Interval  time.Duration `json:"interval_ns"`
 	Latency   bool          `json:"latency"`
-	WriteSize int           `json:"write_size_bytes,omitempty"` // bytes per write call (0: 128 KiB)
+	WriteSize int           `json:"write_size_bytes,omitempty"` // bytes per write call (0: the sender's default, 1 MiB)
 }
 
 // UDPConfig is a paced UDP stream test.

@@ -71,7 +71,7 @@ func TestLimitsFromConfig(t *testing.T) {
 		d.AllowCC == nil || len(d.AllowDSCP) != 48 {
 		t.Errorf("default limits %+v", d)
 	}
-	if flow.BufSize != wire.DefaultWriteSize {
-		t.Errorf("the sender writes %d bytes per call by default, the protocol says %d", flow.BufSize, wire.DefaultWriteSize)
+	if flow.DefaultWriteSize != wire.DefaultWriteSize {
+		t.Errorf("the sender writes %d bytes per call by default, the protocol says %d", flow.DefaultWriteSize, wire.DefaultWriteSize)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/flow"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/serve"
 )
@@ -11,7 +12,7 @@ import (
 // TestWriteSizeReachesBothSenders: the request's write size is what each
 // sender uses: bytes / writes equals it (all writes full but the last,
 // cut by the deadline), for the client sending and the responder sending;
-// without it the sender writes 128 KiB at a time.
+// without it the sender writes flow.DefaultWriteSize at a time.
 func TestWriteSizeReachesBothSenders(t *testing.T) {
 	_, addr := startServer(t, serve.Config{})
 	for _, tc := range []struct {
@@ -19,7 +20,7 @@ func TestWriteSizeReachesBothSenders(t *testing.T) {
 		reverse bool
 		size    int
 		want    int
-	}{{"client 1000 B", false, 1000, 1000}, {"responder 1000 B", true, 1000, 1000}, {"responder default", true, 0, 128 << 10}} {
+	}{{"client 1000 B", false, 1000, 1000}, {"responder 1000 B", true, 1000, 1000}, {"responder default", true, 0, flow.DefaultWriteSize}} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := RunTCP(testCtx(t, 20*time.Second), Target{Addr: addr}, result.TCPConfig{Streams: 1, Duration: 500 * time.Millisecond, Interval: 100 * time.Millisecond, Reverse: tc.reverse, WriteSize: tc.size}, nil)
 			if err != nil {

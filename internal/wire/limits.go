@@ -36,7 +36,7 @@ const (
 	// MinInterval is the shortest interval_ns.
 	MinInterval = 10 * time.Millisecond
 	// DefaultWriteSize is the bytes per write call of write_size 0.
-	DefaultWriteSize = 128 << 10
+	DefaultWriteSize = 1 << 20
 	// BytesTestEchoSpan is the duration a byte-count test (duration 0)
 	// counts for its echo budget.
 	BytesTestEchoSpan = 10 * time.Minute
@@ -221,7 +221,7 @@ func (r Request) checkLimits(l Limits) error {
 	case sends && l.MaxWindow > 0 && r.Window > l.MaxWindow: // the responder's send buffers
 		return fmt.Errorf("window %d bytes exceeds the responder's limit of %d bytes (--max-window; above net.core.wmem_max it also needs --force-sndbuf)", r.Window, l.MaxWindow)
 	case l.MaxWriteSize > 0 && r.WriteSize > l.MaxWriteSize:
-		return fmt.Errorf("write_size must be 0 (128 KiB) to %d bytes, got %d (responder limit --max-write-size)", l.MaxWriteSize, r.WriteSize)
+		return fmt.Errorf("write_size must be 0 (%d bytes) to %d bytes, got %d (responder limit --max-write-size)", DefaultWriteSize, l.MaxWriteSize, r.WriteSize)
 	case sends && satMul(int64(writeBuf), int64(r.Streams)) > MaxWriteBuffers:
 		return fmt.Errorf("write_size %d × %d streams the responder sends exceeds its %d MiB of write buffers per test: fewer streams or a smaller write_size", writeBuf, r.Streams, MaxWriteBuffers>>20)
 	case r.CC != "" && l.AllowCC != nil && !slices.Contains(l.AllowCC, r.CC):

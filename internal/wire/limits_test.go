@@ -109,7 +109,7 @@ func TestValidate(t *testing.T) {
 		{"window past max", tcpReq(func(r *Request) { r.Window, r.Reverse = 4<<20+1, true }), CodeLimit, "window 4194305 bytes exceeds the responder's limit of 4194304 bytes (--max-window;"},
 		{"window past max upload", tcpReq(func(r *Request) { r.Window = 1 << 30 }), "", ""},
 		{"write size at max", tcpReq(func(r *Request) { r.WriteSize = 16 << 20 }), "", ""},
-		{"write size past max", tcpReq(func(r *Request) { r.WriteSize = 16<<20 + 1 }), CodeLimit, "write_size must be 0 (128 KiB) to 16777216 bytes, got 16777217 (responder limit --max-write-size)"},
+		{"write size past max", tcpReq(func(r *Request) { r.WriteSize = 16<<20 + 1 }), CodeLimit, "write_size must be 0 (1048576 bytes) to 16777216 bytes, got 16777217 (responder limit --max-write-size)"},
 		{"write buffers at max", tcpReq(func(r *Request) { r.WriteSize, r.Streams, r.Reverse = 2<<20, 32, true }), "", ""},
 		{"write buffers past max", tcpReq(func(r *Request) { r.WriteSize, r.Streams, r.Reverse = 2<<20+1, 32, true }), CodeLimit, "write buffers per test"},
 		{"train bytes at max", trainReq(func(r *Request) { r.TrainPackets, r.Size = 1<<15, 1024 }), "", ""},

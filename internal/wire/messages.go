@@ -36,7 +36,7 @@ type Request struct {
 	RateBps   int64         `json:"rate_bps,omitempty"`   // UDP payload rate
 	Size      int           `json:"size,omitempty"`       // UDP payload bytes
 	Latency   bool          `json:"latency,omitempty"`    // UDP RTT probes during the test
-	WriteSize int           `json:"write_size,omitempty"` // TCP bytes per write on the sending side (0 = 128 KiB)
+	WriteSize int           `json:"write_size,omitempty"` // TCP bytes per write on the sending side (0 = the sender's default: 1 MiB, 128 KiB before 2026-11-24)
 	// Echo probing the client will do in this session: the responder
 	// answers at most Probes echoes (0: 10 per second of Duration, plus
 	// 20) of at most ProbeSize bytes each (0: 48), from at most UDPPorts
