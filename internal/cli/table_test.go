@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fullpipe/fullpipe/internal/serve"
+	"github.com/fullpipe/fullpipe/internal/testkit"
 )
 
 // bin is the fullpipe binary TestMain builds, run as a second process by
@@ -26,20 +26,14 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "fullpipe-cli-test")
+	b, cleanup, err := testkit.BuildBinary()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	bin = filepath.Join(dir, "fullpipe")
-	build := exec.Command("go", "build", "-o", bin, "github.com/fullpipe/fullpipe/cmd/fullpipe")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building fullpipe: %v\n%s", err, out)
-		os.Exit(1)
-	}
+	bin = b
 	code := m.Run()
-	os.RemoveAll(dir)
+	cleanup()
 	os.Exit(code)
 }
 

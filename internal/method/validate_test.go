@@ -8,14 +8,9 @@ import (
 
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/tester"
+	"github.com/fullpipe/fullpipe/internal/testkit"
 	"github.com/fullpipe/fullpipe/internal/vocab"
 )
-
-type validCase struct {
-	name string
-	cfg  interface{ Validate() error }
-	want string // "": valid
-}
 
 // sweepPrepared checks a window sweep's config as RunWindowSweep does:
 // its own rules, then each point's as the engine will run it.
@@ -26,23 +21,6 @@ func (s sweepPrepared) Validate() error {
 		return err
 	}
 	return checkPoints(s.c)
-}
-
-func checkValid(t *testing.T, cases []validCase) {
-	t.Helper()
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			err := tc.cfg.Validate()
-			switch {
-			case tc.want == "" && err != nil:
-				t.Fatalf("refused: %v", err)
-			case tc.want != "" && err == nil:
-				t.Fatalf("accepted, want %q", tc.want)
-			case tc.want != "" && !strings.Contains(err.Error(), tc.want):
-				t.Fatalf("err %q, want %q", err, tc.want)
-			}
-		})
-	}
 }
 
 // TestZeroMethodConfigs: the zero value of each method config, with its
@@ -163,5 +141,18 @@ func TestMethodRunRefusesBadConfig(t *testing.T) {
 		if err := run(); err == nil || !strings.Contains(err.Error(), "config: ") || strings.Contains(err.Error(), "refused") {
 			t.Errorf("%s: err = %v, want the config refused before any dial", name, err)
 		}
+	}
+}
+
+type validCase struct {
+	name string
+	cfg  interface{ Validate() error }
+	want string
+}
+
+func checkValid(t *testing.T, cases []validCase) {
+	t.Helper()
+	for _, c := range cases {
+		testkit.CheckValid(t, c.name, c.cfg, c.want)
 	}
 }

@@ -107,25 +107,6 @@ func DefaultDSCP() []int {
 	return out
 }
 
-// satAdd is a + b for non-negative operands, saturating at MaxInt64.
-func satAdd(a, b int64) int64 {
-	if a > math.MaxInt64-b {
-		return math.MaxInt64
-	}
-	return a + b
-}
-
-// satMul is a × b for non-negative operands, saturating at MaxInt64.
-func satMul(a, b int64) int64 {
-	if a == 0 || b == 0 {
-		return 0
-	}
-	if a > math.MaxInt64/b {
-		return math.MaxInt64
-	}
-	return a * b
-}
-
 // addrKey is the unit of the per-address limits: an IPv4 address, or an
 // IPv6 /64 (one host usually holds a whole /64).
 func addrKey(ip netip.Addr) netip.Prefix {
@@ -211,8 +192,8 @@ func echoBudget(req wire.Request) (packets, bytes int64) {
 	if req.MTU {
 		size = max(size, wire.MaxMTUReply)
 	}
-	packets = satAdd(probes, probes/10+10)
-	return packets, satMul(packets, size)
+	packets = wire.SatAdd(probes, probes/10+10)
+	return packets, wire.SatMul(packets, size)
 }
 
 // retryAfter is when the first of these sessions is due to end, from now:

@@ -344,7 +344,7 @@ func (s *Server) register(ss *session, sendBps int64) error {
 	if len(mine) >= s.cfg.MaxSessionsPerAddr {
 		return &wire.Error{Code: wire.CodeBusy, RetryAfter: retryAfter(mine, now), Message: fmt.Sprintf("your address already runs the responder's maximum of %d tests per address (--max-sessions-per-addr)", s.cfg.MaxSessionsPerAddr)}
 	}
-	if s.cfg.MaxRateBps > 0 && satAdd(s.rateBps, sendBps) > s.cfg.MaxRateBps {
+	if s.cfg.MaxRateBps > 0 && wire.SatAdd(s.rateBps, sendBps) > s.cfg.MaxRateBps {
 		return &wire.Error{Code: wire.CodeLimit, RetryAfter: retryAfter(all, now), Message: fmt.Sprintf("requested send rate %d bit/s exceeds the responder's remaining rate budget of %d bit/s (--max-rate)", sendBps, s.cfg.MaxRateBps-s.rateBps)}
 	}
 	s.sessions[ss.cookie] = ss

@@ -286,7 +286,7 @@ func sendRate(req wire.Request, maxBps int64) int64 {
 		return req.RateBps
 	case req.Kind == wire.KindTCP && (req.Reverse || req.Bidir):
 		if req.PacingBps > 0 {
-			return satMul(req.PacingBps, int64(req.Streams))
+			return wire.SatMul(req.PacingBps, int64(req.Streams))
 		}
 		return maxBps / 4 // unpaced: a quarter of the budget, paced to it
 	}

@@ -9,35 +9,11 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/testkit"
 )
 
 // validator is what every engine config is.
 type validator interface{ Validate() error }
-
-// checkValid runs a table of configs: "" wants nil, anything else an
-// error containing it.
-func checkValid(t *testing.T, cases []validCase) {
-	t.Helper()
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			err := tc.cfg.Validate()
-			switch {
-			case tc.want == "" && err != nil:
-				t.Fatalf("refused: %v", err)
-			case tc.want != "" && err == nil:
-				t.Fatalf("accepted, want %q", tc.want)
-			case tc.want != "" && !strings.Contains(err.Error(), tc.want):
-				t.Fatalf("err %q, want %q", err, tc.want)
-			}
-		})
-	}
-}
-
-type validCase struct {
-	name string
-	cfg  validator
-	want string
-}
 
 // TestZeroConfigsValid: the zero value of every engine config, with its
 // defaults, is valid, and the defaults are the documented ones.
@@ -234,5 +210,18 @@ func TestBadConfigNoConnection(t *testing.T) {
 	}
 	if n := accepted.Load(); n != 0 {
 		t.Errorf("%d connections for configs refused before the dial", n)
+	}
+}
+
+type validCase struct {
+	name string
+	cfg  interface{ Validate() error }
+	want string
+}
+
+func checkValid(t *testing.T, cases []validCase) {
+	t.Helper()
+	for _, c := range cases {
+		testkit.CheckValid(t, c.name, c.cfg, c.want)
 	}
 }

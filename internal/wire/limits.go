@@ -207,7 +207,7 @@ func checkCCName(cc string) error {
 // names and budgets beyond a limit of l or a fixed bound.
 func (r Request) checkLimits(l Limits) error {
 	sends := r.Reverse || r.Bidir // the responder sends
-	rate := max(r.RateBps, satMul(r.PacingBps, int64(max(r.Streams, 1))))
+	rate := max(r.RateBps, SatMul(r.PacingBps, int64(max(r.Streams, 1))))
 	// --max-rate bounds what the responder sends; what a client sends
 	// (an upload's rate or pacing) is only kept finite.
 	capBps, flag := int64(MaxAnyRateBps), "no interface sends faster"
@@ -222,19 +222,19 @@ func (r Request) checkLimits(l Limits) error {
 		return fmt.Errorf("window %d bytes exceeds the responder's limit of %d bytes (--max-window; above net.core.wmem_max it also needs --force-sndbuf)", r.Window, l.MaxWindow)
 	case l.MaxWriteSize > 0 && r.WriteSize > l.MaxWriteSize:
 		return fmt.Errorf("write_size must be 0 (%d bytes) to %d bytes, got %d (responder limit --max-write-size)", DefaultWriteSize, l.MaxWriteSize, r.WriteSize)
-	case sends && satMul(int64(writeBuf), int64(r.Streams)) > MaxWriteBuffers:
+	case sends && SatMul(int64(writeBuf), int64(r.Streams)) > MaxWriteBuffers:
 		return fmt.Errorf("write_size %d × %d streams the responder sends exceeds its %d MiB of write buffers per test: fewer streams or a smaller write_size", writeBuf, r.Streams, MaxWriteBuffers>>20)
 	case r.CC != "" && l.AllowCC != nil && !slices.Contains(l.AllowCC, r.CC):
 		return fmt.Errorf("congestion control %q is not allowed on this responder; it allows %s (--allow-cc)", r.CC, strings.Join(l.AllowCC, ", "))
 	case r.DSCP != 0 && l.AllowDSCP != nil && !slices.Contains(l.AllowDSCP, r.DSCP):
 		return fmt.Errorf("dscp %d is not allowed on this responder (--allow-dscp; the default 0-47 leaves out the network-control classes CS6 and CS7)", r.DSCP)
-	case r.Kind == KindTrain && l.MaxTrainBytes > 0 && satMul(int64(r.TrainPackets), int64(r.Size)) > int64(l.MaxTrainBytes):
+	case r.Kind == KindTrain && l.MaxTrainBytes > 0 && SatMul(int64(r.TrainPackets), int64(r.Size)) > int64(l.MaxTrainBytes):
 		return fmt.Errorf("a train of %d × %d bytes exceeds the responder's limit of %d bytes per train (--max-train-bytes)", r.TrainPackets, r.Size, l.MaxTrainBytes)
 	case r.UDPPorts > MaxUDPPorts:
 		return fmt.Errorf("udp_ports %d exceeds the responder's limit of %d", r.UDPPorts, MaxUDPPorts)
 	}
 	if l.MaxProbeRate > 0 {
-		if probes, most := r.EchoProbes(), satAdd(satMul(int64(l.MaxProbeRate), r.echoSeconds()), 20); probes > most {
+		if probes, most := r.EchoProbes(), SatAdd(SatMul(int64(l.MaxProbeRate), r.echoSeconds()), 20); probes > most {
 			return fmt.Errorf("%d probes exceed the responder's limit of %d for a %v test (%d per second, --max-probe-rate)", probes, most, r.Duration, l.MaxProbeRate)
 		}
 	}
@@ -247,7 +247,7 @@ func (r Request) EchoProbes() int64 {
 	if r.Probes > 0 {
 		return int64(r.Probes)
 	}
-	return satAdd(satMul(10, r.echoSeconds()), 20)
+	return SatAdd(SatMul(10, r.echoSeconds()), 20)
 }
 
 // echoSeconds is the duration the echo budget counts: whole seconds, at
@@ -259,16 +259,17 @@ func (r Request) echoSeconds() int64 {
 	return max(1, int64(r.Duration/time.Second))
 }
 
-// satAdd is a + b for non-negative operands, saturating at MaxInt64.
-func satAdd(a, b int64) int64 {
+// SatAdd is a + b for non-negative operands, saturating at MaxInt64:
+// budgets of requests whose fields may be as large as an int64 holds.
+func SatAdd(a, b int64) int64 {
 	if a > math.MaxInt64-b {
 		return math.MaxInt64
 	}
 	return a + b
 }
 
-// satMul is a × b for non-negative operands, saturating at MaxInt64.
-func satMul(a, b int64) int64 {
+// SatMul is a × b for non-negative operands, saturating at MaxInt64.
+func SatMul(a, b int64) int64 {
 	if a == 0 || b == 0 {
 		return 0
 	}

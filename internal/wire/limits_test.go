@@ -261,3 +261,23 @@ func TestRefusedCode(t *testing.T) {
 		}
 	}
 }
+
+// TestSaturating: the rate sums of the overflow (2 × 2^62) and
+// beyond stay at MaxInt64 instead of wrapping negative.
+func TestSaturating(t *testing.T) {
+	for _, tc := range []struct {
+		got, want int64
+	}{
+		{SatMul(1<<62, 2), math.MaxInt64},
+		{SatMul(math.MaxInt64, math.MaxInt64), math.MaxInt64},
+		{SatMul(3, 4), 12},
+		{SatMul(0, math.MaxInt64), 0},
+		{SatAdd(math.MaxInt64, 1), math.MaxInt64},
+		{SatAdd(1<<62, 1<<62), math.MaxInt64},
+		{SatAdd(2, 3), 5},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %d, want %d", tc.got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,26 @@
+package testkit
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+)
+
+// BuildBinary builds cmd/fullpipe (CGO_ENABLED=0) into a new temporary
+// directory for tests that run the real binary as a second process. It
+// returns the binary's path and a cleanup that removes the directory.
+func BuildBinary() (bin string, cleanup func(), err error) {
+	dir, err := os.MkdirTemp("", "fullpipe-test")
+	if err != nil {
+		return "", nil, err
+	}
+	bin = filepath.Join(dir, "fullpipe")
+	build := exec.Command("go", "build", "-o", bin, "github.com/fullpipe/fullpipe/cmd/fullpipe")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("building fullpipe: %v\n%s", err, out)
+	}
+	return bin, func() { os.RemoveAll(dir) }, nil
+}
