@@ -8,6 +8,7 @@ import (
 	"github.com/fullpipe/fullpipe/internal/report"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/tester"
+	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
 func rttSpec() spec {
@@ -58,8 +59,8 @@ func (a *rttArgs) validate(in input) error {
 	if cfg.Interval < time.Millisecond {
 		return usagef("--interval %v is below the 1ms minimum", cfg.Interval)
 	}
-	if a.size < 40 || a.size > 65507 {
-		return usagef("--size %d: want 40..65507 bytes", a.size)
+	if a.size < wire.UDPHeaderLen || a.size > wire.MaxUDPPayload {
+		return usagef("--size %d: want %d..%d bytes", a.size, wire.UDPHeaderLen, wire.MaxUDPPayload)
 	}
 	cfg.Size = int(a.size)
 	return nil

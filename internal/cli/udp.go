@@ -58,8 +58,8 @@ func (a *udpArgs) validate(in input) error {
 	switch {
 	case a.cfg.RateBps <= 0:
 		return usagef("--rate must be positive")
-	case a.size < wire.UDPHeaderLen || a.size > 65507:
-		return usagef("--size %d: want %d..65507 bytes (the first %d carry fullpipe's header)", a.size, wire.UDPHeaderLen, wire.UDPHeaderLen)
+	case a.size < wire.UDPHeaderLen || a.size > wire.MaxUDPPayload:
+		return usagef("--size %d: want %d..%d bytes (the first %d carry fullpipe's header)", a.size, wire.UDPHeaderLen, wire.MaxUDPPayload, wire.UDPHeaderLen)
 	case a.cfg.Duration <= 0:
 		return usagef("--duration must be positive")
 	}
