@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -387,5 +388,29 @@ func TestPanicRecovered(t *testing.T) {
 	s.routineConn(context.Background(), panicConn{server}, ip)
 	if st := s.Stats(); st.Panics != 1 || st.Conns != 0 {
 		t.Errorf("after a panicking connection: %+v, want 1 panic and its slot released", st)
+	}
+}
+
+// TestDataDirectionChecked: a data connection that claims the other
+// direction than the request asked for (an upload whose stream says the
+// responder sends: unpaced, past --max-rate) is closed at once, and the
+// responder sends nothing on it.
+func TestDataDirectionChecked(t *testing.T) {
+	_, addr := startServerAddr(t, Config{MaxRateBps: 10e6})
+	req := wire.Request{Kind: wire.KindTCP, Streams: 1, Duration: 2 * time.Second, Interval: time.Second}
+	s, err := openRaw(addr, "", req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.c.Close()
+	d, err := openData(addr, "", wire.DataHello{Cookie: s.accept.Cookie, Stream: 0, ClientSends: false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	_ = d.SetReadDeadline(time.Now().Add(2 * time.Second))
+	n, err := io.Copy(io.Discard, d)
+	if err != nil || n != 0 {
+		t.Fatalf("reversed data connection: %d bytes, %v; want it closed (EOF) with nothing sent", n, err)
 	}
 }
