@@ -62,6 +62,12 @@ type Reading struct {
 	TailBunched int           `json:"tail_bunched"`
 	TailSpan    time.Duration `json:"tail_span_ns"` // receiver's clock, first to last tail packet
 	TailBps     float64       `json:"tail_bps"`     // arrival rate of the tail; 0 when fewer than MinTail
+	// TailSendBps is the rate the sender sent at over the tail's span
+	// (its clock; every packet it sent in that span, lost or not): a
+	// policer's tail arrives slower than it was sent, a sender that fell
+	// behind (its host starved of CPU) sends the tail as slowly as it
+	// arrives. 0 when TailBps is.
+	TailSendBps float64 `json:"tail_send_bps,omitempty"`
 	// DelayRise is the largest one-way delay increase over the first
 	// packet's, anywhere in the train; TailRise the median increase of
 	// the tail's packets (a full queue's wait, read from many packets so
@@ -118,9 +124,11 @@ func Read(t Train) Reading {
 	r.HeadSendSpan = head[len(head)-1].SentAt - head[0].SentAt
 	r.HeadBps = rate(head)
 	var tail Train
+	var tailAt []int // each tail packet's place in the train
 	for _, i := range got {
 		if i > firstLoss {
 			tail = append(tail, t[i])
+			tailAt = append(tailAt, i)
 		}
 	}
 	r.TailPackets = len(tail)
@@ -142,6 +150,7 @@ func Read(t Train) Reading {
 	if len(tail) >= MinTail {
 		r.TailSpan = tail[len(tail)-1].RecvAt - tail[0].RecvAt
 		r.TailBps = rate(tail)
+		r.TailSendBps = sendRate(t[tailAt[r.TailBunched] : tailAt[len(tailAt)-1]+1])
 	}
 	return r
 }
@@ -320,7 +329,7 @@ func Classify(readings []Reading, noise time.Duration) Verdict {
 		v.Kind, v.Why = Unknown, "trains lost packets but too few got through after the first loss to read a rate"
 		return v
 	}
-	slowerTails := 0
+	slowerTails, senderSlowed := 0, 0
 	for _, r := range withTail {
 		// The slowest the head and the fastest the tail can have been,
 		// each span off by two timestamps' noise.
@@ -333,9 +342,20 @@ func Classify(readings []Reading, noise time.Duration) Verdict {
 		if r.TailSpan > 2*noise {
 			tailHigh = r.TailBps * r.TailSpan.Seconds() / (r.TailSpan - 2*noise).Seconds()
 		}
-		if tailHigh < slower*headLow {
+		switch {
+		case tailHigh >= slower*headLow:
+		case r.TailSendBps > 0 && r.TailSendBps*slower < r.TailBps:
+			// Slower than the head, but the sender itself sent the tail
+			// about as slowly as it came: its host fell behind, and the
+			// tail's rate is the host's, not a policer's.
+			senderSlowed++
+		default:
 			slowerTails++
 		}
+	}
+	if senderSlowed > 0 && senderSlowed >= slowerTails {
+		v.Kind, v.Why = Unknown, fmt.Sprintf("in %d of %d trains whose tail came slower than the head the sender sent the tail no faster than it arrived: its host fell behind, so the tails' rates are the host's, not a limit of the path", senderSlowed, senderSlowed+slowerTails)
+		return v
 	}
 	if 2*slowerTails > len(withTail) {
 		return policerVerdict(v, withTail, noise)

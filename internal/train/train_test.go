@@ -207,3 +207,49 @@ func TestClassifyZeroSpan(t *testing.T) {
 		t.Errorf("verdict %s from heads of no span; want unknown", v.Kind)
 	}
 }
+
+// starvedTrain is n packets of 1500 B from a sender that sends the first
+// head of them at 1 Gbit/s, then falls behind and sends the rest at
+// tailBps; a 100 Mbit/s queue of head packets spaces the head, drops the
+// next 10, and the rest arrive as they were sent, 10 ms later.
+func starvedTrain(n, head int, tailBps float64) Train {
+	t := make(Train, n)
+	const size = 1500
+	fast := time.Duration(size * 8 / 1e9 * 1e9)
+	slow := time.Duration(size * 8 / tailBps * 1e9)
+	link := time.Duration(size * 8 / 100e6 * 1e9)
+	var sent time.Duration
+	for i := range t {
+		t[i] = Packet{Bytes: size, SentAt: sent, Got: i < head || i >= head+10}
+		switch {
+		case i < head:
+			t[i].RecvAt = 10*time.Millisecond + time.Duration(i)*link
+		case t[i].Got:
+			t[i].RecvAt = sent + 10*time.Millisecond + time.Duration(head)*link
+		}
+		if i < head+10 {
+			sent += fast
+		} else {
+			sent += slow
+		}
+	}
+	return t
+}
+
+// TestStarvedSenderNotPoliced: trains whose sender fell behind after
+// their head (a tester starved of CPU) lose packets and then arrive
+// slower than the head, as behind a policer; but their tails arrived as
+// fast as they were sent, so they are the host's, not a policer's.
+func TestStarvedSenderNotPoliced(t *testing.T) {
+	var rs []Reading
+	for _, n := range []int{200, 400, 800} {
+		rs = append(rs, Read(starvedTrain(n, 60, 46e6)))
+	}
+	v := Classify(rs, 50*time.Microsecond)
+	if v.Kind == Policer || v.Kind == Queue {
+		t.Fatalf("a starved sender's trains read %s: %s", v.Kind, v.Why)
+	}
+	if r := rs[0]; r.TailSendBps < 40e6 || r.TailSendBps > 50e6 {
+		t.Errorf("tail sent at %.1f Mbit/s, want the sender's 46", r.TailSendBps/1e6)
+	}
+}
