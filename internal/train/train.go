@@ -329,7 +329,22 @@ func Classify(readings []Reading, noise time.Duration) Verdict {
 		v.Kind, v.Why = Unknown, "trains lost packets but too few got through after the first loss to read a rate"
 		return v
 	}
-	slowerTails, senderSlowed := 0, 0
+	slowerTails, senderSlowed := tailEvidence(withTail, noise)
+	if senderSlowed > 0 && senderSlowed >= slowerTails {
+		v.Kind, v.Why = Unknown, fmt.Sprintf("in %d of %d trains whose tail came slower than the head the sender sent the tail no faster than it arrived: its host fell behind, so the tails' rates are the host's, not a limit of the path", senderSlowed, senderSlowed+slowerTails)
+		return v
+	}
+	if 2*slowerTails > len(withTail) {
+		return policerVerdict(v, withTail, noise)
+	}
+	return queueVerdict(v, rs, noise, false)
+}
+
+// tailEvidence counts the trains whose tail came slower than their head
+// beyond the timestamps' noise (a policer's refill, if the sender kept
+// its pace), and of those, the ones whose sender sent the tail about as
+// slowly as it came (its host fell behind).
+func tailEvidence(withTail []Reading, noise time.Duration) (slowerTails, senderSlowed int) {
 	for _, r := range withTail {
 		// The slowest the head and the fastest the tail can have been,
 		// each span off by two timestamps' noise.
@@ -353,14 +368,7 @@ func Classify(readings []Reading, noise time.Duration) Verdict {
 			slowerTails++
 		}
 	}
-	if senderSlowed > 0 && senderSlowed >= slowerTails {
-		v.Kind, v.Why = Unknown, fmt.Sprintf("in %d of %d trains whose tail came slower than the head the sender sent the tail no faster than it arrived: its host fell behind, so the tails' rates are the host's, not a limit of the path", senderSlowed, senderSlowed+slowerTails)
-		return v
-	}
-	if 2*slowerTails > len(withTail) {
-		return policerVerdict(v, withTail, noise)
-	}
-	return queueVerdict(v, rs, noise, false)
+	return slowerTails, senderSlowed
 }
 
 // queueVerdict: the head is spaced at the bottleneck's rate and the delay
