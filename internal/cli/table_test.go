@@ -25,17 +25,7 @@ import (
 // the tests that check exit codes.
 var bin string
 
-func TestMain(m *testing.M) {
-	b, cleanup, err := testkit.BuildBinary()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	bin = b
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testkit.MainWithBinary(m, &bin) }
 
 // runBin runs the binary with args and returns its exit code and output.
 func runBin(t *testing.T, args ...string) (code int, stdout, stderr string) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -25,15 +24,7 @@ func TestMain(m *testing.M) {
 	if testing.Short() {
 		os.Exit(m.Run())
 	}
-	b, cleanup, err := testkit.BuildBinary()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	bin = b
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
+	testkit.MainWithBinary(m, &bin)
 }
 
 // TestEmittedValidate: the --json document of every command but rfc6349

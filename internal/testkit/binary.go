@@ -24,3 +24,18 @@ func BuildBinary() (bin string, cleanup func(), err error) {
 	}
 	return bin, func() { os.RemoveAll(dir) }, nil
 }
+
+// MainWithBinary is a TestMain for tests that run the real binary: it
+// builds it into *bin, runs the tests, removes it and exits with their
+// code. A build failure exits 1 with the compiler's words.
+func MainWithBinary(m interface{ Run() int }, bin *string) {
+	b, cleanup, err := BuildBinary()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	*bin = b
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
