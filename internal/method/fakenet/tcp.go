@@ -63,7 +63,10 @@ func (p *Path) TCP(ctx context.Context, cfg result.TCPConfig, progress func(resu
 func summary(cfg result.TCPConfig, f flow, dirs []vocab.Direction, secs float64, base time.Duration) result.TCPSummary {
 	s := result.TCPSummary{MeasuredAt: "receiver", WindowRequested: cfg.Window, Directions: map[vocab.Direction]*result.TCPDirection{}}
 	bytes := int64(f.goodput * secs / 8)
-	sent := uint64(float64(bytes) / (1 - f.lossPct/100))
+	sent := uint64(bytes) + 10*uint64(f.seg) // a stalled flow: ten full segments sent, none through
+	if f.lossPct < 100 {
+		sent = uint64(float64(bytes) / (1 - f.lossPct/100))
+	}
 	for _, dir := range dirs {
 		d := &result.TCPDirection{Bytes: bytes, ThroughputBps: f.goodput, IntervalS: secs, BytesSent: sent, BytesRetrans: sent - uint64(bytes),
 			RetransSegs: uint32((sent - uint64(bytes)) / uint64(f.seg)), EfficiencyPct: result.Efficiency(sent, sent-uint64(bytes)),
