@@ -32,7 +32,8 @@ var layers = [][]string{
 	{"internal/result"},
 	// What reads documents (renders, validates against the schemas,
 	// generates them), and the data path.
-	{"internal/report", "internal/result/resulttest", "internal/result/internal/schemagen", "internal/flow"},
+	{"internal/report", "internal/result/resulttest", "internal/result/internal/schemagen", "internal/flow",
+		"internal/fleet"},
 	// The engine's two ends, and the lab.
 	{"internal/tester", "internal/serve", "internal/serve/servetest", "internal/lab"},
 	// The methods, over the Network seam, and the scripted network.
