@@ -1,0 +1,75 @@
+package fleet
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/fullpipe/fullpipe/internal/result"
+)
+
+// Kinds are the test kinds a schedule may name: the result package's
+// documents' file names.
+func Kinds() []string {
+	var ks []string
+	for _, k := range result.Kinds() {
+		ks = append(ks, k.File)
+	}
+	return ks
+}
+
+// Decode reads a test's config into its result package type (a value:
+// result.TCPConfig, result.RFC6349Config, ...), with the kind's
+// defaults applied, and validates it. Unknown fields are refused: a
+// misspelt key would otherwise run the default silently. The value is
+// what method.Execute takes.
+func (t Test) Decode() (any, error) {
+	switch t.Kind {
+	case "tcp":
+		return decode[result.TCPConfig](t)
+	case "udp":
+		return decode[result.UDPConfig](t)
+	case "rtt":
+		return decode[result.RTTConfig](t)
+	case "mtu":
+		return decode[result.PMTUConfig](t)
+	case "trains":
+		return decode[result.TrainsConfig](t)
+	case "rfc6349":
+		return decode[result.RFC6349Config](t)
+	case "sweep-window":
+		return decode[result.WindowSweepConfig](t)
+	case "sweep-msglen":
+		return decode[result.MsgLenSweepConfig](t)
+	}
+	return nil, fmt.Errorf("test kind %q: want one of %v", t.Kind, Kinds())
+}
+
+// config is what every config type can do.
+type config[C any] interface {
+	WithDefaults() C
+	Validate() error
+}
+
+func decode[C config[C]](t Test) (any, error) {
+	var c C
+	if len(bytes.TrimSpace(t.Config)) > 0 && !bytes.Equal(bytes.TrimSpace(t.Config), []byte("null")) {
+		d := json.NewDecoder(bytes.NewReader(t.Config))
+		d.DisallowUnknownFields()
+		if err := d.Decode(&c); err != nil {
+			return nil, fmt.Errorf("%s config: %w", t.Kind, err)
+		}
+		if d.More() {
+			return nil, fmt.Errorf("%s config: more than one JSON value", t.Kind)
+		}
+	}
+	c = c.WithDefaults()
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("%s config: %w", t.Kind, err)
+	}
+	return c, nil
+}
+
+// KnownKind says whether kind is one a schedule may name.
+func KnownKind(kind string) bool { return slices.Contains(Kinds(), kind) }

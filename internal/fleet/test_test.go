@@ -1,0 +1,58 @@
+package fleet
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/result"
+)
+
+func TestDecode(t *testing.T) {
+	for _, k := range Kinds() {
+		c, err := Test{Kind: k}.Decode()
+		if err != nil || c == nil {
+			t.Errorf("%s with no config: %v, %v; want the defaults", k, c, err)
+		}
+	}
+	c, err := Test{Kind: "tcp", Config: json.RawMessage(`{"duration_ns": 3000000000, "streams": 2}`)}.Decode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc, ok := c.(result.TCPConfig)
+	if !ok || tc.Duration != 3*time.Second || tc.Streams != 2 {
+		t.Errorf("tcp config read as %#v", c)
+	}
+	bad := []struct{ kind, cfg, want string }{
+		{"ftp", ``, "want one of"},
+		{"tcp", `{"duraton_ns": 1}`, "unknown field"},
+		{"tcp", `{"duration_ns": -1}`, "duration"},
+		{"tcp", `{} {}`, "more than one"},
+		{"rtt", `[1]`, "cannot unmarshal"},
+	}
+	for _, b := range bad {
+		_, err := Test{Kind: b.kind, Config: json.RawMessage(b.cfg)}.Decode()
+		if err == nil || !strings.Contains(err.Error(), b.want) {
+			t.Errorf("%s %s: %v, want an error with %q", b.kind, b.cfg, err, b.want)
+		}
+	}
+}
+
+func TestStateAt(t *testing.T) {
+	now := time.Unix(1000, 0)
+	cases := []struct {
+		a    Agent
+		want AgentState
+	}{
+		{Agent{State: AgentNew}, AgentNew},
+		{Agent{State: AgentRevoked, LastSeen: now}, AgentRevoked},
+		{Agent{LastSeen: now.Add(-10 * time.Second)}, AgentUp},
+		{Agent{LastSeen: now.Add(-31 * time.Second)}, AgentDown},
+	}
+	for _, c := range cases {
+		if got := StateAt(c.a, now, 30*time.Second); got != c.want {
+			t.Errorf("%+v: %s, want %s", c.a, got, c.want)
+		}
+	}
+}
