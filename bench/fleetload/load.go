@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/fleet"
+	"github.com/fullpipe/fullpipe/internal/fleet/client"
+	"github.com/fullpipe/fullpipe/internal/store"
+)
+
+// sim is one simulated agent.
+type sim struct {
+	name string
+	cl   *client.Client
+	done map[string]bool // runs uploaded
+}
+
+func load(ctx context.Context, o opts) (Out, error) {
+	p, err := pin(o.stateDir)
+	if err != nil {
+		return Out{}, err
+	}
+	tok, err := os.ReadFile(o.stateDir + "/admin.token")
+	if err != nil {
+		return Out{}, err
+	}
+	copts := client.Options{Pin: p, Timeout: 30 * time.Second}
+	admin, err := client.New(o.url, strings.TrimSpace(string(tok)), copts)
+	if err != nil {
+		return Out{}, err
+	}
+	doc, err := rttDoc(ctx)
+	if err != nil {
+		return Out{}, fmt.Errorf("measuring the rtt document: %w", err)
+	}
+	t := &timer{by: map[string][]time.Duration{}}
+	out := Out{Agents: o.agents}
+
+	start := time.Now()
+	sims, err := enrol(ctx, o, admin, copts, t)
+	if err != nil {
+		return out, err
+	}
+	out.EnrolS = time.Since(start).Seconds()
+	if out.RegisterS, err = register(ctx, sims, t); err != nil {
+		return out, err
+	}
+	if err := book(ctx, o, sims); err != nil {
+		return out, fmt.Errorf("booking the runs: %w", err)
+	}
+	out.Results, out.IngestS, err = ingest(ctx, o, sims, doc, t)
+	if out.IngestS > 0 {
+		out.ResultsPerS = float64(out.Results) / out.IngestS
+	}
+	out.LatencyMs, out.Calls = t.quants()
+	out.Errors = t.errors.Load()
+	return out, err
+}
+
+// parallel runs f(i) for i in [0, n) on w workers; the first error wins.
+func parallel(n, w int, f func(i int) error) error {
+	var next atomic.Int64
+	var first error
+	var once sync.Once
+	var wg sync.WaitGroup
+	for range w {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				if err := f(i); err != nil {
+					once.Do(func() { first = err })
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+func enrol(ctx context.Context, o opts, admin *client.Client, copts client.Options, t *timer) ([]*sim, error) {
+	sims := make([]*sim, o.agents)
+	prefix := fmt.Sprintf("load-%d-", time.Now().UnixNano()%1e6)
+	err := parallel(o.agents, o.workers, func(i int) error {
+		name := fmt.Sprintf("%s%04d", prefix, i)
+		var iss fleet.Issued
+		err := t.time("enrol", func() (err error) { iss, err = admin.Enrol(ctx, fleet.Enrolment{Name: name}); return })
+		if err != nil {
+			return fmt.Errorf("enrol %s: %w", name, err)
+		}
+		cl, err := client.New(o.url, iss.Secret, copts)
+		sims[i] = &sim{name: name, cl: cl, done: map[string]bool{}}
+		return err
+	})
+	return sims, err
+}
+
+// register has every agent register at once (each its own goroutine,
+// as 1,000 hosts coming up together would).
+func register(ctx context.Context, sims []*sim, t *timer) (float64, error) {
+	start := time.Now()
+	err := parallel(len(sims), len(sims), func(i int) error {
+		s := sims[i]
+		reg := fleet.Registration{Name: s.name, Version: "load", Capabilities: []string{"rtt"}, Addresses: []string{fmt.Sprintf("127.0.0.1:%d", 10000+i)}}
+		return t.time("register", func() error { _, err := s.cl.Register(ctx, reg); return err })
+	})
+	return time.Since(start).Seconds(), err
+}
+
+// book stores each agent's runs to its neighbour, starting now.
+func book(ctx context.Context, o opts, sims []*sim) error {
+	st, err := store.Open(ctx, o.dsn)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	now := time.Now().UTC()
+	test := fleet.Test{Kind: "rtt"}
+	return parallel(len(sims)*o.runs, 16, func(k int) error {
+		i := k % len(sims)
+		r := fleet.Run{Source: sims[i].name, Dest: sims[(i+1)%len(sims)].name, Test: test,
+			Start: now, End: now.Add(time.Minute), State: fleet.RunScheduled, Created: now, Key: make([]byte, 32)}
+		_, err := st.Book(ctx, r, now.Add(time.Hour))
+		return err
+	})
+}
+
+// ingest runs every agent's heartbeat loop until it has uploaded its
+// runs' results: heartbeat, then for each new run start and upload.
+func ingest(ctx context.Context, o opts, sims []*sim, doc []byte, t *timer) (int64, float64, error) {
+	var stored atomic.Int64
+	start := time.Now()
+	err := parallel(len(sims), len(sims), func(i int) error {
+		return sims[i].work(ctx, o, doc, t, &stored)
+	})
+	return stored.Load(), time.Since(start).Seconds(), err
+}
+
+func (s *sim) work(ctx context.Context, o opts, doc []byte, t *timer, stored *atomic.Int64) error {
+	for len(s.done) < o.runs {
+		var ord fleet.Orders
+		if err := t.time("heartbeat", func() (err error) { ord, err = s.cl.Heartbeat(ctx, fleet.Heartbeat{}); return }); err != nil {
+			return fmt.Errorf("%s heartbeat: %w", s.name, err)
+		}
+		for _, a := range ord.Runs {
+			if s.done[a.ID] {
+				continue
+			}
+			if err := t.time("start", func() error { return s.cl.Start(ctx, a.ID) }); err != nil {
+				return fmt.Errorf("%s start %s: %w", s.name, a.ID, err)
+			}
+			var ok bool
+			up := fleet.Upload{State: fleet.RunFinished, Doc: doc}
+			if err := t.time("upload", func() (err error) { ok, err = s.cl.Upload(ctx, a.ID, up); return }); err != nil {
+				return fmt.Errorf("%s upload %s: %w", s.name, a.ID, err)
+			}
+			if ok {
+				stored.Add(1)
+			}
+			s.done[a.ID] = true
+		}
+		if len(s.done) < o.runs {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(o.heartbeat):
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/fullpipe/fullpipe/internal/fleet"
+	"github.com/fullpipe/fullpipe/internal/fleet/client"
+)
+
+func schedulesSpec() spec {
+	return spec{
+		name: "schedules", usage: "list|show|add|rm", summary: "tests between agents, once or repeating",
+		sub: []spec{
+			{name: "list", usage: "[flags]", summary: "every schedule", new: schedulesList},
+			{name: "show", usage: "ID [flags]", pos: argOne, summary: "one schedule", new: schedulesShow},
+			{name: "add", usage: "--kind KIND --from... --to... [flags]", summary: "add a schedule (operate)", new: schedulesAdd},
+			{name: "rm", usage: "ID [flags]", pos: argOne, summary: "remove a schedule and cancel its runs not yet started (operate)", new: schedulesRm},
+		},
+	}
+}
+
+func scheduleTable(w io.Writer, ss []fleet.Schedule) {
+	var rows [][]string
+	for _, s := range ss {
+		pairs := selText(s.From) + " -> " + selText(s.To)
+		if s.Both {
+			pairs = selText(s.From) + " <-> " + selText(s.To)
+		}
+		rows = append(rows, []string{s.ID, dash(s.Name), s.Test.Kind, pairs, dash(s.Repeat), when(s.NextDue), fmt.Sprint(s.Enabled)})
+	}
+	tabulate(w, "ID NAME KIND AGENTS REPEAT NEXT-DUE ENABLED", rows)
+}
+
+// selText is a selector for a table.
+func selText(s fleet.Selector) string {
+	var parts []string
+	if len(s.Agents) > 0 {
+		parts = append(parts, strings.Join(s.Agents, ","))
+	}
+	if s.Site != "" {
+		parts = append(parts, "site="+s.Site)
+	}
+	for k, v := range s.Labels {
+		parts = append(parts, k+"="+v)
+	}
+	return dash(strings.Join(parts, " "))
+}
+
+func schedulesList() command {
+	return &leaf{
+		do:   func(ctx context.Context, cl *client.Client, _ []string) (any, error) { return cl.Schedules(ctx) },
+		text: func(w io.Writer, v any) { scheduleTable(w, v.([]fleet.Schedule)) },
+	}
+}
+
+func schedulesShow() command {
+	return &leaf{nargs: 1,
+		do: func(ctx context.Context, cl *client.Client, a []string) (any, error) { return cl.Schedule(ctx, a[0]) },
+		text: func(w io.Writer, v any) {
+			s := v.(fleet.Schedule)
+			scheduleTable(w, []fleet.Schedule{s})
+			fmt.Fprintf(w, "config %s; start %s; slip %v; created %s\n", dash(string(s.Test.Config)), when(s.Start), s.Slip, when(s.Created))
+		},
+	}
+}
+
+func schedulesRm() command {
+	return &leaf{nargs: 1,
+		do: func(ctx context.Context, cl *client.Client, a []string) (any, error) {
+			return map[string]string{"removed": a[0]}, cl.DeleteSchedule(ctx, a[0])
+		},
+		text: func(w io.Writer, v any) { fmt.Fprintf(w, "removed schedule %s\n", v.(map[string]string)["removed"]) },
+	}
+}
+
+// selFlags are one side's selector flags (--from, --from-site, --from-label).
+type selFlags struct {
+	agents, site string
+	labels       []string
+}
+
+func (s *selFlags) flags(fs *pflag.FlagSet, side, what string) {
+	fs.Var(text(&s.agents, "", "NAME[,NAME]"), side, what+" by name")
+	fs.Var(text(&s.site, "", "SITE"), side+"-site", what+": every agent of a site")
+	fs.StringArrayVar(&s.labels, side+"-label", nil, what+": agents with this label KEY=VALUE (repeat: all must match)")
+}
+
+func (s *selFlags) selector(side string) (fleet.Selector, error) {
+	sel := fleet.Selector{Site: s.site}
+	if s.agents != "" {
+		sel.Agents = strings.Split(s.agents, ",")
+	}
+	for _, l := range s.labels {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok || k == "" {
+			return sel, usagef("--%s-label %q: want KEY=VALUE", side, l)
+		}
+		if sel.Labels == nil {
+			sel.Labels = map[string]string{}
+		}
+		sel.Labels[k] = v
+	}
+	if len(sel.Agents) == 0 && sel.Site == "" && len(sel.Labels) == 0 {
+		return sel, usagef("say which agents: --%s NAME, --%s-site SITE or --%s-label KEY=VALUE", side, side, side)
+	}
+	return sel, nil
+}
+
+type schedAdd struct {
+	s               fleet.Schedule
+	config, cfgFile string
+	start           string
+	from, to        selFlags
+}
+
+func schedulesAdd() command {
+	var a schedAdd
+	return &leaf{
+		extra: a.flags,
+		check: func([]string) error { return a.check() },
+		do: func(ctx context.Context, cl *client.Client, _ []string) (any, error) {
+			a.s.Start, _ = parseTime(a.start, time.Now())
+			return cl.CreateSchedule(ctx, a.s)
+		},
+		text: func(w io.Writer, v any) { scheduleTable(w, []fleet.Schedule{v.(fleet.Schedule)}) },
+	}
+}
+
+func (a *schedAdd) flags(fs *pflag.FlagSet) {
+	fs.Var(text(&a.s.Name, "", "TEXT"), "name", "a name for lists and the web page")
+	fs.Var(oneOf(&a.s.Test.Kind, "", fleet.Kinds()...), "kind", "the test or method to run")
+	fs.Var(text(&a.config, "", "JSON"), "config", `its config as JSON, the result document's "config" keys (e.g. {"duration_ns":10e9}); default: the kind's defaults`)
+	fs.Var(text(&a.cfgFile, "", "FILE"), "config-file", "read the config from a JSON file")
+	a.from.flags(fs, "from", "sources (testers)")
+	a.to.flags(fs, "to", "destinations (responders)")
+	fs.BoolVar(&a.s.Both, "both", false, "also every destination to every source")
+	fs.Var(text(&a.s.Repeat, "", "SPEC"), "repeat", `"" once; ISO 8601 R/PT1H, R5/2026-11-24T10:00:00Z/PT15M; or cron "*/15 * * * *" (UTC)`)
+	fs.Var(text(&a.start, "now", "TIME"), "start", "not before: RFC 3339, now, or +DURATION")
+	fs.Var(dur(&a.s.Slip, 0), "slip", "start each run up to this much later, at random (spreads a mesh's load)")
+}
+
+func (a *schedAdd) check() error {
+	if a.s.Test.Kind == "" {
+		return usagef("--kind: want one of %s", strings.Join(fleet.Kinds(), ", "))
+	}
+	if a.cfgFile != "" {
+		b, err := os.ReadFile(a.cfgFile)
+		if err != nil {
+			return usagef("--config-file: %v", err)
+		}
+		a.config = string(b)
+	}
+	if a.config != "" {
+		a.s.Test.Config = json.RawMessage(a.config)
+	}
+	if _, err := a.s.Test.Decode(); err != nil {
+		return usagef("%v", err)
+	}
+	var err error
+	if a.s.From, err = a.from.selector("from"); err != nil {
+		return err
+	}
+	if a.s.To, err = a.to.selector("to"); err != nil {
+		return err
+	}
+	a.s.Enabled = true
+	return checkTimes(a.start)
+}
