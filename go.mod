@@ -5,6 +5,7 @@ go 1.26.8
 // Each dependency, and why (see also README, Dependencies):
 require (
 	github.com/invopop/jsonschema v0.14.0 // schemagen only (not in the binary): JSON Schema 2020-12 reflected from the result types, honouring json tags and omitempty, with descriptions from Go comments and Mapper/Namer hooks for our enums; the common, maintained choice
+	github.com/netresearch/go-cron v0.9.1 // schedule: parses 5-field cron and @hourly-style descriptors and finds the next time; the maintained fork of robfig/cron (unmaintained since 2020), no dependencies, fuzzed; used as a parser only, with its options named (DowOrDom: the standard day rule)
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // tests only (resulttest): a full draft 2020-12 validator, formats included, that passes the official JSON-Schema-Test-Suite; needs only golang.org/x/text
 	github.com/spf13/cobra v1.10.2 // CLI: nested commands (lab up, sweep window) over the pflag flags, and shell completion (bash, zsh, fish, powershell)
 	github.com/spf13/pflag v1.1.0 // GNU-style flags (-P 4 / --streams 4) that the standard flag package lacks
