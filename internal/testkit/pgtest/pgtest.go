@@ -49,8 +49,9 @@ const startTimeout = 60 * time.Second
 // Server is one PostgreSQL server, started at the first Database. Its
 // methods are safe for concurrent use.
 type Server struct {
-	once sync.Once
-	err  error // of the start, kept for every later Database
+	once     sync.Once
+	err      error    // of the start, kept for every later Database
+	settings []string // after the defaults
 
 	mu    sync.Mutex // guards n and admin's use for CREATE DATABASE
 	n     int        // databases made
@@ -63,13 +64,16 @@ type Server struct {
 }
 
 // New returns a server that starts when a test first asks for a
-// database; Close stops it. For a TestMain:
+// database; Close stops it. Settings ("name=value") override the
+// defaults, which trade durability for speed (fsync=off, ...): a
+// benchmark of commits passes "fsync=on", "synchronous_commit=on". For
+// a TestMain:
 //
 //	srv := pgtest.New()
 //	code := m.Run()
 //	srv.Close()
 //	os.Exit(code)
-func New() *Server { return &Server{} }
+func New(settings ...string) *Server { return &Server{settings: settings} }
 
 // Start is a fresh database on a server of the test's own (stopped at
 // its end): its DSN, or the test skipped or failed as Database says.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 )
@@ -69,7 +70,7 @@ func (s *Server) serve(bin string, cred *syscall.Credential, data string) error 
 	}
 	defer log.Close()
 	args := []string{"-D", data, "-h", "127.0.0.1", "-p", fmt.Sprint(port), "-k", s.dir}
-	for _, kv := range settings {
+	for _, kv := range append(slices.Clone(settings), s.settings...) {
 		args = append(args, "-c", kv)
 	}
 	cmd := command(s.dir, bin, cred, "postgres", args...)
