@@ -144,6 +144,10 @@ func (s *Server) stop() error {
 	return err
 }
 
+// installed is where Debian's postgresql packages put their binaries
+// (a variable for the tests).
+var installed = "/usr/lib/postgresql/*/bin"
+
 // binDir is where initdb and postgres are: PATH, else the newest
 // /usr/lib/postgresql/N/bin.
 func binDir() (string, error) {
@@ -152,7 +156,7 @@ func binDir() (string, error) {
 			return filepath.Dir(p), nil
 		}
 	}
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	dirs, _ := filepath.Glob(installed)
 	slices.SortFunc(dirs, func(a, b string) int { return version(b) - version(a) })
 	for _, d := range dirs {
 		if isExec(filepath.Join(d, "initdb")) && isExec(filepath.Join(d, "postgres")) {
