@@ -8,7 +8,7 @@
 // PostgreSQL refuses to run as root: as root, the cluster belongs to and
 // runs as the system user postgres (else nobody). The server gets
 // SIGKILL when the test binary dies (Pdeathsig), so a killed test leaves
-// no postgres behind.
+// no postgres behind; the directory it leaves, the next start removes.
 //
 // When the binaries are missing the tests that ask for a database skip,
 // saying how to install them, unless FULLPIPE_REQUIRE_POSTGRES=1, when
@@ -58,6 +58,7 @@ type Server struct {
 	admin *sql.DB    // to the postgres database, as the superuser
 
 	dir  string    // the cluster's temporary directory
+	lock *os.File  // dir's lock file, held (flock) while the server lives
 	port int       // on 127.0.0.1
 	cmd  *exec.Cmd // the postmaster
 	done chan struct{}
@@ -140,6 +141,10 @@ func (s *Server) stop() error {
 	if s.dir != "" {
 		err = errors.Join(err, os.RemoveAll(s.dir))
 		s.dir = ""
+	}
+	if s.lock != nil {
+		s.lock.Close()
+		s.lock = nil
 	}
 	return err
 }
