@@ -16,8 +16,6 @@ import (
 
 	"github.com/vishvananda/netns"
 	"golang.zx2c4.com/wireguard/tun"
-
-	"github.com/fullpipe/fullpipe/internal/link"
 )
 
 // StateDir holds one JSON state file and one stats socket per running lab.
@@ -105,6 +103,7 @@ type Lab struct {
 	ends  [2]netns.NsHandle
 	tuns  [2]tun.Device
 	pipes [2]*pipe // up, down
+	paths [2]*Path // the pipes' chains, for statistics
 	stats [2]*DirStats
 	ln    net.Listener
 }
@@ -169,21 +168,11 @@ func Up(cfg Config) (l *Lab, err error) {
 	start := time.Now()
 	for i, d := range []Direction{cfg.Up, cfg.Down} {
 		st := &DirStats{}
-		p := &pipe{name: []string{"up", "down"}[i], src: l.tuns[i], dst: l.tuns[1-i], start: start, stats: st, pool: pool,
-			wake: make(chan struct{}, 1), icmp: make(chan []byte, 64)}
-		var tooBig func(*link.Packet)
-		if d.ICMP {
-			mtu := d.MTU
-			tooBig = func(pk *link.Packet) {
-				if b := fragNeeded(pk.Data, mtu); b != nil {
-					select {
-					case p.icmp <- b:
-					default: // rate-limited by the channel, as routers do
-					}
-				}
-			}
-		}
-		p.path = Build(d, cfg.Framing, cfg.Seed+uint64(i)*1000, p.drop, tooBig)
+		p := newPipe([]string{"up", "down"}[i], []tun.Device{l.tuns[i]}, []tun.Device{l.tuns[1-i]},
+			[]*DirStats{st}, []*DirStats{st}, start, pool)
+		back := func([]byte) int { return 0 } // frag-needed goes back into the one input
+		l.paths[i] = Build(d, cfg.Framing, cfg.Seed+uint64(i)*1000, p.dropper(st), p.tooBig(d, back, st))
+		p.net = single{path: l.paths[i]}
 		l.pipes[i], l.stats[i] = p, st
 	}
 	return l, nil
@@ -210,7 +199,7 @@ func (l *Lab) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	for _, p := range l.pipes {
 		wg.Add(2)
-		go func() { defer wg.Done(); errc <- p.routineRead() }()
+		go func() { defer wg.Done(); errc <- p.routineRead(0) }()
 		go func() { defer wg.Done(); errc <- p.routineWrite(ctx) }()
 	}
 	go l.routineStats(ctx)
