@@ -306,6 +306,19 @@ func (p *pipe) flushICMP() {
 	}
 }
 
+// spareProcs raises GOMAXPROCS to the CPU count plus writers. Each
+// writer is locked to its thread and holds a P while it spins or sleeps
+// in nanosleep; the runtime takes a P back from a sleeping thread only
+// when sysmon notices, after 20 µs to 10 ms. With GOMAXPROCS at the CPU
+// count (2 here) the writers can leave the readers, and an in-process
+// responder, waiting for a P, which adds that wait to the path's delay.
+// One spare P per writer avoids it; the OS still shares the CPUs.
+func spareProcs(writers int) {
+	if want := runtime.NumCPU() + writers; runtime.GOMAXPROCS(0) < want {
+		runtime.GOMAXPROCS(want)
+	}
+}
+
 // classOf puts expedited-forwarding-like DSCPs (EF 46 and CS5..CS7) in
 // the high class 0, everything else in class 1.
 func classOf(ip []byte) int {

@@ -10,7 +10,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"time"
 
@@ -158,10 +157,10 @@ func Up(cfg Config) (l *Lab, err error) {
 			return l, fmt.Errorf("%s: %w", e.NetNS, err)
 		}
 	}
-	if err = configure(l.ends[0], ca, sa); err != nil {
+	if err = configure(l.ends[0], p2p(ca, sa)); err != nil {
 		return l, fmt.Errorf("%s: %w", l.Client.NetNS, err)
 	}
-	if err = configure(l.ends[1], sa, ca); err != nil {
+	if err = configure(l.ends[1], p2p(sa, ca)); err != nil {
 		return l, fmt.Errorf("%s: %w", l.Server.NetNS, err)
 	}
 	pool := &sync.Pool{New: func() any { b := make([]byte, bufSize); return &b }}
@@ -183,16 +182,7 @@ func (l *Lab) Run(ctx context.Context) error {
 	if err := l.publish(); err != nil {
 		return err
 	}
-	// Each writer is locked to its thread and holds a P while it spins or
-	// sleeps in nanosleep; the runtime takes a P back from a sleeping
-	// thread only when sysmon notices, after 20 µs to 10 ms. With
-	// GOMAXPROCS at the CPU count (2 here) the writers can leave the
-	// readers, and an in-process responder, waiting for a P, which adds
-	// that wait to the path's delay. One spare P per writer avoids it;
-	// the OS still shares the CPUs.
-	if want := runtime.NumCPU() + len(l.pipes); runtime.GOMAXPROCS(0) < want {
-		runtime.GOMAXPROCS(want)
-	}
+	spareProcs(len(l.pipes))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errc := make(chan error, 4)
