@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net"
 	"net/netip"
 	"os"
 	"os/exec"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,6 +85,7 @@ func TestSites(t *testing.T) {
 			}
 		})
 	}
+	t.Run("sockets in namespaces", func(t *testing.T) { sitesIn(t, s) })
 	t.Run("shared uplink", func(t *testing.T) { sharedUplink(t, s) })
 	t.Run("two into one", func(t *testing.T) { intoOne(t, s) })
 	t.Run("no route", func(t *testing.T) {
@@ -138,6 +141,42 @@ func sitesRTT(t *testing.T, s *Sites, i, j int) {
 	checkHostNoise(t, excess, quantile(late, .5), tunFloor)
 	if math.Abs(med-ms(rtt)) > 1 {
 		t.Errorf("ping median %.2f ms, want Truth's %.3f ms ± 1 ms", med, ms(rtt))
+	}
+}
+
+// sitesIn: a listener opened in c's namespace (In) is reached from a
+// connection opened in a's, through the lab, from a's address.
+func sitesIn(t *testing.T, s *Sites) {
+	var ln net.Listener
+	if err := s.In(2, func() (err error) { ln, err = net.Listen("tcp", netip.AddrPortFrom(s.Addr(2), 0).String()); return err }); err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Addr, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			accepted <- c.RemoteAddr()
+			c.Close()
+		}
+		close(accepted)
+	}()
+	err := s.In(0, func() error {
+		c, err := net.DialTimeout("tcp", ln.Addr().String(), 2*time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case from := <-accepted:
+		if ap, _ := netip.ParseAddrPort(fmt.Sprint(from)); ap.Addr() != s.Addr(0) {
+			t.Errorf("c saw a connection from %v, want a's %v", from, s.Addr(0))
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("c accepted nothing in 2 s")
 	}
 }
 
@@ -201,6 +240,33 @@ func intoOne(t *testing.T, s *Sites) {
 		if want := goodput(rate); math.Abs(got[k]-want)/want > 0.05 {
 			t.Errorf("%s → c: %.2f Mbit/s, want %.2f ± 5 %%", s.Config.Sites[src].Name, got[k]/1e6, want/1e6)
 		}
+	}
+}
+
+// TestSitesMTU: b's downlink has a 1400-byte MTU and answers with ICMP
+// frag-needed, which reaches the sender in a: a 1500-byte DF ping from a
+// to b is refused and a's kernel learns 1400 for b; c → b as well, from
+// its own answer. Nothing else on the lab has an MTU.
+func TestSitesMTU(t *testing.T) {
+	needRoot(t, "ping")
+	cfg := spokes("tsmtu")
+	cfg.Sites[1].Down.MTU, cfg.Sites[1].Down.ICMP = 1400, true
+	s := startSites(t, cfg)
+	for _, src := range []int{0, 2} {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		// 1472 B of ICMP payload + 28 = 1500 B, DF set (-M do).
+		out, err := inNSCmd(ctx, s.NetNS(src), "ping", "-n", "-c", "2", "-i", "0.2", "-W", "1", "-M", "do", "-s", "1472", s.Addr(1).String()).CombinedOutput()
+		if err == nil {
+			t.Fatalf("a 1500-byte packet crossed a 1400 MTU:\n%s", out)
+		}
+		rt, _ := inNSCmd(ctx, s.NetNS(src), "ip", "route", "get", s.Addr(1).String()).CombinedOutput()
+		if !strings.Contains(string(rt), "mtu 1400") {
+			t.Errorf("%s did not learn MTU 1400 for b; ping said:\n%s\nroute: %s", s.Config.Sites[src].Name, out, rt)
+		}
+	}
+	if st := s.Stats()[1].Down; st.ICMPSent < 2 || st.Drops["mtu"] < 2 {
+		t.Errorf("b's downlink: %d MTU drops, %d frag-needed sent; want at least 2 of each", st.Drops["mtu"], st.ICMPSent)
 	}
 }
 
