@@ -168,7 +168,8 @@ func sitesAddr(k, i int) netip.Addr { return netip.AddrFrom4([4]byte{198, 19, by
 // CleanupSites removes what a sites lab of this name left behind after
 // its process died (even by SIGKILL): its namespaces and its state. A
 // lab still owned by another live process is an error, not killed: it
-// is likely another test run. UpSites calls it first.
+// is likely another test run. One of this process is removed (taken as
+// left over by a test that did not Close it). UpSites calls it first.
 func CleanupSites(name string) error {
 	b, err := os.ReadFile(sitesStatePath(name))
 	if errors.Is(err, os.ErrNotExist) {
