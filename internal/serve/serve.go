@@ -30,8 +30,12 @@ type Config struct {
 	MaxStreams  int           // TCP streams per direction per test; default 32
 	MaxRateBps  int64         // cap on what the server sends (UDP rate, TCP pacing), summed over sessions; 0 = none
 	Secret      []byte        // when set, clients must prove it and the responder proves it back; at least 16 random bytes (wire.CheckSecret)
-	TLS         *tls.Config   // when set, control connections must be TLS (data connections stay plain TCP)
-	Log         *slog.Logger  // default: discard; rate-limited per client address (LogLinesPerAddr)
+	// Keys, when set, are per-run keys (a fleet agent's): clients must
+	// prove one live now, as with Secret, and the responder proves it
+	// back. An empty ring refuses every client. With both, either does.
+	Keys *KeyRing
+	TLS  *tls.Config  // when set, control connections must be TLS (data connections stay plain TCP)
+	Log  *slog.Logger // default: discard; rate-limited per client address (LogLinesPerAddr)
 	// LogLinesPerAddr bounds the lines one client address may cause per
 	// 10 s; the rest are counted in one "suppressed K lines" line. Default 20.
 	LogLinesPerAddr int
