@@ -213,6 +213,19 @@ func newServer(cfg Config) *Server {
 // Addr is the TCP address the server listens on (UDP uses the same port).
 func (s *Server) Addr() *net.TCPAddr { return s.tcp.Addr().(*net.TCPAddr) }
 
+// Close closes the listeners of a server that will not be served (Serve
+// closes them itself when its ctx ends); Serve after Close returns at once.
+func (s *Server) Close() error {
+	return errors.Join(ignoreClosed(s.tcp.Close()), ignoreClosed(s.udp.Close()))
+}
+
+func ignoreClosed(err error) error {
+	if errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	return err
+}
+
 // Serve accepts until ctx ends, then closes the listeners, ends every
 // session and returns once all goroutines have finished. Accept errors
 // that a full fd table or memory pressure cause are waited out.
