@@ -151,6 +151,11 @@ func New(cfg Config) (*Agent, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
+	if len(cfg.Addresses) == 0 {
+		if host, _, _ := net.SplitHostPort(cfg.Listen); host == "" || net.ParseIP(host).IsUnspecified() {
+			return nil, fmt.Errorf("agent: the responder listens on %s: peers need an address to dial, give Addresses (host:port)", cfg.Listen)
+		}
+	}
 	if err := os.MkdirAll(cfg.SpoolDir, 0o700); err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
@@ -177,10 +182,6 @@ func New(cfg Config) (*Agent, error) {
 		return nil, fmt.Errorf("agent: responder: %w", err)
 	}
 	if len(a.cfg.Addresses) == 0 {
-		if host, _, _ := net.SplitHostPort(cfg.Listen); host == "" || net.ParseIP(host).IsUnspecified() {
-			a.srv.Close()
-			return nil, fmt.Errorf("agent: listening on %s, peers need an address to dial: give Addresses (host:port)", cfg.Listen)
-		}
 		a.cfg.Addresses = []string{a.srv.Addr().String()}
 	}
 	return a, nil

@@ -93,7 +93,11 @@ func (s *eventStream) close() {
 		return
 	}
 	if s.dropped > 0 {
-		b, _ := json.Marshal(method.Event{Kind: method.Warning, Text: fmt.Sprintf("%d progress events dropped: the controller took them more slowly than the run made them", s.dropped)})
+		n := s.dropped
+		if len(s.queue) >= s.max {
+			n++ // this warning takes a queued event's place
+		}
+		b, _ := json.Marshal(method.Event{Kind: method.Warning, Text: fmt.Sprintf("%d progress events dropped: the controller took them more slowly than the run made them", n)})
 		s.seq++
 		s.push([]queued{{ev: fleet.Event{RunID: s.runID, Seq: s.seq, Time: time.Now().UTC(), Event: b}}}, false)
 	}
