@@ -76,7 +76,7 @@ func TestEventsEverySecond(t *testing.T) {
 		done := make(chan struct{})
 		go func() { defer close(done); s.routineSend(context.Background(), time.Second, testLog(t)) }()
 		time.Sleep(50 * time.Millisecond) // off the ticks
-		for range 25 { // a sample every 100 ms for 2.5 s
+		for range 25 {                    // a sample every 100 ms for 2.5 s
 			s.progress(method.Event{Kind: method.Sample, Step: method.StepTCP, TCP: &result.TCPInterval{}})
 			time.Sleep(100 * time.Millisecond)
 		}
