@@ -75,8 +75,9 @@ func TestEventsEverySecond(t *testing.T) {
 		s := newEventStream("r1", f.ctl("a1"), 100)
 		done := make(chan struct{})
 		go func() { defer close(done); s.routineSend(context.Background(), time.Second, testLog(t)) }()
-		time.Sleep(50 * time.Millisecond) // off the ticks
-		for range 25 {                    // a sample every 100 ms for 2.5 s
+		// A sample every 100 ms for 2.5 s, off the ticks by 50 ms.
+		time.Sleep(50 * time.Millisecond)
+		for range 25 {
 			s.progress(method.Event{Kind: method.Sample, Step: method.StepTCP, TCP: &result.TCPInterval{}})
 			time.Sleep(100 * time.Millisecond)
 		}
