@@ -87,7 +87,9 @@ func (a *Agent) execute(r *run, log *slog.Logger) fleet.Upload {
 	if err != nil {
 		return fleet.Upload{State: fleet.RunFailed, Error: fmt.Sprintf("target pin: %v", err)}
 	}
-	a.tellStarted(r, log)
+	told := make(chan struct{})
+	go func() { defer close(told); a.tellStarted(r, log) }() // the test starts on time, told or not
+	defer func() { <-told }()                                // before the upload is spooled
 	ctx, cancel := context.WithDeadlineCause(r.ctx, a.clock.local(r.End), errSlotEnd)
 	defer cancel()
 	a.beginExclusive(r, log)
@@ -111,8 +113,9 @@ func (a *Agent) execute(r *run, log *slog.Logger) fleet.Upload {
 }
 
 // tellStarted tells the controller the run starts, trying a few times
-// within a few seconds: the run goes ahead either way (its slot is
-// now; its result will be uploaded when the controller is back).
+// within a few seconds, beside the test: the run goes ahead either way
+// (its slot is now; its result will be uploaded when the controller is
+// back).
 func (a *Agent) tellStarted(r *run, log *slog.Logger) {
 	for i := range startTries {
 		ctx, cancel := context.WithTimeout(r.ctx, 2*time.Second)
