@@ -27,6 +27,7 @@ type fakeFleet struct {
 	regs     map[string]fleet.Registration
 	beats    map[string][]fleet.Heartbeat
 	starts   map[string]int
+	noStart  map[string]bool // runs whose start is refused (conflict)
 	uploads  map[string]int // acknowledged calls, by run
 	stored   map[string]fleet.Upload
 	refused  int // calls failed while down
@@ -38,7 +39,7 @@ var errDown = errors.New("controller unreachable (test)")
 
 func newFakeFleet() *fakeFleet {
 	return &fakeFleet{orders: map[string]fleet.Orders{}, regs: map[string]fleet.Registration{}, beats: map[string][]fleet.Heartbeat{},
-		starts: map[string]int{}, uploads: map[string]int{}, stored: map[string]fleet.Upload{}, events: map[string][]fleet.Event{},
+		starts: map[string]int{}, noStart: map[string]bool{}, uploads: map[string]int{}, stored: map[string]fleet.Upload{}, events: map[string][]fleet.Event{},
 		uploaded: make(chan string, 100)}
 }
 
@@ -124,6 +125,9 @@ func (c *fakeCtl) Start(ctx context.Context, runID string) error {
 	defer c.f.mu.Unlock()
 	if err := c.f.call(ctx); err != nil {
 		return err
+	}
+	if c.f.noStart[runID] {
+		return fmt.Errorf("run %s is cancelled, not scheduled: %w", runID, fleet.ErrConflict)
 	}
 	c.f.starts[runID]++
 	return nil

@@ -20,6 +20,8 @@ var (
 	errCancelled = errors.New("cancelled by the controller")
 	errSlotEnd   = errors.New("stopped at the end of its slot")
 	errStopping  = errors.New("the agent is stopping")
+	// errStartRefused: the controller will not have the run started.
+	errStartRefused = errors.New("the controller refused the run's start")
 )
 
 // startTries bounds the attempts to tell the controller a run started.
@@ -59,7 +61,10 @@ func (a *Agent) routineRun(r *run) {
 		log.Error("run not started: "+why, "spool", a.spool.dir)
 		return
 	}
-	up := a.execute(r, log)
+	up, keep := a.execute(r, log)
+	if !keep {
+		return
+	}
 	if err := a.spool.put(r.ID, up, time.Now()); err != nil {
 		// Without the spool the upload is tried once, from memory.
 		log.Error("cannot spool the result: uploading it once from memory; it is lost if that fails", "err", err)
@@ -77,15 +82,17 @@ func (a *Agent) finish(r *run) {
 }
 
 // execute runs the test and returns its upload: the document (partial
-// when stopped early), or the error that ended it without one.
-func (a *Agent) execute(r *run, log *slog.Logger) fleet.Upload {
+// when stopped early), or the error that ended it without one; keep is
+// false when the controller refused the run's start (it was cancelled
+// meanwhile, or is not this agent's): nothing is uploaded.
+func (a *Agent) execute(r *run, log *slog.Logger) (up fleet.Upload, keep bool) {
 	cfg, err := r.Test.Decode()
 	if err != nil {
-		return fleet.Upload{State: fleet.RunFailed, Error: err.Error()}
+		return fleet.Upload{State: fleet.RunFailed, Error: err.Error()}, true
 	}
 	pin, err := parsePin(r.TargetPin)
 	if err != nil {
-		return fleet.Upload{State: fleet.RunFailed, Error: fmt.Sprintf("target pin: %v", err)}
+		return fleet.Upload{State: fleet.RunFailed, Error: fmt.Sprintf("target pin: %v", err)}, true
 	}
 	told := make(chan struct{})
 	go func() { defer close(told); a.tellStarted(r, log) }() // the test starts on time, told or not
@@ -104,24 +111,33 @@ func (a *Agent) execute(r *run, log *slog.Logger) fleet.Upload {
 	events.close()
 	<-done
 	cause := context.Cause(ctx)
+	if errors.Is(cause, errStartRefused) {
+		log.Warn("run stopped: the controller refused its start", "err", cause)
+		return up, false
+	}
 	if errors.Is(cause, context.Canceled) && !errors.Is(cause, errCancelled) {
 		cause = errStopping
 	}
-	up := upload(r.ID, doc, err, cause)
+	up = upload(r.ID, doc, err, cause)
 	log.Info("run ended", "state", up.State, "err", up.Error, "events_dropped", events.droppedCount())
-	return up
+	return up, true
 }
 
 // tellStarted tells the controller the run starts, trying a few times
-// within a few seconds, beside the test: the run goes ahead either way
-// (its slot is now; its result will be uploaded when the controller is
-// back).
+// within a few seconds, beside the test: the run goes ahead when the
+// controller cannot be reached (its slot is now; its result will be
+// uploaded when the controller is back), and is stopped when the
+// controller refuses (errStartRefused).
 func (a *Agent) tellStarted(r *run, log *slog.Logger) {
 	for i := range startTries {
 		ctx, cancel := context.WithTimeout(r.ctx, 2*time.Second)
 		err := a.ctl.Start(ctx, r.ID)
 		cancel()
 		if err == nil || r.ctx.Err() != nil {
+			return
+		}
+		if refused(err) {
+			r.cancel(fmt.Errorf("%w: %w", errStartRefused, err))
 			return
 		}
 		log.Warn("cannot tell the controller the run started", "err", err, "attempt", i+1)
@@ -165,6 +181,9 @@ func upload(runID string, doc result.Doc, err error, cause error) fleet.Upload {
 		}
 	}
 	if doc == nil {
+		if msg == "" {
+			msg = "the test returned no document"
+		}
 		return fleet.Upload{State: fleet.RunFailed, Error: msg}
 	}
 	doc.Head().Command = []string{"fullpipe", "agent", "run", runID}

@@ -182,3 +182,21 @@ func TestResponderKeys(t *testing.T) {
 	}
 	refused("cancelled run", probe(runSecret))
 }
+
+// TestRunStartRefused: a run whose start the controller refuses (it was
+// cancelled in between) is stopped at once and nothing is uploaded.
+func TestRunStartRefused(t *testing.T) {
+	f := newFakeFleet()
+	f.noStart["run-no"] = true
+	src, _ := pair(t, f, false, "run-no", fleet.Test{Kind: "tcp", Config: json.RawMessage(`{"duration_ns":30000000000}`)}, 0, time.Minute)
+	if !testkit.Poll(10*time.Second, func() bool { src.mu.Lock(); defer src.mu.Unlock(); _, ended := src.ended["run-no"]; return ended }) {
+		t.Fatal("the refused run did not end")
+	}
+	src.nudge()
+	time.Sleep(300 * time.Millisecond)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.stored["run-no"]; ok || len(spoolFiles(t, src.spool.dir)) != 0 {
+		t.Errorf("a run whose start was refused left a result")
+	}
+}
