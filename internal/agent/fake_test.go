@@ -28,11 +28,12 @@ type fakeFleet struct {
 	beats    map[string][]fleet.Heartbeat
 	starts   map[string]int
 	noStart  map[string]bool // runs whose start is refused (conflict)
+	noUpload bool            // uploads fail as if unreachable
 	uploads  map[string]int // acknowledged calls, by run
 	stored   map[string]fleet.Upload
 	refused  int // calls failed while down
 	events   map[string][]fleet.Event
-	uploaded chan string // run IDs, at each first store
+	uploaded chan struct{} // a store happened (capacity 1)
 }
 
 var errDown = errors.New("controller unreachable (test)")
@@ -40,7 +41,7 @@ var errDown = errors.New("controller unreachable (test)")
 func newFakeFleet() *fakeFleet {
 	return &fakeFleet{orders: map[string]fleet.Orders{}, regs: map[string]fleet.Registration{}, beats: map[string][]fleet.Heartbeat{},
 		starts: map[string]int{}, noStart: map[string]bool{}, uploads: map[string]int{}, stored: map[string]fleet.Upload{}, events: map[string][]fleet.Event{},
-		uploaded: make(chan string, 100)}
+		uploaded: make(chan struct{}, 1)}
 }
 
 func (f *fakeFleet) ctl(name string) *fakeCtl { return &fakeCtl{f: f, name: name} }
@@ -74,13 +75,14 @@ func (f *fakeFleet) waitUpload(t *testing.T, id string, d time.Duration) fleet.U
 	t.Helper()
 	deadline := time.After(d)
 	for {
+		f.mu.Lock()
+		u, ok := f.stored[id]
+		f.mu.Unlock()
+		if ok {
+			return u
+		}
 		select {
-		case got := <-f.uploaded:
-			if got == id {
-				f.mu.Lock()
-				defer f.mu.Unlock()
-				return f.stored[id]
-			}
+		case <-f.uploaded:
 		case <-deadline:
 			t.Fatalf("run %s: no upload within %v", id, d)
 		}
@@ -139,6 +141,10 @@ func (c *fakeCtl) Upload(ctx context.Context, runID string, u fleet.Upload) (boo
 	if err := c.f.call(ctx); err != nil {
 		return false, err
 	}
+	if c.f.noUpload {
+		c.f.refused++
+		return false, errDown
+	}
 	if old, ok := c.f.stored[runID]; ok {
 		if old.State != u.State || old.Error != u.Error || !bytes.Equal(old.Doc, u.Doc) {
 			return false, fmt.Errorf("run %s: %w", runID, fleet.ErrConflict)
@@ -148,7 +154,10 @@ func (c *fakeCtl) Upload(ctx context.Context, runID string, u fleet.Upload) (boo
 	}
 	c.f.stored[runID] = u
 	c.f.uploads[runID]++
-	c.f.uploaded <- runID
+	select {
+	case c.f.uploaded <- struct{}{}:
+	default:
+	}
 	return true, nil
 }
 

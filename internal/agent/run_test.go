@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -198,5 +199,64 @@ func TestRunStartRefused(t *testing.T) {
 	defer f.mu.Unlock()
 	if _, ok := f.stored["run-no"]; ok || len(spoolFiles(t, src.spool.dir)) != 0 {
 		t.Errorf("a run whose start was refused left a result")
+	}
+}
+
+// TestSpoolFullNoRun: an agent whose spool is full (the controller has
+// not taken its uploads) starts no new run: the result could not be
+// kept.
+func TestSpoolFullNoRun(t *testing.T) {
+	f := newFakeFleet()
+	dir := t.TempDir()
+	sp, err := openSpool(dir, 1, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sp.put("old", fleet.Upload{State: fleet.RunFailed, Error: "old"}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	f.noUpload = true // the old upload stays
+	now := time.Now()
+	f.setOrders("src", fleet.Orders{Runs: []fleet.Assignment{{Run: fleet.Run{ID: "new", Test: fleet.Test{Kind: "rtt"}, Start: now, End: now.Add(time.Minute)}, Target: "127.0.0.1:1", Secret: runSecret}}})
+	src, _ := startAgent(t, Config{Controller: f.ctl("src"), Name: "src", SpoolDir: dir, MaxSpoolFiles: 1})
+	if !testkit.Poll(10*time.Second, func() bool { src.mu.Lock(); defer src.mu.Unlock(); _, ended := src.ended["new"]; return ended }) {
+		t.Fatal("the run was not taken")
+	}
+	f.mu.Lock()
+	f.noUpload = false
+	f.mu.Unlock()
+	f.waitUpload(t, "old", 10*time.Second)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.starts["new"] != 0 {
+		t.Error("a run started while the spool was full")
+	}
+}
+
+// TestExclusiveOverlap: two exclusive runs whose slots overlap (the
+// controller should never book them) both run, with a warning.
+func TestExclusiveOverlap(t *testing.T) {
+	f := newFakeFleet()
+	var logs testkit.Buffer
+	dst, _ := startAgent(t, Config{Controller: f.ctl("dst"), Name: "dst", SpoolDir: t.TempDir()})
+	src, _ := startAgent(t, Config{Controller: f.ctl("src"), Name: "src", SpoolDir: t.TempDir(), Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	now := time.Now().Add(200 * time.Millisecond)
+	var as []fleet.Assignment
+	var acc []fleet.Accept
+	for _, id := range []string{"x1", "x2"} {
+		r := fleet.Run{ID: id, Source: "src", Dest: "dst", Test: fleet.Test{Kind: "tcp", Config: json.RawMessage(`{"duration_ns":1000000000}`)}, Exclusive: true, Start: now, End: now.Add(20 * time.Second)}
+		as = append(as, fleet.Assignment{Run: r, Target: dst.Addr().String(), Secret: runSecret})
+		acc = append(acc, fleet.Accept{RunID: id, Source: "src", Key: runSecret, Start: r.Start, End: r.End})
+	}
+	f.setOrders("dst", fleet.Orders{Accept: acc})
+	f.setOrders("src", fleet.Orders{Runs: as})
+	for _, id := range []string{"x1", "x2"} {
+		if u := f.waitUpload(t, id, 20*time.Second); u.State != fleet.RunFinished {
+			t.Errorf("run %s: %s %s", id, u.State, u.Error)
+		}
+	}
+	_ = src
+	if !strings.Contains(logs.String(), "exclusive runs overlap") {
+		t.Error("no warning of the overlap")
 	}
 }

@@ -150,9 +150,10 @@ func TestSpoolReplay(t *testing.T) {
 	}
 }
 
-// TestUploadRetry: a controller that refuses every call, then comes
-// back, then vanishes again mid-way, gets each upload exactly once; the
-// agent's heartbeat said how many were pending meanwhile.
+// TestUploadRetry: a controller that vanishes (every call fails), then
+// answers heartbeats but fails uploads, then comes back, then vanishes
+// again mid-way, gets each upload exactly once; the heartbeats said how
+// many were pending meanwhile.
 func TestUploadRetry(t *testing.T) {
 	dir := t.TempDir()
 	f := newFakeFleet()
@@ -164,18 +165,34 @@ func TestUploadRetry(t *testing.T) {
 		}
 	}
 	a.nudge()
-	if !testkit.Poll(5*time.Second, func() bool { f.mu.Lock(); defer f.mu.Unlock(); return f.refused >= 10 }) {
+	refusedAtLeast := func(n int) bool {
+		return testkit.Poll(5*time.Second, func() bool { f.mu.Lock(); defer f.mu.Unlock(); return f.refused >= n })
+	}
+	if !refusedAtLeast(10) {
 		t.Fatal("the agent stopped retrying")
 	}
-	f.setDown(false)
+	f.mu.Lock()
+	f.down, f.noUpload = false, true
+	f.mu.Unlock()
+	if !testkit.Poll(5*time.Second, func() bool { f.mu.Lock(); defer f.mu.Unlock(); return lastPending(f.beats["a1"]) == 2 }) {
+		t.Fatalf("no heartbeat reported the 2 pending uploads: %+v", f.beats["a1"])
+	}
+	f.mu.Lock()
+	f.noUpload = false
+	f.mu.Unlock()
 	f.waitUpload(t, "r1", 10*time.Second)
 	f.waitUpload(t, "r2", 10*time.Second)
 	f.setDown(true)
 	if err := a.spool.put("r3", fleet.Upload{State: fleet.RunFailed, Error: "r3"}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
+	f.mu.Lock()
+	before := f.refused
+	f.mu.Unlock()
 	a.nudge()
-	time.Sleep(200 * time.Millisecond) // some refused attempts
+	if !refusedAtLeast(before + 3) {
+		t.Fatal("the agent stopped retrying")
+	}
 	f.setDown(false)
 	f.waitUpload(t, "r3", 10*time.Second)
 	if !testkit.Poll(5*time.Second, func() bool { return len(spoolFiles(t, a.spool.dir)) == 0 }) {
@@ -188,13 +205,13 @@ func TestUploadRetry(t *testing.T) {
 			t.Errorf("run %s acknowledged %d times, want once", id, f.uploads[id])
 		}
 	}
-	pending := 0
-	for _, h := range f.beats["a1"] {
-		pending = max(pending, h.Pending)
+}
+
+func lastPending(hs []fleet.Heartbeat) int {
+	if len(hs) == 0 {
+		return -1
 	}
-	if pending < 1 {
-		t.Errorf("no heartbeat reported a pending upload: %+v", f.beats["a1"])
-	}
+	return hs[len(hs)-1].Pending
 }
 
 // TestUploadConflict: an upload the controller refuses as conflicting
