@@ -29,7 +29,7 @@ type fakeFleet struct {
 	starts   map[string]int
 	noStart  map[string]bool // runs whose start is refused (conflict)
 	noUpload bool            // uploads fail as if unreachable
-	uploads  map[string]int // acknowledged calls, by run
+	uploads  map[string]int  // acknowledged calls, by run
 	stored   map[string]fleet.Upload
 	refused  int // calls failed while down
 	events   map[string][]fleet.Event
