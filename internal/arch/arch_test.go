@@ -42,6 +42,8 @@ var layers = [][]string{
 	{"internal/tester", "internal/serve", "internal/serve/servetest", "internal/lab"},
 	// The methods, over the Network seam, and the scripted network.
 	{"internal/method", "internal/method/fakenet"},
+	// The fleet's agent: runs methods as its controller orders.
+	{"internal/agent"},
 	// The command line, and the tests of what the binary emits.
 	{"internal/cli"},
 	{"cmd/fullpipe", "internal/doctest"},

@@ -33,7 +33,7 @@ func (s *Server) authenticate(c net.Conn, br *bufio.Reader) (wire.Request, error
 	}
 	peer := addrIP(c.RemoteAddr())
 	hello := wire.Hello{Version: wire.Version}
-	if len(s.cfg.Secret) > 0 {
+	if s.demandsProof() {
 		if wait, ok := s.authLim.take(peer, time.Now()); !ok {
 			return req, &wire.Error{Code: wire.CodeThrottled, Message: fmt.Sprintf("too many failed authentications from %v: wait %v, and check that --secret-file holds the responder's secret", peer, wait.Round(time.Second))}
 		}
@@ -66,12 +66,46 @@ func (s *Server) authenticate(c net.Conn, br *bufio.Reader) (wire.Request, error
 	if err == nil {
 		err = am.Into(wire.TypeAuth, &a)
 	}
-	if err != nil || !wire.CheckProof(s.cfg.Secret, wire.RoleClient, hello.Challenge, a.Nonce, m.Body, a.MAC) {
-		return req, &wire.Error{Code: wire.CodeAuth, Message: "authentication failed: the client must pass --secret-file with the responder's secret"}
+	var key []byte
+	if err == nil {
+		key = s.provenKey(hello.Challenge, a, m.Body, time.Now())
+	}
+	if key == nil {
+		return req, &wire.Error{Code: wire.CodeAuth, Message: s.authFailed()}
 	}
 	s.authLim.refund(peer, time.Now())
-	ok := wire.AuthOK{MAC: wire.ProofMAC(s.cfg.Secret, wire.RoleResponder, hello.Challenge, a.Nonce, m.Body)}
+	ok := wire.AuthOK{MAC: wire.ProofMAC(key, wire.RoleResponder, hello.Challenge, a.Nonce, m.Body)}
 	return req, wire.Encode(c, wire.TypeAuthOK, ok)
+}
+
+// demandsProof says whether clients must prove a key: the responder has
+// a secret or a key ring (an empty ring refuses everyone).
+func (s *Server) demandsProof() bool { return len(s.cfg.Secret) > 0 || s.cfg.Keys != nil }
+
+// provenKey returns the key a's proof was made with: the secret, or a
+// key of the ring live at now; nil when none (every candidate is tried,
+// each in constant time).
+func (s *Server) provenKey(challenge []byte, a wire.Auth, request []byte, now time.Time) []byte {
+	if len(s.cfg.Secret) > 0 && wire.CheckProof(s.cfg.Secret, wire.RoleClient, challenge, a.Nonce, request, a.MAC) {
+		return s.cfg.Secret
+	}
+	if s.cfg.Keys == nil {
+		return nil
+	}
+	for _, k := range s.cfg.Keys.live(now) {
+		if wire.CheckProof(k, wire.RoleClient, challenge, a.Nonce, request, a.MAC) {
+			return k
+		}
+	}
+	return nil
+}
+
+// authFailed is the refusal of a proof that matched no key.
+func (s *Server) authFailed() string {
+	if s.cfg.Keys != nil && len(s.cfg.Secret) == 0 {
+		return "authentication failed: this responder takes only the keys of runs its fleet controller scheduled, each within its run's slot"
+	}
+	return "authentication failed: the client must pass --secret-file with the responder's secret"
 }
 
 // errLeftBeforeRequest is a client that closed its control connection

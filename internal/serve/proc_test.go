@@ -42,6 +42,14 @@ func TestMain(m *testing.M) {
 type childConfig struct {
 	NoFile int // RLIMIT_NOFILE soft and hard limit; 0: inherit
 	Config Config
+	Keys   []childKey // the responder's key ring, when set
+}
+
+// childKey is one key of a child's ring.
+type childKey struct {
+	ID         string
+	Key        []byte
+	Start, End time.Time
 }
 
 // responderMain runs a responder until its stdin closes, printing its
@@ -60,6 +68,15 @@ func responderMain(arg string) int {
 		}
 	}
 	cc.Config.Listen = "127.0.0.1:0"
+	if cc.Keys != nil {
+		cc.Config.Keys = NewKeyRing()
+		for _, k := range cc.Keys {
+			if err := cc.Config.Keys.Add(k.ID, k.Key, k.Start, k.End); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 2
+			}
+		}
+	}
 	cc.Config.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv, err := Listen(cc.Config)
 	if err != nil {

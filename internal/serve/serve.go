@@ -30,8 +30,12 @@ type Config struct {
 	MaxStreams  int           // TCP streams per direction per test; default 32
 	MaxRateBps  int64         // cap on what the server sends (UDP rate, TCP pacing), summed over sessions; 0 = none
 	Secret      []byte        // when set, clients must prove it and the responder proves it back; at least 16 random bytes (wire.CheckSecret)
-	TLS         *tls.Config   // when set, control connections must be TLS (data connections stay plain TCP)
-	Log         *slog.Logger  // default: discard; rate-limited per client address (LogLinesPerAddr)
+	// Keys, when set, are per-run keys (a fleet agent's): clients must
+	// prove one live now, as with Secret, and the responder proves it
+	// back. An empty ring refuses every client. With both, either does.
+	Keys *KeyRing
+	TLS  *tls.Config  // when set, control connections must be TLS (data connections stay plain TCP)
+	Log  *slog.Logger // default: discard; rate-limited per client address (LogLinesPerAddr)
 	// LogLinesPerAddr bounds the lines one client address may cause per
 	// 10 s; the rest are counted in one "suppressed K lines" line. Default 20.
 	LogLinesPerAddr int
@@ -208,6 +212,19 @@ func newServer(cfg Config) *Server {
 
 // Addr is the TCP address the server listens on (UDP uses the same port).
 func (s *Server) Addr() *net.TCPAddr { return s.tcp.Addr().(*net.TCPAddr) }
+
+// Close closes the listeners of a server that will not be served (Serve
+// closes them itself when its ctx ends); Serve after Close returns at once.
+func (s *Server) Close() error {
+	return errors.Join(ignoreClosed(s.tcp.Close()), ignoreClosed(s.udp.Close()))
+}
+
+func ignoreClosed(err error) error {
+	if errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	return err
+}
 
 // Serve accepts until ctx ends, then closes the listeners, ends every
 // session and returns once all goroutines have finished. Accept errors

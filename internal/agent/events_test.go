@@ -1,0 +1,142 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/method"
+	"github.com/fullpipe/fullpipe/internal/result"
+)
+
+// TestEventsBounded: while the controller is away a run's progress
+// queue keeps at most its bound: samples are dropped first (the oldest),
+// lines and warnings kept; once it is back the queue is sent in order,
+// with gaps in Seq where events were dropped, and a last warning that
+// counts the drops.
+func TestEventsBounded(t *testing.T) {
+	f := newFakeFleet()
+	f.setDown(true)
+	s := newEventStream("r1", f.ctl("a1"), 10)
+	s.progress(method.Event{Kind: method.Started, Step: method.StepTCP})
+	for i := range 30 {
+		s.progress(method.Event{Kind: method.Sample, Step: method.StepTCP, TCP: &result.TCPInterval{}, Index: i})
+		if i%10 == 0 {
+			s.progress(method.Event{Kind: method.Line, Step: method.StepTCP, Text: "line"})
+		}
+	}
+	if err := s.flush(context.Background()); err == nil {
+		t.Fatal("flush to a controller that is down succeeded")
+	}
+	if n := s.pending(); n != 10 {
+		t.Fatalf("queue holds %d events, want its bound 10", n)
+	}
+	f.setDown(false)
+	s.close()
+	if err := s.flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := f.events["r1"]
+	var kinds []string
+	last := 0
+	for _, e := range got {
+		if e.Seq <= last {
+			t.Errorf("seq %d after %d", e.Seq, last)
+		}
+		last = e.Seq
+		var me method.Event
+		if err := json.Unmarshal(e.Event, &me); err != nil {
+			t.Fatal(err)
+		}
+		kinds = append(kinds, string(me.Kind))
+		if me.Kind == method.Warning && !strings.Contains(me.Text, "25 progress events dropped") {
+			t.Errorf("warning %q, want it to count 25 drops", me.Text)
+		}
+	}
+	// 34 events made, 10 kept: the start, 3 lines, the last 6 samples;
+	// then the warning took a sample's place.
+	want := "step_started line line line sample sample sample sample sample warning"
+	if strings.Join(kinds, " ") != want {
+		t.Errorf("sent %v, want %s", kinds, want)
+	}
+	if s.droppedCount() != 25 {
+		t.Errorf("dropped %d, want 25", s.droppedCount())
+	}
+}
+
+// TestEventsEverySecond: on fake time, a run's events go out in one
+// batch per period, and what is left goes at the close.
+func TestEventsEverySecond(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFakeFleet()
+		s := newEventStream("r1", f.ctl("a1"), 100)
+		done := make(chan struct{})
+		go func() { defer close(done); s.routineSend(context.Background(), time.Second, testLog(t)) }()
+		// A sample every 100 ms for 2.5 s, off the ticks by 50 ms.
+		time.Sleep(50 * time.Millisecond)
+		for range 25 {
+			s.progress(method.Event{Kind: method.Sample, Step: method.StepTCP, TCP: &result.TCPInterval{}})
+			time.Sleep(100 * time.Millisecond)
+		}
+		synctest.Wait()
+		f.mu.Lock()
+		sent := len(f.events["r1"])
+		f.mu.Unlock()
+		if sent != 20 {
+			t.Errorf("after 2.5 s, %d events sent, want the 20 of the first 2 s", sent)
+		}
+		s.close()
+		<-done
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if n := len(f.events["r1"]); n != 25 {
+			t.Errorf("after close, %d events sent, want 25", n)
+		}
+	})
+}
+
+// TestBackoff: each wait is in the upper half of Min doubled per
+// failure, capped at Max.
+func TestBackoff(t *testing.T) {
+	b := Backoff{Min: 100 * time.Millisecond, Max: time.Second}.withDefaults()
+	for _, c := range []struct {
+		failures int
+		cap      time.Duration
+	}{{1, 100 * time.Millisecond}, {2, 200 * time.Millisecond}, {4, 800 * time.Millisecond}, {5, time.Second}, {1000, time.Second}} {
+		for range 100 {
+			if d := b.Delay(c.failures); d < c.cap/2 || d > c.cap {
+				t.Fatalf("failure %d: wait %v, want in [%v, %v]", c.failures, d, c.cap/2, c.cap)
+			}
+		}
+	}
+	if d := (Backoff{}).withDefaults(); d.Min != time.Second || d.Max != time.Minute {
+		t.Errorf("defaults %+v", d)
+	}
+}
+
+// TestControllerClock: a controller 5 s ahead makes its 12:00:05 the
+// local 12:00:00 (within the heartbeat's round trip), warns once, and
+// not again within skewWarnEvery; a skew under 1 s is not warned of.
+func TestControllerClock(t *testing.T) {
+	var c controllerClock
+	sent := time.Now()
+	recv := sent.Add(20 * time.Millisecond)
+	skew, warn := c.observe(sent, recv, sent.Add(10*time.Millisecond+5*time.Second))
+	if skew != 5*time.Second || !warn {
+		t.Errorf("skew %v warn %v, want 5s and a warning", skew, warn)
+	}
+	if _, warn := c.observe(recv, recv, recv.Add(5*time.Second)); warn {
+		t.Error("warned twice within skewWarnEvery")
+	}
+	ctrl := time.Now().Add(5*time.Second + time.Minute)
+	if d := time.Until(c.local(ctrl)); d < time.Minute-50*time.Millisecond || d > time.Minute {
+		t.Errorf("the controller's now+5s+1m is local now+%v, want 1m", d)
+	}
+	var small controllerClock
+	if _, warn := small.observe(sent, recv, recv.Add(900*time.Millisecond)); warn {
+		t.Error("warned of a skew under 1 s")
+	}
+}
