@@ -7,6 +7,7 @@ require (
 	github.com/invopop/jsonschema v0.14.0 // schemagen only (not in the binary): JSON Schema 2020-12 reflected from the result types, honouring json tags and omitempty, with descriptions from Go comments and Mapper/Namer hooks for our enums; the common, maintained choice
 	github.com/jackc/pgx/v5 v5.12.0 // store: the maintained PostgreSQL driver, used through its database/sql adapter (stdlib) so SQLite and PostgreSQL share one code path; its PgError codes tell serialization failures and deadlocks to retry
 	github.com/pressly/goose/v3 v3.29.0 // store: migrations from an embed.FS, one set of SQL files for both dialects (sqlite3, postgres), a version table, and a Provider API without global state
+	github.com/prometheus/client_golang v1.25.0 // controller: /metrics in the Prometheus exposition format (registry, collectors, promhttp); the reference client, the one Prometheus itself uses
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // tests only (resulttest): a full draft 2020-12 validator, formats included, that passes the official JSON-Schema-Test-Suite; needs only golang.org/x/text
 	github.com/spf13/cobra v1.10.2 // CLI: nested commands (lab up, sweep window) over the pflag flags, and shell completion (bash, zsh, fish, powershell)
 	github.com/spf13/pflag v1.1.0 // GNU-style flags (-P 4 / --streams 4) that the standard flag package lacks
@@ -23,12 +24,14 @@ require (
 	github.com/buger/jsonparser v1.1.2 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect; cobra's, built on Windows only
 	github.com/pb33f/ordered-map/v2 v2.3.1 // indirect
-	go.yaml.in/yaml/v4 v4.0.0-rc.2 // indirect
+	go.yaml.in/yaml/v4 v4.0.0-rc.2
 	golang.org/x/text v0.43.0 // indirect
 	golang.zx2c4.com/wintun v0.0.0-20230126152724-0fa3db229ce2 // indirect
 )
 
 require (
+	github.com/beorn7/perks v1.0.1 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
@@ -36,11 +39,16 @@ require (
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/mfridman/interpolate v0.0.2 // indirect
+	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
+	github.com/prometheus/client_model v0.6.3 // indirect
+	github.com/prometheus/common v0.72.0 // indirect
+	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	github.com/sethvargo/go-retry v0.5.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
 	modernc.org/libc v1.80.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
