@@ -138,6 +138,8 @@ func (c *Controller) wrap(rt route) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		t0 := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		w = sw
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		var who fleet.Token
 		err := error(nil)
@@ -147,7 +149,7 @@ func (c *Controller) wrap(rt route) http.Handler {
 		if err == nil {
 			err = rt.h(w, r, who)
 		}
-		code := http.StatusOK
+		code := sw.code
 		if err != nil {
 			code = statusOf(err)
 			if code == http.StatusUnauthorized {
@@ -176,6 +178,26 @@ func (c *Controller) logRequest(r *http.Request, rt route, who fleet.Token, code
 		attrs = append(attrs, slog.String("error", err.Error()))
 	}
 	c.cfg.Log.LogAttrs(r.Context(), level, "request", attrs...)
+}
+
+// statusWriter keeps the status a handler wrote, for the log.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if s.code == 0 {
+		s.code = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(b []byte) (int, error) {
+	if s.code == 0 {
+		s.code = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
 }
 
 // authorize finds the bearer token and checks it may call a route of

@@ -68,6 +68,8 @@ type Config struct {
 	MaxPairs int
 	// Now is the clock (time.Now).
 	Now func() time.Time
+
+	webhookBackoff time.Duration // the webhook's first retry wait (webhookFirst); tests shorten it
 }
 
 // Defaults.
@@ -159,6 +161,9 @@ func New(cfg Config) (*Controller, error) {
 	c.metrics = newMetrics(c)
 	if cfg.Webhook != "" {
 		c.hook = newWebhook(cfg.Webhook, cfg.Log, c.metrics)
+		if cfg.webhookBackoff > 0 {
+			c.hook.backoff = cfg.webhookBackoff
+		}
 	}
 	c.sched = newScheduler(c)
 	c.srv = &http.Server{

@@ -103,7 +103,7 @@ func start(t *testing.T, cfg Config) *env {
 // mergeTest fills cfg's zero fields from testConfig.
 func mergeTest(cfg Config) Config {
 	d := testConfig(cfg.Store, cfg.StateDir)
-	d.Webhook, d.MaxPairs, d.DefaultRTT, d.Horizon = cfg.Webhook, cfg.MaxPairs, cfg.DefaultRTT, cfg.Horizon
+	d.Webhook, d.MaxPairs, d.DefaultRTT, d.Horizon, d.webhookBackoff = cfg.Webhook, cfg.MaxPairs, cfg.DefaultRTT, cfg.Horizon, cfg.webhookBackoff
 	if cfg.HeartbeatInterval != 0 {
 		d.HeartbeatInterval = cfg.HeartbeatInterval
 	}

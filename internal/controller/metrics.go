@@ -133,7 +133,9 @@ func (f *fleetCollector) pairs(ctx context.Context, ch chan<- prometheus.Metric)
 		ch <- prometheus.NewInvalidMetric(descTput, err)
 		return
 	}
-	slices.SortFunc(latest, func(a, b fleet.Result) int { return cmp.Or(b.Received.Compare(a.Received), cmp.Compare(a.RunID, b.RunID)) })
+	slices.SortFunc(latest, func(a, b fleet.Result) int {
+		return cmp.Or(b.Received.Compare(a.Received), cmp.Compare(a.RunID, b.RunID))
+	})
 	dropped := max(0, len(latest)-f.c.cfg.MaxPairs)
 	latest = latest[:len(latest)-dropped]
 	ch <- prometheus.MustNewConstMetric(descDrop, prometheus.GaugeValue, float64(dropped))
