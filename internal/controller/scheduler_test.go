@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
+	"github.com/fullpipe/fullpipe/internal/schedule"
 )
 
 // meshSchedule is a tcp test both ways between every agent labelled
@@ -186,4 +187,78 @@ func TestWebhook(t *testing.T) {
 			t.Errorf("metrics lack %s", want)
 		}
 	}
+}
+
+// TestCancelSlotsAndCap: a cancelled run is refused a start and named
+// in its agent's orders; a pair's slot is sized by its latest measured
+// RTT (the default before one); /metrics exports at most MaxPairs
+// pairs' figures and counts the rest.
+func TestCancelSlotsAndCap(t *testing.T) {
+	e := start(t, Config{MaxPairs: 1})
+	a := e.agent("a", nil)
+	e.agent("b", nil)
+	e.agent("c", nil)
+	if _, err := e.admin.CreateSchedule(ctx(t), pairSchedule("a", "b")); err != nil {
+		t.Fatal(err)
+	}
+	id := waitOrders(t, a, func(o fleet.Orders) bool { return len(o.Runs) > 0 }).Runs[0].ID
+	if r, err := e.admin.CancelRun(ctx(t), id); err != nil || r.State != fleet.RunCancelled {
+		t.Fatalf("cancel: %+v, %v", r, err)
+	}
+	_, err := e.admin.CancelRun(ctx(t), id)
+	wantStatus(t, "cancel twice", err, http.StatusConflict)
+	wantStatus(t, "start a cancelled run", a.Start(ctx(t), id), http.StatusConflict)
+	o, err := a.Heartbeat(ctx(t), fleet.Heartbeat{Running: []string{id}})
+	if err != nil || !slices.Contains(o.Cancelled, id) || len(o.Runs) != 0 {
+		t.Fatalf("orders after the cancel: %+v, %v", o, err)
+	}
+
+	rttRun := bookOne(t, e, fleet.Schedule{Name: "rtt", Test: fleet.Test{Kind: "rtt"},
+		From: fleet.Selector{Agents: []string{"a"}}, To: fleet.Selector{Agents: []string{"c"}}})
+	wantSlot(t, rttRun, e.c.cfg.DefaultRTT)
+	if _, err := a.Upload(ctx(t), rttRun.ID, fleet.Upload{State: fleet.RunFinished, Doc: rttDoc(t)}); err != nil {
+		t.Fatal(err)
+	}
+	tcpRun := bookOne(t, e, pairSchedule("a", "c"))
+	wantSlot(t, tcpRun, 37653*time.Nanosecond) // rtt.json's minimum
+	if _, err := a.Upload(ctx(t), tcpRun.ID, fleet.Upload{State: fleet.RunFinished, Doc: tcpDoc(t)}); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := e.admin.Raw(ctx(t), "/metrics")
+	if !strings.Contains(string(m), "fullpipe_pair_series_dropped 1") || strings.Count(string(m), "fullpipe_pair_result_timestamp_seconds{") != 1 {
+		t.Errorf("metrics with MaxPairs 1 and two pairs:\n%s", grepLines(string(m), "fullpipe_pair"))
+	}
+}
+
+// bookOne creates s and waits for its one run.
+func bookOne(t *testing.T, e *env, s fleet.Schedule) fleet.Run {
+	t.Helper()
+	sc, err := e.admin.CreateSchedule(ctx(t), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return waitRuns(t, e, sc.ID, 1)[0]
+}
+
+// wantSlot: the run's slot is schedule.Slot of its test's length and rtt.
+func wantSlot(t *testing.T, r fleet.Run, rtt time.Duration) {
+	t.Helper()
+	length, err := schedule.Length(r.Test.Kind, r.Test.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := schedule.Slot(length, rtt).Truncate(time.Millisecond)
+	if got := r.End.Sub(r.Start); got != want {
+		t.Errorf("%s run's slot %v, want %v (length %v, rtt %v)", r.Test.Kind, got, want, length, rtt)
+	}
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
