@@ -116,8 +116,14 @@ func (c *Controller) busy(w http.ResponseWriter, r *http.Request, _ fleet.Token)
 	if err != nil {
 		return err
 	}
+	var excl []schedule.Interval // what the busy share and the next free moment count
+	for _, s := range slots {
+		if s.Exclusive {
+			excl = append(excl, schedule.Interval{Start: s.Start, End: s.End})
+		}
+	}
 	writeJSON(w, http.StatusOK, fleet.Busy{Agent: name, From: from.UTC(), To: to.UTC(), Slots: nonNil(slots),
-		Fraction: schedule.BusyFraction(slots, from, to), NextFree: schedule.NextFree(slots, from).UTC()})
+		Fraction: schedule.BusyFraction(excl, from, to), NextFree: schedule.NextFree(excl, from).UTC()})
 	return nil
 }
 
