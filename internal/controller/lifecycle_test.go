@@ -2,6 +2,7 @@ package controller
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"os"
 	"strings"
@@ -93,6 +94,9 @@ func TestLifecycle(t *testing.T) {
 	other := fleet.Upload{State: fleet.RunFinished, Doc: json.RawMessage(strings.Replace(string(tcpDoc(t)), `"schema"`, `"extra": 1, "schema"`, 1))}
 	_, err = a.Upload(ctx(t), asg.ID, other)
 	wantStatus(t, "a different upload", err, http.StatusConflict)
+	if !errors.Is(err, fleet.ErrConflict) {
+		t.Errorf("a different upload: %v does not match fleet.ErrConflict", err)
+	}
 	_, err = a.Upload(ctx(t), asg.ID, fleet.Upload{State: fleet.RunFailed, Error: "boom"})
 	wantStatus(t, "a failure after the result", err, http.StatusConflict)
 	checkFinished(t, e, asg.ID, len(events))

@@ -56,7 +56,9 @@ type Client struct {
 }
 
 // Error is an answer of the API other than success: its status and its
-// one line.
+// one line. It matches the fleet's errors by status with errors.Is: 401
+// fleet.ErrUnauthorized, 404 fleet.ErrNotFound, 409 fleet.ErrConflict
+// and fleet.ErrExists.
 type Error struct {
 	Status  int    // HTTP status
 	Message string // the API's one line (fleet.Error)
@@ -64,6 +66,19 @@ type Error struct {
 
 func (e *Error) Error() string {
 	return fmt.Sprintf("controller: %d %s: %s", e.Status, http.StatusText(e.Status), e.Message)
+}
+
+// Is matches the fleet error of e's status.
+func (e *Error) Is(target error) bool {
+	switch e.Status {
+	case http.StatusUnauthorized:
+		return target == fleet.ErrUnauthorized
+	case http.StatusNotFound:
+		return target == fleet.ErrNotFound
+	case http.StatusConflict:
+		return target == fleet.ErrConflict || target == fleet.ErrExists
+	}
+	return false
 }
 
 // StatusOf is err's HTTP status when it is an *Error, else 0.
