@@ -26,7 +26,7 @@ type access int
 
 const (
 	public  access = iota // no token
-	agent                 // an agent token, acting as its agent
+	asAgent               // an agent token, acting as its agent
 	read                  // an API token of at least read
 	operate               // ... operate
 	admin                 // ... admin
@@ -53,11 +53,11 @@ func (c *Controller) table() []route {
 		{"GET", "/v1/openapi.yaml", public, 0, serveOpenAPI},
 		{"GET", "/metrics", read, 0, c.serveMetrics},
 
-		{"POST", "/v1/agent/register", agent, 0, c.register},
-		{"POST", "/v1/agent/heartbeat", agent, 0, c.heartbeat},
-		{"POST", "/v1/agent/runs/{id}/start", agent, 0, c.start},
-		{"PUT", "/v1/agent/runs/{id}/result", agent, maxResultBody, c.upload},
-		{"POST", "/v1/agent/runs/{id}/events", agent, maxResultBody, c.addEvents},
+		{"POST", "/v1/agent/register", asAgent, 0, c.register},
+		{"POST", "/v1/agent/heartbeat", asAgent, 0, c.heartbeat},
+		{"POST", "/v1/agent/runs/{id}/start", asAgent, 0, c.start},
+		{"PUT", "/v1/agent/runs/{id}/result", asAgent, maxResultBody, c.upload},
+		{"POST", "/v1/agent/runs/{id}/events", asAgent, maxResultBody, c.addEvents},
 
 		{"GET", "/v1/agents", read, 0, c.listAgents},
 		{"POST", "/v1/agents", admin, 0, c.enrol},
@@ -166,7 +166,7 @@ func (c *Controller) logRequest(r *http.Request, rt route, who fleet.Token, code
 	switch {
 	case code >= 500:
 		level = slog.LevelError
-	case code >= 400 || r.Method != http.MethodGet && rt.access != agent:
+	case code >= 400 || r.Method != http.MethodGet && rt.access != asAgent:
 		level = slog.LevelInfo
 	}
 	attrs := []slog.Attr{slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", code),
@@ -213,11 +213,11 @@ func (c *Controller) authorize(r *http.Request, a access) (fleet.Token, error) {
 		return t, err
 	}
 	switch {
-	case a == agent && t.Role != fleet.RoleAgent:
+	case a == asAgent && t.Role != fleet.RoleAgent:
 		return t, httpErr(http.StatusForbidden, "this endpoint is for agents: use the agent's token")
-	case a != agent && t.Role == fleet.RoleAgent:
+	case a != asAgent && t.Role == fleet.RoleAgent:
 		return t, httpErr(http.StatusForbidden, "an agent token may only call /v1/agent/ endpoints")
-	case a != agent && rank(t.Role) < int(a-read)+1:
+	case a != asAgent && rank(t.Role) < int(a-read)+1:
 		return t, httpErr(http.StatusForbidden, fmt.Sprintf("role %s may not do this: it needs %s", t.Role, needs(a)))
 	}
 	return t, nil
