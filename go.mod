@@ -8,6 +8,7 @@ require (
 	github.com/jackc/pgx/v5 v5.12.0 // store: the maintained PostgreSQL driver, used through its database/sql adapter (stdlib) so SQLite and PostgreSQL share one code path; its PgError codes tell serialization failures and deadlocks to retry
 	github.com/pressly/goose/v3 v3.29.0 // store: migrations from an embed.FS, one set of SQL files for both dialects (sqlite3, postgres), a version table, and a Provider API without global state
 	github.com/prometheus/client_golang v1.25.0 // controller: /metrics in the Prometheus exposition format (registry, collectors, promhttp); the reference client, the one Prometheus itself uses
+	go.yaml.in/yaml/v4 v4.0.0-rc.2 // tests only (controller): reads docs/openapi.yaml to check the routes and answers against it; already in the graph as invopop/jsonschema's
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // tests only (resulttest): a full draft 2020-12 validator, formats included, that passes the official JSON-Schema-Test-Suite; needs only golang.org/x/text
 	github.com/spf13/cobra v1.10.2 // CLI: nested commands (lab up, sweep window) over the pflag flags, and shell completion (bash, zsh, fish, powershell)
 	github.com/spf13/pflag v1.1.0 // GNU-style flags (-P 4 / --streams 4) that the standard flag package lacks
@@ -24,7 +25,6 @@ require (
 	github.com/buger/jsonparser v1.1.2 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect; cobra's, built on Windows only
 	github.com/pb33f/ordered-map/v2 v2.3.1 // indirect
-	go.yaml.in/yaml/v4 v4.0.0-rc.2
 	golang.org/x/text v0.43.0 // indirect
 	golang.zx2c4.com/wintun v0.0.0-20230126152724-0fa3db229ce2 // indirect
 )
