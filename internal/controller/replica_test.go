@@ -246,6 +246,9 @@ func TestScaleOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	runs := waitBooked(t, admin, sc.ID, 12)
+	if n := booked(t, rs[standby].client(t, rs[0].adminToken(t))); n != "0" {
+		t.Errorf("the standby replica booked %v runs", n)
+	}
 	uploadToBoth(t, ag, runs[0])
 	took := killMidUpload(t, rs, active, ag, runs[1:11])
 	t.Logf("takeover after kill -9 of the active replica: %v", took)
@@ -390,4 +393,20 @@ func checkOnce(t *testing.T, cl *client.Client, sc fleet.Schedule) {
 	if len(runs) != 2*occurrences {
 		t.Errorf("%d runs for %d occurrences of a pair both ways: want %d", len(runs), occurrences, 2*occurrences)
 	}
+}
+
+// booked is the replica's fullpipe_runs_booked_total.
+func booked(t *testing.T, cl *client.Client) string {
+	t.Helper()
+	m, err := cl.Raw(ctx(t), "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(m), "\n") {
+		if v, ok := strings.CutPrefix(l, "fullpipe_runs_booked_total "); ok {
+			return v
+		}
+	}
+	t.Fatal("no fullpipe_runs_booked_total in /metrics")
+	return ""
 }
