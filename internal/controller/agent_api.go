@@ -2,6 +2,7 @@ package controller
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -185,8 +186,7 @@ func (c *Controller) upload(w http.ResponseWriter, r *http.Request, who fleet.To
 	}
 	ctx, now, stored := r.Context(), c.cfg.Now(), false
 	if res != nil {
-		res.Received = now.UTC()
-		if stored, err = c.cfg.Store.PutResult(ctx, *res); err != nil {
+		if stored, err = c.putResult(ctx, res, now); err != nil {
 			return err
 		}
 	}
@@ -207,11 +207,24 @@ func (c *Controller) upload(w http.ResponseWriter, r *http.Request, who fleet.To
 	if moved {
 		c.metrics.ended(u.State)
 	}
-	if stored && c.hook != nil {
-		c.hook.enqueue(*res)
-	}
 	writeJSON(w, http.StatusOK, fleet.Stored{Stored: stored || moved && res == nil})
 	return nil
+}
+
+// putResult stores res (received now), with its webhook delivery
+// recorded in the outbox first.
+func (c *Controller) putResult(ctx context.Context, res *fleet.Result, now time.Time) (bool, error) {
+	res.Received = now.UTC()
+	if c.hook == nil {
+		return c.cfg.Store.PutResult(ctx, *res)
+	}
+	existed, err := c.hook.intend(res.RunID)
+	if err != nil {
+		return false, err
+	}
+	stored, err := c.cfg.Store.PutResult(ctx, *res)
+	c.hook.settle(res.RunID, existed, stored && err == nil)
+	return stored, err
 }
 
 // checkUpload is the result an upload stores (nil for a failure without

@@ -41,7 +41,8 @@ type Config struct {
 	// Insecure serves plain HTTP: only for tests of last resort.
 	Insecure bool
 	// Webhook, when set, receives each stored result (fleet.Result as
-	// JSON, POST), with retries.
+	// JSON, POST), with retries, at least once: pending deliveries wait
+	// in StateDir/outbox across restarts.
 	Webhook string
 	Log     *slog.Logger // nil: JSON to stderr
 
@@ -160,7 +161,10 @@ func New(cfg Config) (*Controller, error) {
 	}
 	c.metrics = newMetrics(c)
 	if cfg.Webhook != "" {
-		c.hook = newWebhook(cfg.Webhook, cfg.Log, c.metrics)
+		var err error
+		if c.hook, err = newWebhook(cfg.Webhook, cfg.StateDir, cfg.Store, cfg.Log, c.metrics); err != nil {
+			return nil, err
+		}
 		if cfg.webhookBackoff > 0 {
 			c.hook.backoff = cfg.webhookBackoff
 		}

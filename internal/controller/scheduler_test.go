@@ -6,6 +6,8 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -261,4 +263,57 @@ func grepLines(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestWebhookOutbox: a delivery pending when the controller stops waits
+// in its outbox and is sent when a controller starts again on the same
+// state directory.
+func TestWebhookOutbox(t *testing.T) {
+	var mu sync.Mutex
+	up, got := false, []string{}
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !up {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		var res fleet.Result
+		json.NewDecoder(r.Body).Decode(&res)
+		got = append(got, res.RunID)
+	}))
+	defer hook.Close()
+	st, dir := sqliteStore(t), t.TempDir()
+	cfg := Config{Store: st, StateDir: dir, Webhook: hook.URL, webhookBackoff: time.Second}
+	var id string
+	t.Run("first", func(t *testing.T) {
+		e := start(t, cfg)
+		a := e.agent("a", nil)
+		e.agent("b", nil)
+		if _, err := e.admin.CreateSchedule(ctx(t), pairSchedule("a", "b")); err != nil {
+			t.Fatal(err)
+		}
+		id = waitOrders(t, a, func(o fleet.Orders) bool { return len(o.Runs) > 0 }).Runs[0].ID
+		if _, err := a.Upload(ctx(t), id, fleet.Upload{State: fleet.RunFinished, Doc: tcpDoc(t)}); err != nil {
+			t.Fatal(err)
+		}
+	}) // the controller stops while the webhook refuses
+	if _, err := os.Stat(filepath.Join(dir, "outbox", id)); err != nil {
+		t.Fatalf("no outbox entry after the stop: %v", err)
+	}
+	mu.Lock()
+	up = true
+	mu.Unlock()
+	t.Run("again", func(t *testing.T) {
+		start(t, cfg)
+		if !poll(10*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return len(got) == 1 }) {
+			t.Fatal("the pending delivery was not sent after the restart")
+		}
+	})
+	if got[0] != id {
+		t.Errorf("delivered run %s, want %s", got[0], id)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "outbox", id)); err == nil {
+		t.Error("the outbox entry outlived its delivery")
+	}
 }

@@ -4,10 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
@@ -15,84 +21,188 @@ import (
 
 // The webhook's bounds.
 const (
-	webhookQueue    = 1000             // results waiting; more are dropped and counted
-	webhookAttempts = 8                // per result
-	webhookFirst    = time.Second      // first retry's wait, doubled each time
-	webhookMaxWait  = 2 * time.Minute  // longest wait between attempts
-	webhookTimeout  = 10 * time.Second // per attempt
+	webhookMaxPending = 100_000          // run IDs in the outbox; more are dropped and counted
+	webhookAttempts   = 8                // per result
+	webhookFirst      = time.Second      // first retry's wait, doubled each time
+	webhookMaxWait    = 2 * time.Minute  // longest wait between attempts
+	webhookTimeout    = 10 * time.Second // per attempt
+	webhookSweep      = 30 * time.Second // the outbox is read again at least this often
 )
 
 // webhook is the first archiver: it POSTs each stored result (a
-// fleet.Result as JSON) to a URL, retrying with exponential backoff.
-// Its queue lives in memory: what is queued or being retried when the
-// controller stops is lost (logged with its count); the results
-// themselves stay in the store. enqueue never blocks; run is the one
-// goroutine that sends, and ends with its context.
+// fleet.Result as JSON, read from the store) to a URL, retrying with
+// exponential backoff.
+//
+// Its queue is an outbox directory in StateDir: one empty file per run
+// ID, written before the upload is acknowledged and removed once the
+// result is delivered or refused for good. A controller that stops or
+// dies with deliveries pending sends them when it starts again, so
+// delivery is at least once (a receiver dedupes by run_id); deliveries
+// are lost only with the state directory, or when the outbox is full.
+// enqueue never blocks on the network; run is the one goroutine that
+// sends, and ends with its context.
 type webhook struct {
 	url     string
+	dir     string // the outbox
+	store   fleet.Store
 	log     *slog.Logger
 	m       *metrics
-	queue   chan fleet.Result
+	wake    chan struct{} // cap 1: something was queued
+	count   atomic.Int64  // files in the outbox, about (set at each sweep)
 	http    *http.Client
 	backoff time.Duration // webhookFirst; shorter in tests
 }
 
-func newWebhook(url string, log *slog.Logger, m *metrics) *webhook {
-	return &webhook{url: url, log: log, m: m, queue: make(chan fleet.Result, webhookQueue),
-		http: &http.Client{Timeout: webhookTimeout}, backoff: webhookFirst}
+func newWebhook(url, stateDir string, st fleet.Store, log *slog.Logger, m *metrics) (*webhook, error) {
+	dir := filepath.Join(stateDir, "outbox")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("controller webhook outbox: %w", err)
+	}
+	return &webhook{url: url, dir: dir, store: st, log: log, m: m, wake: make(chan struct{}, 1),
+		http: &http.Client{Timeout: webhookTimeout}, backoff: webhookFirst}, nil
 }
 
-// enqueue queues r, or drops it (counted) when the queue is full.
-func (h *webhook) enqueue(r fleet.Result) {
-	select {
-	case h.queue <- r:
-	default:
-		h.m.webhookLost.Inc()
-		h.log.Warn("webhook queue full: result not delivered", "run", r.RunID)
+// runIDs are what the store makes (hex); anything else in the outbox is
+// not ours.
+var runID = regexp.MustCompile(`^[0-9a-zA-Z_-]{1,128}$`)
+
+// intend writes run's outbox file (empty, named by its ID) before its
+// result is stored, so that a controller dying in between still delivers
+// it when it starts again; existed says a file was there already (an
+// upload retried after such a death). When the outbox is full the result
+// is dropped (counted) and no file written.
+func (h *webhook) intend(run string) (existed bool, err error) {
+	if !runID.MatchString(run) {
+		return false, fmt.Errorf("webhook: run ID %q cannot name an outbox file", run)
 	}
+	path := filepath.Join(h.dir, run)
+	if _, err := os.Stat(path); err == nil {
+		return true, nil
+	}
+	if h.count.Load() >= webhookMaxPending {
+		h.m.webhookLost.Inc()
+		h.log.Warn("webhook outbox full: result not delivered", "run", run)
+		return false, nil
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return false, fmt.Errorf("webhook outbox: %w", err)
+	}
+	if err := errors.Join(f.Sync(), f.Close()); err != nil {
+		return false, fmt.Errorf("webhook outbox: %w", err)
+	}
+	h.count.Add(1)
+	return false, nil
+}
+
+// settle follows the store's answer: a result stored (or one whose file
+// an earlier, interrupted upload left) is sent; a file written for an
+// upload that stored nothing is removed.
+func (h *webhook) settle(run string, existed, stored bool) {
+	if !stored && !existed {
+		if os.Remove(filepath.Join(h.dir, run)) == nil {
+			h.count.Add(-1)
+		}
+		return
+	}
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
+}
+
+// pending are the run IDs in the outbox, oldest first.
+func (h *webhook) pending() ([]string, error) {
+	es, err := os.ReadDir(h.dir)
+	if err != nil {
+		return nil, err
+	}
+	type item struct {
+		id string
+		t  time.Time
+	}
+	var items []item
+	for _, e := range es {
+		if fi, err := e.Info(); err == nil && e.Type().IsRegular() && runID.MatchString(e.Name()) {
+			items = append(items, item{e.Name(), fi.ModTime()})
+		}
+	}
+	slices.SortFunc(items, func(a, b item) int { return a.t.Compare(b.t) })
+	ids := make([]string, len(items))
+	for i, it := range items {
+		ids[i] = it.id
+	}
+	return ids, nil
 }
 
 func (h *webhook) run(ctx context.Context) {
 	for {
+		ids, err := h.pending()
+		if err != nil {
+			h.log.Error("webhook outbox", "error", err.Error())
+		}
+		h.count.Store(int64(len(ids)))
+		for _, id := range ids {
+			if ctx.Err() != nil {
+				break
+			}
+			if h.deliver(ctx, id) && os.Remove(filepath.Join(h.dir, id)) == nil {
+				h.count.Add(-1)
+			}
+		}
+		t := time.NewTimer(webhookSweep)
 		select {
 		case <-ctx.Done():
-			if n := len(h.queue); n > 0 {
-				h.log.Warn("controller stopping: webhook deliveries lost", "queued", n)
+			t.Stop()
+			if ids, _ := h.pending(); len(ids) > 0 {
+				h.log.Info("controller stopping: webhook deliveries wait in the outbox for the next start", "pending", len(ids))
 			}
 			return
-		case r := <-h.queue:
-			h.deliver(ctx, r)
+		case <-h.wake:
+		case <-t.C:
 		}
+		t.Stop()
 	}
 }
 
-// deliver sends r until it is taken (2xx), refused for good (4xx other
-// than 408 and 429), or the attempts run out.
-func (h *webhook) deliver(ctx context.Context, r fleet.Result) {
+// deliver sends run's result until it is taken (2xx), refused for good
+// (4xx other than 408 and 429, or no such result), or the attempts run
+// out: done says so. It is not done when ctx ends first.
+func (h *webhook) deliver(ctx context.Context, run string) (done bool) {
+	r, err := h.store.Result(ctx, run)
+	if err != nil {
+		if ctx.Err() != nil {
+			return false
+		}
+		h.m.webhook.WithLabelValues("failed").Inc()
+		h.log.Error("webhook: reading the result", "run", run, "error", err.Error())
+		return errors.Is(err, fleet.ErrNotFound)
+	}
 	body, err := json.Marshal(r)
 	if err != nil {
 		h.m.webhook.WithLabelValues("failed").Inc()
-		return
+		return true
 	}
 	wait := h.backoff
 	for attempt := 1; ; attempt++ {
 		retry, err := h.post(ctx, body)
-		if err == nil {
+		switch {
+		case err == nil:
 			h.m.webhook.WithLabelValues("delivered").Inc()
-			return
-		}
-		if !retry || attempt == webhookAttempts {
+			return true
+		case ctx.Err() != nil:
+			return false
+		case !retry || attempt == webhookAttempts:
 			h.m.webhook.WithLabelValues("failed").Inc()
-			h.log.Error("webhook delivery failed", "run", r.RunID, "attempts", attempt, "error", err.Error())
-			return
+			h.log.Error("webhook delivery failed", "run", run, "attempts", attempt, "error", err.Error())
+			return true
 		}
 		h.m.webhook.WithLabelValues("retried").Inc()
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			h.log.Warn("controller stopping: webhook delivery lost", "run", r.RunID)
-			return
+			return false
 		case <-t.C:
 		}
 		wait = min(2*wait, webhookMaxWait)
