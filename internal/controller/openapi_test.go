@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"slices"
@@ -102,6 +103,7 @@ type answer struct {
 	status       int
 	ctype        string
 	body         []byte
+	request      []byte // the request's body, when JSON and at most maxBody
 }
 
 // routes is c's handler with every answer recorded under its route.
@@ -113,9 +115,14 @@ func (rc *recorder) routes(c *Controller) http.Handler {
 	h := c.routes()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, pattern := patterns.Handler(r)
+		var req []byte
+		if r.Header.Get("Content-Type") == "application/json" && r.ContentLength >= 0 && r.ContentLength <= maxBody {
+			req, _ = io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(req))
+		}
 		tw := &tee{ResponseWriter: w}
 		h.ServeHTTP(tw, r)
-		a := answer{status: tw.code, ctype: w.Header().Get("Content-Type"), body: tw.body.Bytes()}
+		a := answer{status: tw.code, ctype: w.Header().Get("Content-Type"), body: tw.body.Bytes(), request: req}
 		if m, p, ok := strings.Cut(pattern, " "); ok {
 			a.method, a.path = m, p
 		}
@@ -186,8 +193,34 @@ func (rc *recorder) validate(t *testing.T) {
 			t.Errorf("%s %s → %d: answer does not match %s: %v\n%s", a.method, a.path, a.status, loc, err, a.body)
 		}
 		n++
+		if a.status < 300 && len(a.request) > 0 {
+			validateRequest(t, comp, schemas, a)
+		}
 	}
 	t.Logf("validated %d JSON answers against %s", n, docPath)
+}
+
+// validateRequest checks an accepted request's body against the
+// operation's requestBody schema.
+func validateRequest(t *testing.T, comp *jsonschema.Compiler, schemas map[string]*jsonschema.Schema, a answer) {
+	t.Helper()
+	loc := "openapi.json#/paths/" + escape(a.path) + "/" + strings.ToLower(a.method) + "/requestBody/content/application~1json/schema"
+	s, ok := schemas[loc]
+	if !ok {
+		var err error
+		if s, err = comp.Compile(loc); err != nil {
+			t.Errorf("%s %s: the document gives no request schema: %v", a.method, a.path, err)
+			return
+		}
+		schemas[loc] = s
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(a.request))
+	if err == nil {
+		err = s.Validate(v)
+	}
+	if err != nil {
+		t.Errorf("%s %s: accepted request does not match %s: %v\n%s", a.method, a.path, loc, err, a.request)
+	}
 }
 
 // schemaOf is the location of a's schema in the document.
