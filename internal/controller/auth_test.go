@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"encoding/pem"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -161,4 +163,39 @@ func pinOf(b byte) string {
 		s[i] = "0123456789abcdef"[b%16]
 	}
 	return string(s)
+}
+
+// TestOperatorCert: the operator's certificate is served (not a
+// self-signed one made), and a client trusting it as its CA file, with
+// no pin, connects.
+func TestOperatorCert(t *testing.T) {
+	dir := t.TempDir()
+	certPEM, keyPEM, err := selfSigned([]string{"127.0.0.1", "localhost"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	crt, key := filepath.Join(dir, "op.crt"), filepath.Join(dir, "op.key")
+	if err := errors.Join(os.WriteFile(crt, certPEM, 0o644), os.WriteFile(key, keyPEM, 0o600)); err != nil {
+		t.Fatal(err)
+	}
+	state := t.TempDir()
+	cfg := mergeTest(Config{Store: sqliteStore(t), StateDir: state})
+	cfg.TLSCert, cfg.TLSKey = crt, key
+	e := start(t, cfg)
+	if _, err := os.Stat(filepath.Join(state, certFile)); err == nil {
+		t.Error("a self-signed certificate was made beside the operator's")
+	}
+	secret, _ := os.ReadFile(filepath.Join(state, "admin.token"))
+	cl, err := client.New(e.c.URL(), strings.TrimSpace(string(secret)), client.Options{CAFile: crt, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if _, err := cl.Agents(ctx(t)); err != nil {
+		t.Fatalf("a client trusting the operator's certificate: %v", err)
+	}
+	block, _ := pem.Decode(certPEM)
+	if e.c.Pin() != Pin(block.Bytes) {
+		t.Errorf("pin %s is not the operator's certificate's", e.c.Pin())
+	}
 }
