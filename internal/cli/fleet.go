@@ -90,7 +90,7 @@ controller could not be reached or refused (the line says why).`,
   fullpipe fleet agents enrol paris-1 --token-file admin.token > paris-1.token
                                   enrol an agent; its token is printed once
   fullpipe fleet agents list --token-file ops.token
-  fullpipe fleet schedules add --name hourly-mesh --kind tcp --config '{"duration_ns":10e9}' \
+  fullpipe fleet schedules add --name hourly-mesh --kind tcp --config '{"duration_ns":10000000000}' \
       --from-site paris --to-site lyon --both --repeat R/PT1H --slip 5m --token-file ops.token
                                   every Paris agent with every Lyon agent, both ways, hourly
   fullpipe fleet agents busy paris-1 --token-file ops.token
@@ -103,12 +103,19 @@ controller could not be reached or refused (the line says why).`,
 func agentsSpec() spec {
 	return spec{
 		name: "agents", usage: "list|show|enrol|revoke|busy", summary: "the test hosts: list, show, enrol, revoke, busy",
+		example: `  fullpipe fleet agents list --token-file ops.token`,
 		sub: []spec{
-			{name: "list", usage: "[flags]", summary: "every agent with its state (up, down, new, revoked)", new: agentsList},
-			{name: "show", usage: "NAME [flags]", pos: argOne, summary: "one agent", new: agentsShow},
-			{name: "enrol", usage: "NAME [--note TEXT] [flags]", pos: argOne, summary: "enrol an agent and print its token (admin)", new: agentsEnrol},
-			{name: "revoke", usage: "NAME [flags]", pos: argOne, summary: "revoke an agent's token (admin)", new: agentsRevoke},
-			{name: "busy", usage: "NAME [--from T] [--to T] [flags]", pos: argOne, summary: "an agent's booked slots and when it is next free", new: agentsBusy},
+			{name: "list", usage: "[flags]", summary: "every agent with its state (up, down, new, revoked)", example: `  fullpipe fleet agents list --token-file ops.token
+  fullpipe fleet agents list -J | jq -r '.[] | select(.state=="down") | .name'`,
+				new: agentsList},
+			{name: "show", usage: "NAME [flags]", pos: argOne, summary: "one agent", example: `  fullpipe fleet agents show paris-1 --token-file ops.token`,
+				new: agentsShow},
+			{name: "enrol", usage: "NAME [--note TEXT] [flags]", pos: argOne, summary: "enrol an agent and print its token (admin)", example: `  fullpipe fleet agents enrol paris-1 --note "rack 4" --token-file admin.token > paris-1.token`,
+				new: agentsEnrol},
+			{name: "revoke", usage: "NAME [flags]", pos: argOne, summary: "revoke an agent's token (admin)", example: `  fullpipe fleet agents revoke paris-1 --token-file admin.token`,
+				new: agentsRevoke},
+			{name: "busy", usage: "NAME [--from T] [--to T] [flags]", pos: argOne, summary: "an agent's booked slots and when it is next free", example: `  fullpipe fleet agents busy paris-1 --to +6h --token-file ops.token`,
+				new: agentsBusy},
 		},
 	}
 }
@@ -199,10 +206,14 @@ func checkTimes(ts ...string) error {
 func tokensSpec() spec {
 	return spec{
 		name: "tokens", usage: "list|issue|revoke", summary: "API tokens and their roles (admin)",
+		example: `  fullpipe fleet tokens issue read --token-file admin.token > grafana.token`,
 		sub: []spec{
-			{name: "list", usage: "[flags]", summary: "every token (never its secret)", new: tokensList},
-			{name: "issue", usage: "read|operate|admin [--note TEXT] [flags]", pos: argOne, choices: []string{"read", "operate", "admin"}, summary: "issue a token of a role and print it once", new: tokensIssue},
-			{name: "revoke", usage: "ID [flags]", pos: argOne, summary: "revoke a token", new: tokensRevoke},
+			{name: "list", usage: "[flags]", summary: "every token (never its secret)", example: `  fullpipe fleet tokens list --token-file admin.token`,
+				new: tokensList},
+			{name: "issue", usage: "read|operate|admin [--note TEXT] [flags]", pos: argOne, choices: []string{"read", "operate", "admin"}, summary: "issue a token of a role and print it once", example: `  fullpipe fleet tokens issue operate --note "NOC" --token-file admin.token > ops.token`,
+				new: tokensIssue},
+			{name: "revoke", usage: "ID [flags]", pos: argOne, summary: "revoke a token", example: `  fullpipe fleet tokens revoke 7461ebce074777e3b7a7e3c992c98ccf --token-file admin.token`,
+				new: tokensRevoke},
 		},
 	}
 }

@@ -16,11 +16,16 @@ import (
 func runsSpec() spec {
 	return spec{
 		name: "runs", usage: "list|show|cancel|events", summary: "booked, running and ended runs",
+		example: `  fullpipe fleet runs list --state running --token-file ops.token`,
 		sub: []spec{
-			{name: "list", usage: "[--agent NAME] [--state S] [flags]", summary: "runs, newest slot first", new: runsList},
-			{name: "show", usage: "ID [flags]", pos: argOne, summary: "one run", new: runsShow},
-			{name: "cancel", usage: "ID [flags]", pos: argOne, summary: "cancel a run not yet ended (operate)", new: runsCancel},
-			{name: "events", usage: "ID [flags]", pos: argOne, summary: "a run's progress as its agent streamed it", new: runsEvents},
+			{name: "list", usage: "[--agent NAME] [--state S] [flags]", summary: "runs, newest slot first", example: `  fullpipe fleet runs list --agent paris-1 --state failed,missed --from -24h --token-file ops.token`,
+				new: runsList},
+			{name: "show", usage: "ID [flags]", pos: argOne, summary: "one run", example: `  fullpipe fleet runs show d0f64744e4a3f5adc493879fe08be3a1 --token-file ops.token`,
+				new: runsShow},
+			{name: "cancel", usage: "ID [flags]", pos: argOne, summary: "cancel a run not yet ended (operate)", example: `  fullpipe fleet runs cancel d0f64744e4a3f5adc493879fe08be3a1 --token-file ops.token`,
+				new: runsCancel},
+			{name: "events", usage: "ID [flags]", pos: argOne, summary: "a run's progress as its agent streamed it", example: `  fullpipe fleet runs events d0f64744e4a3f5adc493879fe08be3a1 --token-file ops.token`,
+				new: runsEvents},
 		},
 	}
 }
@@ -113,9 +118,12 @@ func runsEvents() command {
 func resultsSpec() spec {
 	return spec{
 		name: "results", usage: "list|show", summary: "stored results with their headline figures",
+		example: `  fullpipe fleet results list --kind rtt --token-file ops.token`,
 		sub: []spec{
-			{name: "list", usage: "[--source NAME] [--dest NAME] [--kind KIND] [flags]", summary: "results, newest first", new: resultsList},
-			{name: "show", usage: "RUN-ID [flags]", pos: argOne, summary: "one result with its whole document (--json)", new: resultsShow},
+			{name: "list", usage: "[--source NAME] [--dest NAME] [--kind KIND] [flags]", summary: "results, newest first", example: `  fullpipe fleet results list --source paris-1 --kind tcp --since -24h --token-file ops.token`,
+				new: resultsList},
+			{name: "show", usage: "RUN-ID [flags]", pos: argOne, summary: "one result with its whole document (--json)", example: `  fullpipe fleet results show d0f64744e4a3f5adc493879fe08be3a1 -J --token-file ops.token > result.json`,
+				new: resultsShow},
 		},
 	}
 }

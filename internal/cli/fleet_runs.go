@@ -18,11 +18,17 @@ import (
 func schedulesSpec() spec {
 	return spec{
 		name: "schedules", usage: "list|show|add|rm", summary: "tests between agents, once or repeating",
+		example: `  fullpipe fleet schedules list --token-file ops.token`,
 		sub: []spec{
-			{name: "list", usage: "[flags]", summary: "every schedule", new: schedulesList},
-			{name: "show", usage: "ID [flags]", pos: argOne, summary: "one schedule", new: schedulesShow},
-			{name: "add", usage: "--kind KIND --from... --to... [flags]", summary: "add a schedule (operate)", new: schedulesAdd},
-			{name: "rm", usage: "ID [flags]", pos: argOne, summary: "remove a schedule and cancel its runs not yet started (operate)", new: schedulesRm},
+			{name: "list", usage: "[flags]", summary: "every schedule", example: `  fullpipe fleet schedules list --token-file ops.token`,
+				new: schedulesList},
+			{name: "show", usage: "ID [flags]", pos: argOne, summary: "one schedule", example: `  fullpipe fleet schedules show 78fe5a59184eedb3d007bf198dd9ad6d --token-file ops.token`,
+				new: schedulesShow},
+			{name: "add", usage: "--kind KIND --from... --to... [flags]", summary: "add a schedule (operate)", example: `  fullpipe fleet schedules add --kind rtt --from paris-1 --to lyon-1 --repeat "*/5 * * * *" --token-file ops.token
+  fullpipe fleet schedules add --kind tcp --config '{"duration_ns":10000000000}' --from-label role=edge --to-site core --both --repeat R/PT1H --slip 10m --token-file ops.token`,
+				new: schedulesAdd},
+			{name: "rm", usage: "ID [flags]", pos: argOne, summary: "remove a schedule and cancel its runs not yet started (operate)", example: `  fullpipe fleet schedules rm 78fe5a59184eedb3d007bf198dd9ad6d --token-file ops.token`,
+				new: schedulesRm},
 		},
 	}
 }
@@ -90,7 +96,7 @@ type selFlags struct {
 func (s *selFlags) flags(fs *pflag.FlagSet, side, what string) {
 	fs.Var(text(&s.agents, "", "NAME[,NAME]"), side, what+" by name")
 	fs.Var(text(&s.site, "", "SITE"), side+"-site", what+": every agent of a site")
-	fs.StringArrayVar(&s.labels, side+"-label", nil, what+": agents with this label KEY=VALUE (repeat: all must match)")
+	fs.Var(texts(&s.labels, "KEY=VALUE"), side+"-label", what+": agents with this label KEY=VALUE (repeat: all must match)")
 }
 
 func (s *selFlags) selector(side string) (fleet.Selector, error) {
@@ -137,7 +143,7 @@ func schedulesAdd() command {
 func (a *schedAdd) flags(fs *pflag.FlagSet) {
 	fs.Var(text(&a.s.Name, "", "TEXT"), "name", "a name for lists and the web page")
 	fs.Var(oneOf(&a.s.Test.Kind, "", fleet.Kinds()...), "kind", "the test or method to run")
-	fs.Var(text(&a.config, "", "JSON"), "config", `its config as JSON, the result document's "config" keys (e.g. {"duration_ns":10e9}); default: the kind's defaults`)
+	fs.Var(text(&a.config, "", "JSON"), "config", `its config as JSON, the result document's "config" keys (e.g. {"duration_ns":10000000000}); default: the kind's defaults`)
 	fs.Var(text(&a.cfgFile, "", "FILE"), "config-file", "read the config from a JSON file")
 	a.from.flags(fs, "from", "sources (testers)")
 	a.to.flags(fs, "to", "destinations (responders)")

@@ -75,7 +75,7 @@ func (a *controllerArgs) flags(fs *pflag.FlagSet) {
 	fs.Var(text(&a.db, "", "FILE|URL"), "db", "SQLite file (default STATE/fleet.db) or postgres://... to share with other replicas")
 	fs.Var(text(&a.cfg.TLSCert, "", "FILE"), "tls-cert", "the operator's certificate (PEM); default: self-signed in the state directory")
 	fs.Var(text(&a.cfg.TLSKey, "", "FILE"), "tls-key", "its private key (PEM)")
-	fs.StringArrayVar(&a.names, "name", nil, "a DNS name or IP the self-signed certificate is for, beyond the listen address and the host name (repeat)")
+	fs.Var(texts(&a.names, "NAME|IP"), "name", "a DNS name or IP the self-signed certificate is for, beyond the listen address and the host name (repeat)")
 	fs.Var(text(&a.cfg.Webhook, "", "URL"), "webhook", "POST each stored result there as JSON (retried)")
 	fs.Var(dur(&a.cfg.HeartbeatInterval, 15*time.Second), "heartbeat", "how often agents report; an agent silent for 3 is down")
 	fs.Var(oneOf(&a.logFormat, "json", "text", "json"), "log-format", "log lines on stderr")
@@ -83,6 +83,9 @@ func (a *controllerArgs) flags(fs *pflag.FlagSet) {
 }
 
 func (a *controllerArgs) validate(in input) error {
+	if err := checkLogFormat(a.logFormat); err != nil {
+		return err
+	}
 	if (a.cfg.TLSCert == "") != (a.cfg.TLSKey == "") {
 		return usagef("--tls-cert and --tls-key go together")
 	}
@@ -153,9 +156,9 @@ func (a *agentArgs) flags(fs *pflag.FlagSet) {
 	a.conn.flags(fs, false)
 	fs.Var(text(&a.cfg.Name, host, "NAME"), "name", "the name it was enrolled under")
 	fs.Var(text(&a.cfg.Site, "", "SITE"), "site", "its site, for schedules that pick agents by site")
-	fs.StringArrayVar(&a.labels, "label", nil, "a label KEY=VALUE, for schedules that pick agents by label (repeat)")
+	fs.Var(texts(&a.labels, "KEY=VALUE"), "label", "a label KEY=VALUE, for schedules that pick agents by label (repeat)")
 	fs.Var(text(&a.cfg.Listen, ":6349", "HOST:PORT"), "listen", "its responder's address")
-	fs.StringArrayVar(&a.cfg.Addresses, "advertise", nil, "HOST:PORT its peers dial (behind NAT: the forwarded address; repeat); default: --listen when it names a host")
+	fs.Var(texts(&a.cfg.Addresses, "HOST:PORT"), "advertise", "HOST:PORT its peers dial (behind NAT: the forwarded address; repeat); default: --listen when it names a host")
 	fs.Var(text(&a.cfg.SpoolDir, stateDir("agent"), "DIR"), "spool", "keeps finished results until the controller has them, and the responder's certificate")
 	fs.BoolVar(&a.noTLS, "no-responder-tls", false, "serve the responder's control connections without TLS (peers then rely on the per-run key alone)")
 	fs.Var(oneOf(&a.logFormat, "json", "text", "json"), "log-format", "log lines on stderr")
@@ -163,6 +166,9 @@ func (a *agentArgs) flags(fs *pflag.FlagSet) {
 }
 
 func (a *agentArgs) validate(in input) error {
+	if err := checkLogFormat(a.logFormat); err != nil {
+		return err
+	}
 	if err := a.conn.resolve(); err != nil {
 		return err
 	}
@@ -196,4 +202,11 @@ func (a *agentArgs) run(e env) error {
 		return exitError{ExitRefused, fmt.Errorf("agent: %w", err)}
 	}
 	return ag.Run(e.ctx)
+}
+
+func checkLogFormat(f string) error {
+	if f != "text" && f != "json" {
+		return usagef("--log-format %q: want text or json", f)
+	}
+	return nil
 }

@@ -124,7 +124,7 @@ func checkFlag(t *testing.T, cmd string, f *pflag.Flag, help string) {
 		unit = "bytes"
 	case durValue:
 		unit = "duration"
-	case intValue, seedValue, pctValue, textValue:
+	case intValue, seedValue, pctValue, textValue, listValue:
 		unit = v.Type()
 	default:
 		if f.Value.Type() != "bool" {
@@ -144,20 +144,47 @@ func checkFlag(t *testing.T, cmd string, f *pflag.Flag, help string) {
 // outOfRange are values each command refuses after parsing them: one
 // per command with a number among its flags, at least.
 var outOfRange = map[string][][]string{
-	"serve":        {{"--max-sessions", "0"}, {"-p", "70000"}, {"--log-format", "xml"}},
-	"tcp":          {{"127.0.0.1", "-P", "0"}, {"127.0.0.1", "--dscp", "64"}, {"-c", "127.0.0.1", "-p", "0"}, {"127.0.0.1", "-t", "0"}},
-	"udp":          {{"127.0.0.1", "--size", "10"}, {"127.0.0.1", "--rate", "0"}},
-	"rtt":          {{"127.0.0.1", "-n", "0"}, {"127.0.0.1", "-n", "10000", "-i", "1"}},
-	"mtu":          {{"127.0.0.1", "--min", "10"}, {"127.0.0.1", "--tries", "0"}},
-	"rfc6349":      {{"127.0.0.1", "--cir", "100M", "--sweep", "65"}, {"127.0.0.1", "--cir", "0"}, {"127.0.0.1", "--cir", "1M", "-t", "0.5"}},
-	"sweep window": {{"127.0.0.1", "--baseline-probes", "1"}, {"127.0.0.1", "-t", "61"}},
-	"sweep msglen": {{"127.0.0.1", "--udp-rate", "0"}, {"127.0.0.1", "--sizes", "0"}},
-	"trains":       {{"127.0.0.1", "--rate", "10M", "--rtt", "20ms", "--mtu", "100"}, {"127.0.0.1", "--rate", "10M", "--rtt", "11"}},
-	"lab up":       {{"--loss", "2"}, {"--profile", "nosuch"}, {"--rate", "fast"}, {"--up-rtt", "soon"}},
-	"lab exec":     {{"router", "--", "true"}},
-	"demo":         {{"-t", "0"}},
-	"completion":   {{"tcsh"}},
-	"version":      nil,
+	"serve":                {{"--max-sessions", "0"}, {"-p", "70000"}, {"--log-format", "xml"}},
+	"tcp":                  {{"127.0.0.1", "-P", "0"}, {"127.0.0.1", "--dscp", "64"}, {"-c", "127.0.0.1", "-p", "0"}, {"127.0.0.1", "-t", "0"}},
+	"udp":                  {{"127.0.0.1", "--size", "10"}, {"127.0.0.1", "--rate", "0"}},
+	"rtt":                  {{"127.0.0.1", "-n", "0"}, {"127.0.0.1", "-n", "10000", "-i", "1"}},
+	"mtu":                  {{"127.0.0.1", "--min", "10"}, {"127.0.0.1", "--tries", "0"}},
+	"rfc6349":              {{"127.0.0.1", "--cir", "100M", "--sweep", "65"}, {"127.0.0.1", "--cir", "0"}, {"127.0.0.1", "--cir", "1M", "-t", "0.5"}},
+	"sweep window":         {{"127.0.0.1", "--baseline-probes", "1"}, {"127.0.0.1", "-t", "61"}},
+	"sweep msglen":         {{"127.0.0.1", "--udp-rate", "0"}, {"127.0.0.1", "--sizes", "0"}},
+	"trains":               {{"127.0.0.1", "--rate", "10M", "--rtt", "20ms", "--mtu", "100"}, {"127.0.0.1", "--rate", "10M", "--rtt", "11"}},
+	"lab up":               {{"--loss", "2"}, {"--profile", "nosuch"}, {"--rate", "fast"}, {"--up-rtt", "soon"}},
+	"lab exec":             {{"router", "--", "true"}},
+	"demo":                 {{"-t", "0"}},
+	"completion":           {{"tcsh"}},
+	"version":              nil,
+	"controller":           {{"--heartbeat", "0.5"}, {"--tls-cert", "x.pem"}, {"--log-format", "xml"}},
+	"agent":                {{}, {"--controller", "http://127.0.0.1:1", "--token", "x"}, {"--controller", "https://127.0.0.1:1", "--token", "x", "--label", "novalue"}, {"--controller", "https://127.0.0.1:1", "--token", "x", "--token-file", "f"}},
+	"fleet":                {{}, {"sideways"}},
+	"fleet agents":         {{}, {"sideways"}},
+	"fleet agents list":    {{"--controller", "https://127.0.0.1:1"}, {"--controller", "ftp://x", "--token", "x"}},
+	"fleet agents show":    {{"x"}},
+	"fleet agents enrol":   {{"x", "--controller", "https://127.0.0.1:1"}},
+	"fleet agents revoke":  {{"x"}},
+	"fleet agents busy":    {{"x", "--from", "yesterday"}, {"x", "--to", "+soon"}},
+	"fleet tokens":         {{}, {"sideways"}},
+	"fleet tokens list":    {{"--token-file", "/nonexistent"}},
+	"fleet tokens issue":   {{"agent"}, {"root"}},
+	"fleet tokens revoke":  {{"x"}},
+	"fleet schedules":      {{}, {"sideways"}},
+	"fleet schedules list": {{"--timeout", "bogus!"}},
+	"fleet schedules show": {{"x"}},
+	"fleet schedules add":  {{"--kind", "ftp"}, {"--kind", "tcp", "--from", "a"}, {"--kind", "tcp", "--from", "a", "--to", "b", "--config", "{\"duration_ns\":-1}"}, {"--kind", "tcp", "--from", "a", "--to", "b", "--config", "{\"duraton_ns\":1}"}, {"--kind", "rtt", "--from", "a", "--to", "b", "--start", "tomorrow"}, {"--kind", "rtt", "--from-label", "novalue", "--to", "b"}},
+	"fleet schedules rm":   {{"x"}},
+	"fleet runs":           {{}, {"sideways"}},
+	"fleet runs list":      {{"--state", "done"}, {"--from", "yesterday"}},
+	"fleet runs show":      {{"x"}},
+	"fleet runs cancel":    {{"x"}},
+	"fleet runs events":    {{"x"}},
+	"fleet results":        {{}, {"sideways"}},
+	"fleet results list":   {{"--since", "last week"}},
+	"fleet results show":   {{"x"}},
+
 	"help":         {{"nosuch"}},
 	"lab down":     nil,
 	"lab stats":    nil,
@@ -203,7 +230,7 @@ func TestBadInput(t *testing.T) {
 		}
 		c.LocalFlags().VisitAll(func(f *pflag.Flag) {
 			switch f.Value.(type) {
-			case textValue:
+			case textValue, listValue:
 			case rateValue, sizeValue, durValue, intValue, seedValue, pctValue:
 				bad = append(bad, append(append([]string{}, path...), "--"+f.Name, "bogus!"))
 			default:

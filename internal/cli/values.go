@@ -148,3 +148,16 @@ func readSecret(path string) ([]byte, error) {
 	}
 	return []byte(line), nil
 }
+
+// listValue is a repeatable text flag: each use adds one (--label a=b
+// --label c=d); meta names its form in the help.
+type listValue struct {
+	v    *[]string
+	meta string
+}
+
+func texts(p *[]string, meta string) pflag.Value { return listValue{p, meta} }
+
+func (f listValue) String() string     { return strings.Join(*f.v, ",") }
+func (f listValue) Set(s string) error { *f.v = append(*f.v, s); return nil }
+func (f listValue) Type() string       { return f.meta }
