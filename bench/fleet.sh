@@ -20,6 +20,7 @@ PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true)
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
 TMP=$(mktemp -d)
+chmod 755 "$TMP" # postgres runs as its own user and must reach its directory
 BIN=$TMP/fullpipe LOAD=$TMP/fleetload
 CGO_ENABLED=0 go build -o "$BIN" ./cmd/fullpipe
 CGO_ENABLED=0 go build -o "$LOAD" ./bench/fleetload
@@ -66,9 +67,9 @@ o = json.load(open(path))
 l = o["latency_ms"]
 print(f"{name:10} agents {o['agents']}: enrolled in {o['enrol_s']:.2f} s, registered in {o['register_s']:.2f} s; "
       f"{o['results']} results in {o['ingest_s']:.2f} s = {o['results_per_s']:.0f} results/s; "
-      f"API p50 {l['all']['p50']:.1f} ms p99 {l['all']['p99']:.1f} ms over {o['calls']} calls "
-      f"(uploads p99 {l.get('upload',{}).get('p99',0):.1f} ms, heartbeats p99 {l.get('heartbeat',{}).get('p99',0):.1f} ms), "
-      f"{o['errors']} errors; controller peak RSS {hwm/1024:.0f} MiB")
+      f"steady heartbeats p50 {l['steady heartbeat']['p50']:.1f} ms p99 {l['steady heartbeat']['p99']:.1f} ms; "
+      f"at saturation (ingest) p50 {l['ingest']['p50']:.1f} ms p99 {l['ingest']['p99']:.1f} ms; "
+      f"register p99 {l['register']['p99']:.1f} ms; {o['calls']} calls, {o['errors']} errors; controller peak RSS {hwm/1024:.0f} MiB")
 PY
 }
 
