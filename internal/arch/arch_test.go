@@ -30,6 +30,8 @@ var layers = [][]string{
 	{"internal/wire"},
 	// The documents and the configs they record.
 	{"internal/result"},
+	// The fleet's timetable: pure, over the documents' configs.
+	{"internal/schedule"},
 	// What reads documents (renders, validates against the schemas,
 	// generates them), and the data path.
 	{"internal/report", "internal/result/resulttest", "internal/result/internal/schemagen", "internal/flow",

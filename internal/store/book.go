@@ -7,32 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"slices"
+	"strings"
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
+	"github.com/fullpipe/fullpipe/internal/schedule"
 )
-
-// interval is a busy slot, [start, end).
-type interval struct{ start, end time.Time }
-
-// firstFree is the earliest start at or after notBefore, and before
-// horizon, of a slot of length that overlaps none of busy (half-open
-// intervals, in any order); false when there is none.
-func firstFree(busy []interval, notBefore time.Time, length time.Duration, horizon time.Time) (time.Time, bool) {
-	busy = slices.Clone(busy)
-	slices.SortFunc(busy, func(a, b interval) int { return a.start.Compare(b.start) })
-	t := notBefore
-	for _, b := range busy {
-		if !t.Add(length).After(b.start) {
-			break // the gap before b fits; later ones start later still
-		}
-		if b.end.After(t) {
-			t = b.end
-		}
-	}
-	return t, t.Before(horizon)
-}
 
 // Book stores r in the earliest slot of its length at or after r.Start,
 // starting before horizon, in which (when r is exclusive) no scheduled
@@ -81,51 +61,77 @@ func (d *DB) Book(ctx context.Context, r fleet.Run, horizon time.Time) (fleet.Ru
 // busy ones.
 func (d *DB) slotFor(ctx context.Context, tx *sql.Tx, r fleet.Run, length time.Duration, horizon time.Time) (time.Time, error) {
 	if d.pg {
-		for _, k := range agentLocks(r.Source, r.Dest) {
-			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, k); err != nil {
-				return time.Time{}, err
-			}
+		// One round trip: the target list is evaluated left to right.
+		ks := agentLocks(r.Source, r.Dest)
+		q := `SELECT pg_advisory_xact_lock($1)`
+		if len(ks) == 2 {
+			q = `SELECT pg_advisory_xact_lock($1), pg_advisory_xact_lock($2)`
+		}
+		if _, err := tx.ExecContext(ctx, q, ks...); err != nil {
+			return time.Time{}, err
 		}
 	}
 	busy, err := busySlots(ctx, tx, r.Source, r.Dest, r.Start, horizon.Add(length))
 	if err != nil {
 		return time.Time{}, err
 	}
-	start, ok := firstFree(busy, r.Start, length, horizon)
+	slot, ok := schedule.FirstFree(busy, r.Start, length, horizon)
 	if !ok {
 		return time.Time{}, fleet.ErrNoSlot
 	}
-	return start, nil
+	return slot.Start, nil
 }
 
 // agentLocks are the advisory lock keys of agents a and b, ascending
 // and distinct.
-func agentLocks(a, b string) []int64 {
+func agentLocks(a, b string) []any {
 	key := func(name string) int64 {
 		h := fnv.New64a()
 		h.Write([]byte("fullpipe/store/agent/" + name))
 		return int64(h.Sum64())
 	}
-	ks := []int64{key(a), key(b)}
-	slices.Sort(ks)
-	return slices.Compact(ks)
+	ka, kb := key(a), key(b)
+	switch {
+	case ka == kb:
+		return []any{ka}
+	case ka > kb:
+		ka, kb = kb, ka
+	}
+	return []any{ka, kb}
 }
 
 // busySlots are the exclusive scheduled or running runs of agents a or
-// b that overlap [from, to).
-func busySlots(ctx context.Context, tx *sql.Tx, a, b string, from, to time.Time) ([]interval, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT start_ms, end_ms FROM runs
-		WHERE (source = $1 OR dest = $1 OR source = $2 OR dest = $2)
-		AND end_ms > $3 AND start_ms < $4 AND exclusive AND state IN ($5, $6)`,
+// b that overlap [from, to) (a run of both, twice).
+func busySlots(ctx context.Context, tx *sql.Tx, a, b string, from, to time.Time) ([]schedule.Interval, error) {
+	rows, err := tx.QueryContext(ctx, liveRuns("start_ms, end_ms", "$1, $2", "$3", "$4", "$5", "$6", "TRUE"),
 		a, b, ms(from), ms(to), string(fleet.RunScheduled), string(fleet.RunRunning))
 	if err != nil {
 		return nil, err
 	}
-	return collect(rows, func(row interface{ Scan(...any) error }) (interval, error) {
+	return collect(rows, func(row interface{ Scan(...any) error }) (schedule.Interval, error) {
 		var s, e int64
 		err := row.Scan(&s, &e)
-		return interval{fromMS(s), fromMS(e)}, err
+		return schedule.Interval{Start: fromMS(s), End: fromMS(e)}, err
 	})
+}
+
+// liveRuns is SQL selecting cols of the runs of the agents (a list of
+// placeholders), as source or destination, in state sched or running,
+// exclusive one of excl ("TRUE", or "FALSE, TRUE"), that overlap
+// [from, to): a UNION ALL of one query per
+// side and state, each one seek of the index runs_source_busy or
+// runs_dest_busy, which SQLite (no statistics) would otherwise pass
+// over for runs_source_start, a scan of the agent's history. A run of
+// two of the agents comes twice.
+func liveRuns(cols, agents, from, to, sched, running, excl string) string {
+	var parts []string
+	for _, side := range []string{"source", "dest"} {
+		for _, state := range []string{sched, running} {
+			parts = append(parts, fmt.Sprintf("SELECT %s FROM runs WHERE %s IN (%s) AND state = %s AND exclusive IN (%s) AND end_ms > %s AND start_ms < %s",
+				cols, side, agents, state, excl, from, to))
+		}
+	}
+	return strings.Join(parts, " UNION ALL ")
 }
 
 func insertRun(ctx context.Context, tx *sql.Tx, r fleet.Run) error {

@@ -43,8 +43,10 @@ func sqlitePath(dsn string) (path string, query url.Values, err error) {
 		return "", nil, fmt.Errorf("store: SQLite URI %q: %w", dsn, err)
 	}
 	path = u.Path
-	if path == "" {
-		path = u.Opaque
+	if u.Opaque != "" { // file:relative/path, not decoded by url.Parse
+		if path, err = url.PathUnescape(u.Opaque); err != nil {
+			return "", nil, fmt.Errorf("store: SQLite URI %q: %w", dsn, err)
+		}
 	}
 	return path, u.Query(), nil
 }

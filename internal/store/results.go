@@ -125,8 +125,12 @@ func (d *DB) AddEvents(ctx context.Context, es []fleet.Event) error {
 	}
 	err := d.inTx(ctx, func(tx *sql.Tx) error {
 		for _, e := range es {
+			ev := string(e.Event)
+			if ev == "" {
+				ev = "null" // so that the event reads back as JSON
+			}
 			if _, err := tx.ExecContext(ctx, `INSERT INTO events (run_id, seq, time_ms, event) VALUES ($1, $2, $3, $4)
-				ON CONFLICT (run_id, seq) DO NOTHING`, e.RunID, e.Seq, ms(e.Time), string(e.Event)); err != nil {
+				ON CONFLICT (run_id, seq) DO NOTHING`, e.RunID, e.Seq, ms(e.Time), ev); err != nil {
 				return err
 			}
 		}

@@ -1,10 +1,12 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -153,15 +155,15 @@ func (d *DB) MissRuns(ctx context.Context, now time.Time) (int, error) {
 }
 
 // Slots are the agent's scheduled and running runs (exclusive or not)
-// that overlap [from, to), by start.
+// that overlap [from, to), by start (a run from the agent to itself,
+// which liveRuns finds twice, once).
 func (d *DB) Slots(ctx context.Context, agent string, from, to time.Time) ([]fleet.Slot, error) {
-	rows, err := d.r.QueryContext(ctx, `SELECT id, start_ms, end_ms, exclusive FROM runs
-		WHERE (source = $1 OR dest = $1) AND end_ms > $2 AND start_ms < $3 AND state IN ($4, $5)
-		ORDER BY start_ms, id`, agent, ms(from), ms(to), string(fleet.RunScheduled), string(fleet.RunRunning))
+	rows, err := d.r.QueryContext(ctx, liveRuns("id, start_ms, end_ms, exclusive", "$1", "$2", "$3", "$4", "$5", "FALSE, TRUE"),
+		agent, ms(from), ms(to), string(fleet.RunScheduled), string(fleet.RunRunning))
 	if err != nil {
 		return nil, fmt.Errorf("store: slots of %q: %w", agent, err)
 	}
-	return collect(rows, func(row interface{ Scan(...any) error }) (fleet.Slot, error) {
+	slots, err := collect(rows, func(row interface{ Scan(...any) error }) (fleet.Slot, error) {
 		var (
 			s    fleet.Slot
 			a, b int64
@@ -170,4 +172,11 @@ func (d *DB) Slots(ctx context.Context, agent string, from, to time.Time) ([]fle
 		s.Start, s.End = fromMS(a), fromMS(b)
 		return s, err
 	})
+	if err != nil {
+		return nil, fmt.Errorf("store: slots of %q: %w", agent, err)
+	}
+	slices.SortFunc(slots, func(a, b fleet.Slot) int {
+		return cmp.Or(a.Start.Compare(b.Start), strings.Compare(a.RunID, b.RunID))
+	})
+	return slices.CompactFunc(slots, func(a, b fleet.Slot) bool { return a.RunID == b.RunID }), nil
 }

@@ -18,6 +18,9 @@ import (
 var pg = pgtest.New()
 
 func TestMain(m *testing.M) {
+	if dsn := os.Getenv(helperEnv); dsn != "" {
+		os.Exit(helper(dsn)) // a child of TestTwoProcesses
+	}
 	code := m.Run()
 	pg.Close()
 	os.Exit(code)

@@ -65,9 +65,11 @@ CREATE TABLE runs (
     finished    BIGINT NOT NULL DEFAULT 0,
     run_key     TEXT NOT NULL DEFAULT ''     -- hex
 );
--- An agent's busy intervals from a time on (Book, Slots): by end.
-CREATE INDEX runs_source_end ON runs (source, end_ms);
-CREATE INDEX runs_dest_end ON runs (dest, end_ms);
+-- An agent's live (scheduled, running) slots from a time on (Book,
+-- Slots): by state, exclusive and end, so that neither history nor the
+-- non-exclusive runs slow Book; start_ms covers the query.
+CREATE INDEX runs_source_busy ON runs (source, state, exclusive, end_ms, start_ms);
+CREATE INDEX runs_dest_busy ON runs (dest, state, exclusive, end_ms, start_ms);
 -- Lists, newest slot first.
 CREATE INDEX runs_source_start ON runs (source, start_ms);
 CREATE INDEX runs_dest_start ON runs (dest, start_ms);

@@ -8,7 +8,7 @@
 // PostgreSQL refuses to run as root: as root, the cluster belongs to and
 // runs as the system user postgres (else nobody). The server gets
 // SIGKILL when the test binary dies (Pdeathsig), so a killed test leaves
-// no postgres behind.
+// no postgres behind; the directory it leaves, the next start removes.
 //
 // When the binaries are missing the tests that ask for a database skip,
 // saying how to install them, unless FULLPIPE_REQUIRE_POSTGRES=1, when
@@ -49,27 +49,32 @@ const startTimeout = 60 * time.Second
 // Server is one PostgreSQL server, started at the first Database. Its
 // methods are safe for concurrent use.
 type Server struct {
-	once sync.Once
-	err  error // of the start, kept for every later Database
+	once     sync.Once
+	err      error    // of the start, kept for every later Database
+	settings []string // after the defaults
 
 	mu    sync.Mutex // guards n and admin's use for CREATE DATABASE
 	n     int        // databases made
 	admin *sql.DB    // to the postgres database, as the superuser
 
 	dir  string    // the cluster's temporary directory
+	lock *os.File  // dir's lock file, held (flock) while the server lives
 	port int       // on 127.0.0.1
 	cmd  *exec.Cmd // the postmaster
 	done chan struct{}
 }
 
 // New returns a server that starts when a test first asks for a
-// database; Close stops it. For a TestMain:
+// database; Close stops it. Settings ("name=value") override the
+// defaults, which trade durability for speed (fsync=off, ...): a
+// benchmark of commits passes "fsync=on", "synchronous_commit=on". For
+// a TestMain:
 //
 //	srv := pgtest.New()
 //	code := m.Run()
 //	srv.Close()
 //	os.Exit(code)
-func New() *Server { return &Server{} }
+func New(settings ...string) *Server { return &Server{settings: settings} }
 
 // Start is a fresh database on a server of the test's own (stopped at
 // its end): its DSN, or the test skipped or failed as Database says.
@@ -137,8 +142,16 @@ func (s *Server) stop() error {
 		err = errors.Join(err, os.RemoveAll(s.dir))
 		s.dir = ""
 	}
+	if s.lock != nil {
+		s.lock.Close()
+		s.lock = nil
+	}
 	return err
 }
+
+// installed is where Debian's postgresql packages put their binaries
+// (a variable for the tests).
+var installed = "/usr/lib/postgresql/*/bin"
 
 // binDir is where initdb and postgres are: PATH, else the newest
 // /usr/lib/postgresql/N/bin.
@@ -148,7 +161,7 @@ func binDir() (string, error) {
 			return filepath.Dir(p), nil
 		}
 	}
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	dirs, _ := filepath.Glob(installed)
 	slices.SortFunc(dirs, func(a, b string) int { return version(b) - version(a) })
 	for _, d := range dirs {
 		if isExec(filepath.Join(d, "initdb")) && isExec(filepath.Join(d, "postgres")) {

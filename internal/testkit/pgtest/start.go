@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 )
@@ -29,6 +30,7 @@ func (s *Server) start() (err error) {
 	if err != nil {
 		return err
 	}
+	sweep()
 	if s.dir, err = os.MkdirTemp("", "pgtest-"); err != nil {
 		return fmt.Errorf("pgtest: %w", err)
 	}
@@ -37,6 +39,12 @@ func (s *Server) start() (err error) {
 			s.stop()
 		}
 	}()
+	if s.lock, err = os.Create(filepath.Join(s.dir, lockName)); err != nil {
+		return fmt.Errorf("pgtest: %w", err)
+	}
+	if err := syscall.Flock(int(s.lock.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("pgtest: %w", err)
+	}
 	if cred != nil {
 		if err := os.Chown(s.dir, int(cred.Uid), int(cred.Gid)); err != nil {
 			return fmt.Errorf("pgtest: %w", err)
@@ -69,7 +77,7 @@ func (s *Server) serve(bin string, cred *syscall.Credential, data string) error 
 	}
 	defer log.Close()
 	args := []string{"-D", data, "-h", "127.0.0.1", "-p", fmt.Sprint(port), "-k", s.dir}
-	for _, kv := range settings {
+	for _, kv := range append(slices.Clone(settings), s.settings...) {
 		args = append(args, "-c", kv)
 	}
 	cmd := command(s.dir, bin, cred, "postgres", args...)
@@ -116,5 +124,31 @@ func (s *Server) connect() error {
 			db.Close()
 			return fmt.Errorf("pgtest: postgres not ready in %v: %w", startTimeout, err)
 		}
+	}
+}
+
+// lockName is the file in a server's directory that its process holds
+// locked (flock) while it lives.
+const lockName = "pgtest.lock"
+
+// sweep removes the directories of servers whose test binaries were
+// killed outright (their postgres died with them, Pdeathsig, but the
+// files stay): those of pgtest-* older than a minute whose lock no
+// process holds.
+func sweep() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "pgtest-*"))
+	for _, dir := range dirs {
+		fi, err := os.Stat(dir)
+		if err != nil || time.Since(fi.ModTime()) < time.Minute {
+			continue
+		}
+		f, err := os.Open(filepath.Join(dir, lockName))
+		if err != nil {
+			continue
+		}
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			os.RemoveAll(dir)
+		}
+		f.Close()
 	}
 }
