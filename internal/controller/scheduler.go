@@ -173,14 +173,10 @@ func (s *scheduler) claim(ctx context.Context, id string, occ, next time.Time, e
 
 // book books one occurrence's runs: a run per pair of the schedule's
 // selectors among the agents up now, in the earliest free slot from the
-// occurrence (plus its slip) on.
+// occurrence (plus its slip) on, of schedule.SlotFor's length at the
+// pair's RTT.
 func (s *scheduler) book(ctx context.Context, sc fleet.Schedule, occ time.Time, agents []fleet.Agent, rtts map[[2]string]time.Duration, now time.Time) {
 	cfg := s.c.cfg
-	length, err := schedule.Length(sc.Test.Kind, sc.Test.Config)
-	if err != nil {
-		cfg.Log.Error("schedule's test", "schedule", sc.ID, "error", err.Error())
-		return
-	}
 	from, to, byName := s.candidates(sc, agents, now)
 	exclusive := schedule.Exclusive(sc.Test.Kind)
 	earliest := now.Add(cfg.HeartbeatInterval + time.Second) // the source hears of it before it starts
@@ -193,13 +189,18 @@ func (s *scheduler) book(ctx context.Context, sc fleet.Schedule, occ time.Time, 
 		if !ok {
 			rtt = cfg.DefaultRTT
 		}
+		slot, err := schedule.SlotFor(sc.Test.Kind, sc.Test.Config, rtt)
+		if err != nil {
+			cfg.Log.Error("schedule's test", "schedule", sc.ID, "error", err.Error())
+			return
+		}
 		start := schedule.Slip(occ, sc.Slip, s.rng)
 		if start.Before(earliest) {
 			start = earliest
 		}
 		start = start.UTC().Truncate(time.Millisecond)
 		r := fleet.Run{ScheduleID: sc.ID, Source: p.Source, Dest: p.Dest, Test: sc.Test, Exclusive: exclusive,
-			Start: start, End: start.Add(schedule.Slot(length, rtt)), State: fleet.RunScheduled, Created: now.UTC(), Key: newKey()}
+			Start: start, End: start.Add(slot), State: fleet.RunScheduled, Created: now.UTC(), Key: newKey()}
 		booked, err := cfg.Store.Book(ctx, r, start.Add(cfg.Horizon))
 		if err != nil {
 			s.c.metrics.unbooked.Inc()
@@ -231,8 +232,10 @@ func (s *scheduler) candidates(sc fleet.Schedule, agents []fleet.Agent, now time
 	return from, to, byName
 }
 
-// rtts are each pair's latest measured minimum RTT, either way round
-// (its own direction first).
+// rtts are the RTT each pair's slots are sized at: its latest measured
+// minimum RTT, either way round (its own direction first), made
+// pessimistic (slotRTT), as schedule.SlotFor asks for the largest RTT
+// the path is expected to have.
 func (s *scheduler) rtts(ctx context.Context) (map[[2]string]time.Duration, error) {
 	latest, err := s.c.cfg.Store.Latest(ctx)
 	if err != nil {
@@ -242,7 +245,7 @@ func (s *scheduler) rtts(ctx context.Context) (map[[2]string]time.Duration, erro
 	m := map[[2]string]time.Duration{}
 	for _, r := range latest { // newest last, so it wins
 		if r.Figures.RTTMs > 0 {
-			m[[2]string{r.Source, r.Dest}] = time.Duration(r.Figures.RTTMs * float64(time.Millisecond))
+			m[[2]string{r.Source, r.Dest}] = slotRTT(time.Duration(r.Figures.RTTMs * float64(time.Millisecond)))
 		}
 	}
 	for k, v := range m {
@@ -251,6 +254,13 @@ func (s *scheduler) rtts(ctx context.Context) (map[[2]string]time.Duration, erro
 		}
 	}
 	return m, nil
+}
+
+// slotRTT is the RTT to size a slot at from a path's minimum: four times
+// it, and at least 50 ms more (a loaded queue's delay, which the minimum
+// does not show).
+func slotRTT(minRTT time.Duration) time.Duration {
+	return max(4*minRTT, minRTT+50*time.Millisecond)
 }
 
 // newKey is a run's secret: 32 random bytes.

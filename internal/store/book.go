@@ -7,33 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
+	"github.com/fullpipe/fullpipe/internal/schedule"
 )
-
-// interval is a busy slot, [start, end).
-type interval struct{ start, end time.Time }
-
-// firstFree is the earliest start at or after notBefore, and before
-// horizon, of a slot of length that overlaps none of busy (half-open
-// intervals, in any order); false when there is none.
-func firstFree(busy []interval, notBefore time.Time, length time.Duration, horizon time.Time) (time.Time, bool) {
-	busy = slices.Clone(busy)
-	slices.SortFunc(busy, func(a, b interval) int { return a.start.Compare(b.start) })
-	t := notBefore
-	for _, b := range busy {
-		if !t.Add(length).After(b.start) {
-			break // the gap before b fits; later ones start later still
-		}
-		if b.end.After(t) {
-			t = b.end
-		}
-	}
-	return t, t.Before(horizon)
-}
 
 // Book stores r in the earliest slot of its length at or after r.Start,
 // starting before horizon, in which (when r is exclusive) no scheduled
@@ -96,11 +75,11 @@ func (d *DB) slotFor(ctx context.Context, tx *sql.Tx, r fleet.Run, length time.D
 	if err != nil {
 		return time.Time{}, err
 	}
-	start, ok := firstFree(busy, r.Start, length, horizon)
+	slot, ok := schedule.FirstFree(busy, r.Start, length, horizon)
 	if !ok {
 		return time.Time{}, fleet.ErrNoSlot
 	}
-	return start, nil
+	return slot.Start, nil
 }
 
 // agentLocks are the advisory lock keys of agents a and b, ascending
@@ -123,16 +102,16 @@ func agentLocks(a, b string) []any {
 
 // busySlots are the exclusive scheduled or running runs of agents a or
 // b that overlap [from, to) (a run of both, twice).
-func busySlots(ctx context.Context, tx *sql.Tx, a, b string, from, to time.Time) ([]interval, error) {
+func busySlots(ctx context.Context, tx *sql.Tx, a, b string, from, to time.Time) ([]schedule.Interval, error) {
 	rows, err := tx.QueryContext(ctx, liveRuns("start_ms, end_ms", "$1, $2", "$3", "$4", "$5", "$6", "TRUE"),
 		a, b, ms(from), ms(to), string(fleet.RunScheduled), string(fleet.RunRunning))
 	if err != nil {
 		return nil, err
 	}
-	return collect(rows, func(row interface{ Scan(...any) error }) (interval, error) {
+	return collect(rows, func(row interface{ Scan(...any) error }) (schedule.Interval, error) {
 		var s, e int64
 		err := row.Scan(&s, &e)
-		return interval{fromMS(s), fromMS(e)}, err
+		return schedule.Interval{Start: fromMS(s), End: fromMS(e)}, err
 	})
 }
 

@@ -8,38 +8,6 @@ import (
 	"github.com/fullpipe/fullpipe/internal/fleet"
 )
 
-func TestFirstFree(t *testing.T) {
-	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
-	iv := func(a, b int) interval { return interval{at(a), at(b)} }
-	for _, c := range []struct {
-		name          string
-		busy          []interval
-		from, horizon int
-		length        time.Duration
-		want          int // minutes; -1: none
-	}{
-		{"free", nil, 0, 60, 10 * time.Minute, 0},
-		{"after one", []interval{iv(0, 5)}, 0, 60, 10 * time.Minute, 5},
-		{"gap too small", []interval{iv(12, 20), iv(0, 5)}, 0, 60, 10 * time.Minute, 20},
-		{"gap exact (half-open)", []interval{iv(0, 5), iv(15, 20)}, 0, 60, 10 * time.Minute, 5},
-		{"ended before", []interval{iv(-30, -5)}, 0, 60, 10 * time.Minute, 0},
-		{"overlapping busy", []interval{iv(0, 30), iv(10, 20), iv(25, 40)}, 5, 60, time.Minute, 40},
-		{"starts at the horizon: none", []interval{iv(0, 60)}, 0, 60, time.Minute, -1},
-		{"starts before the horizon, ends past it", []interval{iv(0, 59)}, 0, 60, 10 * time.Minute, 59},
-		{"inside a busy", []interval{iv(-10, 10)}, 0, 60, time.Minute, 10},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			got, ok := firstFree(c.busy, at(c.from), c.length, at(c.horizon))
-			switch {
-			case c.want < 0 && ok:
-				t.Errorf("got %v, want none", got)
-			case c.want >= 0 && (!ok || !got.Equal(at(c.want))):
-				t.Errorf("got %v %v, want %v", got, ok, at(c.want))
-			}
-		})
-	}
-}
-
 func TestRuns(t *testing.T) {
 	each(t, func(t *testing.T, db *DB) {
 		h := t0.Add(time.Hour)

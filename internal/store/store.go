@@ -29,6 +29,8 @@ import (
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
 	"github.com/jackc/pgx/v5/pgconn"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // DB is a fleet.Store on SQLite or PostgreSQL. It is safe for concurrent
@@ -75,12 +77,12 @@ func (d *DB) Dialect() string {
 	return "sqlite"
 }
 
-// maxRetries bounds the attempts of one transaction that PostgreSQL
-// aborts as a serialization failure or a deadlock.
+// maxRetries bounds the attempts of one transaction that fails in a way
+// worth retrying (retryable).
 const maxRetries = 10
 
 // inTx runs fn in a write transaction (immediate on SQLite) and commits
-// it, retrying it whole when PostgreSQL asks to.
+// it, retrying it whole when the database asks to.
 func (d *DB) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	var err error
 	for attempt := 0; attempt < maxRetries; attempt++ {
@@ -108,10 +110,16 @@ func (d *DB) tryTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return tx.Commit()
 }
 
-// retryable: PostgreSQL's serialization_failure and deadlock_detected.
+// retryable: PostgreSQL's serialization_failure and deadlock_detected,
+// and SQLite's SQLITE_BUSY (another process held the write lock past the
+// busy timeout).
 func retryable(err error) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
+	var (
+		pe *pgconn.PgError
+		se *sqlite.Error
+	)
+	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01") ||
+		errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
 }
 
 // newID is 16 random bytes in hex.
