@@ -208,7 +208,7 @@ func (c *Controller) authorize(r *http.Request, a access) (fleet.Token, error) {
 	if !ok || strings.TrimSpace(secret) == "" {
 		return fleet.Token{}, httpErr(http.StatusUnauthorized, "no token: send Authorization: Bearer <token>")
 	}
-	t, err := c.cfg.Store.Authenticate(r.Context(), strings.TrimSpace(secret))
+	t, err := c.tokens.authenticate(r.Context(), c.cfg.Store, strings.TrimSpace(secret), c.cfg.Now())
 	if err != nil {
 		return t, err
 	}

@@ -134,6 +134,7 @@ type Controller struct {
 	hook    *webhook // nil without Config.Webhook
 	sched   *scheduler
 	once    sync.Once // closes ln when Run is never called
+	tokens  tokens    // accepted tokens, for tokenTTL
 }
 
 // New checks cfg, makes or loads the TLS certificate, bootstraps the

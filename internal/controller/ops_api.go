@@ -85,6 +85,7 @@ func (c *Controller) revokeAgent(w http.ResponseWriter, r *http.Request, _ fleet
 			if err := c.cfg.Store.RevokeToken(r.Context(), t.ID); err != nil {
 				return err
 			}
+			c.tokens.forget(t.ID)
 		}
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -156,6 +157,7 @@ func (c *Controller) issueToken(w http.ResponseWriter, r *http.Request, _ fleet.
 
 // revokeToken: DELETE /v1/tokens/{id}.
 func (c *Controller) revokeToken(w http.ResponseWriter, r *http.Request, _ fleet.Token) error {
+	defer c.tokens.forget(r.PathValue("id"))
 	if err := c.cfg.Store.RevokeToken(r.Context(), r.PathValue("id")); err != nil {
 		return err
 	}
