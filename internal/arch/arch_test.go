@@ -21,7 +21,7 @@ const module = "github.com/fullpipe/fullpipe/"
 var layers = [][]string{
 	// Words and tools: no fullpipe imports of their own.
 	{"internal/vocab", "internal/units", "internal/stats", "internal/cpuload", "internal/version", "internal/jsondoc",
-		"internal/testkit", "internal/tcpinfo", "internal/sockopt", "internal/link"},
+		"internal/testkit", "internal/testkit/pgtest", "internal/tcpinfo", "internal/sockopt", "internal/link"},
 	// The methods' mathematics: pure, no sockets; RFC 6349's judgement
 	// reads the trains'.
 	{"internal/train", "internal/train/traintest", "internal/sweep", "internal/pathmtu"},
@@ -30,10 +30,14 @@ var layers = [][]string{
 	{"internal/wire"},
 	// The documents and the configs they record.
 	{"internal/result"},
+	// The fleet's timetable: pure, over the documents' configs.
+	{"internal/schedule"},
 	// What reads documents (renders, validates against the schemas,
 	// generates them), and the data path.
 	{"internal/report", "internal/result/resulttest", "internal/result/internal/schemagen", "internal/flow",
 		"internal/fleet"},
+	// What keeps the fleet: its Store on SQLite and PostgreSQL.
+	{"internal/store"},
 	// The engine's two ends, and the lab.
 	{"internal/tester", "internal/serve", "internal/serve/servetest", "internal/lab"},
 	// The methods, over the Network seam, and the scripted network.

@@ -42,26 +42,91 @@ type DirStats struct {
 	TxPackets, TxBytes atomic.Uint64
 	Drops              [8]atomic.Uint64
 	ICMPSent           atomic.Uint64
+	NoRoute            atomic.Uint64 // read, but addressed to no device the fabric knows (sites)
 }
 
-// pipe forwards one direction: src TUN → chain → dst TUN.
+// fabric is the emulated network a pipe forwards through, in virtual
+// time: a packet enters from one of the pipe's input devices and leaves
+// towards one of its output devices. A fabric is not safe for concurrent
+// use: the pipe's mu guards every call.
+type fabric interface {
+	// push enters pk, read from input in at now; the pipe has advanced
+	// the fabric to now first. It returns false, keeping nothing, when
+	// no output is addressed.
+	push(now time.Duration, in int, pk *link.Packet) bool
+	// advance processes every event up to now in time order and hands
+	// each packet that leaves to deliver with its output, p.Time its
+	// exact virtual departure.
+	advance(now time.Duration, deliver func(out int, pk *link.Packet))
+	// next is the earliest virtual time of any pending event.
+	next() (time.Duration, bool)
+	// queuedAhead is what waits in the bottleneck queues that a packet
+	// from input in meets first (IP bytes and packets), for the trace.
+	queuedAhead(in int) (bytes, packets int)
+}
+
+// single is the two-ended lab's fabric: one direction's chain from one
+// input to one output.
+type single struct{ path *Path }
+
+func (s single) push(now time.Duration, _ int, pk *link.Packet) bool {
+	s.path.Chain.Push(now, pk)
+	return true
+}
+
+func (s single) advance(now time.Duration, deliver func(int, *link.Packet)) {
+	s.path.Chain.Advance(now, func(pk *link.Packet) { deliver(0, pk) })
+}
+
+func (s single) next() (time.Duration, bool) { return s.path.Chain.Next() }
+
+func (s single) queuedAhead(int) (bytes, packets int) { return queuedIn(s.path) }
+
+// queuedIn sums what waits in path's bottleneck queues.
+func queuedIn(path *Path) (bytes, packets int) {
+	for _, b := range path.Bottlenecks {
+		bytes += b.QueuedBytes()
+		packets += b.QueuedPackets()
+	}
+	return bytes, packets
+}
+
+// icmpReply is a frag-needed answer waiting to be written into the input
+// device ins[to]; st counts it.
+type icmpReply struct {
+	to int
+	b  []byte
+	st *DirStats
+}
+
+// pipe forwards from its input devices through a fabric to its output
+// devices: one routineRead per input, one routineWrite for all outputs.
+// The two-ended lab runs one pipe per direction (one input, one output);
+// a sites lab one pipe whose inputs and outputs are the same devices.
 type pipe struct {
 	name  string
-	src   tun.Device
-	dst   tun.Device
+	ins   []tun.Device // read, one routineRead each
+	outs  []tun.Device // written by routineWrite
+	rx    []*DirStats  // per input: what was read
+	tx    []*DirStats  // per output: what was written
 	start time.Time
-	stats *DirStats
 	pool  *sync.Pool
 
-	mu    sync.Mutex // guards path and ready
-	path  *Path
-	ready []*link.Packet
+	mu    sync.Mutex // guards net and ready
+	net   fabric
+	ready [][]*link.Packet // per output: left the fabric, to be written
 
 	trace tracer   // ICMP echo packets' timestamps, for tests
 	late  lateness // every packet: write time − virtual departure
 
-	wake chan struct{} // cap 1; the reader signals new work, nobody closes it
-	icmp chan []byte   // frag-needed replies to write back into src; reader-owned
+	wake chan struct{}  // cap 1; the readers signal new work, nobody closes it
+	icmp chan icmpReply // frag-needed replies; any goroutine sends (never blocking), readers and the writer flush
+}
+
+// newPipe makes a pipe; net is set by the caller before it runs.
+func newPipe(name string, ins, outs []tun.Device, rx, tx []*DirStats, start time.Time, pool *sync.Pool) *pipe {
+	return &pipe{name: name, ins: ins, outs: outs, rx: rx, tx: tx, start: start, pool: pool,
+		ready: make([][]*link.Packet, len(outs)), wake: make(chan struct{}, 1), icmp: make(chan icmpReply, 64)}
 }
 
 func (p *pipe) now() time.Duration { return time.Since(p.start) }
@@ -72,17 +137,18 @@ func (p *pipe) putBuf(b []byte) {
 	p.pool.Put(&b)
 }
 
-// routineRead reads batches from src and enters each packet into the
-// chain at its arrival time. It ends when src is closed.
-func (p *pipe) routineRead() error {
-	n := p.src.BatchSize()
+// routineRead reads batches from ins[in] and enters each packet into the
+// fabric at its arrival time. It ends when that device is closed.
+func (p *pipe) routineRead(in int) error {
+	src, st := p.ins[in], p.rx[in]
+	n := src.BatchSize()
 	bufs := make([][]byte, n)
 	sizes := make([]int, n)
 	for i := range bufs {
 		bufs[i] = p.getBuf()
 	}
 	for {
-		cnt, err := p.src.Read(bufs, sizes, headroom)
+		cnt, err := src.Read(bufs, sizes, headroom)
 		if err != nil && cnt == 0 {
 			if errors.Is(err, os.ErrClosed) || errors.Is(err, unix.EBADFD) {
 				return nil
@@ -94,15 +160,18 @@ func (p *pipe) routineRead() error {
 		}
 		now := p.now()
 		p.mu.Lock()
-		p.path.Chain.Advance(now, p.collect)
+		p.net.advance(now, p.collect)
 		for i := range cnt {
 			data := bufs[i][headroom : headroom+sizes[i]]
 			pk := &link.Packet{Data: data, Buf: bufs[i], Class: classOf(data)}
-			p.stats.RxPackets.Add(1)
-			p.stats.RxBytes.Add(uint64(len(data)))
+			st.RxPackets.Add(1)
+			st.RxBytes.Add(uint64(len(data)))
+			p.arrive(now, in, pk)
+			if !p.net.push(now, in, pk) {
+				st.NoRoute.Add(1)
+				continue // the buffer stays for the next read
+			}
 			bufs[i] = p.getBuf() // the packet keeps its buffer
-			p.arrive(now, pk)
-			p.path.Chain.Push(now, pk)
 		}
 		p.mu.Unlock()
 		select {
@@ -113,15 +182,40 @@ func (p *pipe) routineRead() error {
 	}
 }
 
-func (p *pipe) collect(pk *link.Packet) {
+func (p *pipe) collect(out int, pk *link.Packet) {
 	p.depart(pk)
-	p.ready = append(p.ready, pk)
+	p.ready[out] = append(p.ready[out], pk)
 }
 
-// drop is the chain's drop counter; the packet's buffer goes back.
-func (p *pipe) drop(pk *link.Packet, c link.Cause) {
-	p.stats.Drops[c].Add(1)
-	p.putBuf(pk.Buf)
+// dropper is a chain's drop counter into st; the packet's buffer goes
+// back.
+func (p *pipe) dropper(st *DirStats) link.DropFunc {
+	return func(pk *link.Packet, c link.Cause) {
+		st.Drops[c].Add(1)
+		p.putBuf(pk.Buf)
+	}
+}
+
+// tooBig answers packets above mtu with ICMP frag-needed, written into
+// ins[to(packet)] and counted in st; nil when d does not ask for ICMP.
+func (p *pipe) tooBig(d Direction, to func(ip []byte) int, st *DirStats) func(*link.Packet) {
+	if !d.ICMP {
+		return nil
+	}
+	return func(pk *link.Packet) {
+		b := fragNeeded(pk.Data, d.MTU)
+		if b == nil {
+			return
+		}
+		k := to(pk.Data)
+		if k < 0 {
+			return
+		}
+		select {
+		case p.icmp <- icmpReply{to: k, b: b, st: st}:
+		default: // rate-limited by the channel, as routers do
+		}
+	}
 }
 
 // routineWrite delivers packets whose time has come. It runs on a locked
@@ -135,29 +229,18 @@ func (p *pipe) routineWrite(ctx context.Context) error {
 	// writer wakes ~50 µs later and spins that much longer.
 	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
 	var out [][]byte
-	var batch []*link.Packet
+	batch := make([][]*link.Packet, len(p.outs))
 	for ctx.Err() == nil {
 		p.mu.Lock()
-		p.path.Chain.Advance(p.now(), p.collect)
-		batch, p.ready = p.ready, batch[:0]
-		next, pending := p.path.Chain.Next()
+		p.net.advance(p.now(), p.collect)
+		batch, p.ready = p.ready, batch
+		next, pending := p.net.next()
 		p.mu.Unlock()
-		if len(batch) > 0 {
-			out = out[:0]
-			for _, pk := range batch {
-				out = append(out, pk.Buf[:headroom+len(pk.Data)])
-				p.stats.TxPackets.Add(1)
-				p.stats.TxBytes.Add(uint64(len(pk.Data)))
-			}
-			_, err := p.dst.Write(out, headroom)
-			now := p.now()
-			for i, b := range out {
-				p.written(batch[i], now)
-				p.putBuf(b)
-			}
+		if wrote, err := p.writeOut(batch, &out); wrote {
 			if err != nil && (errors.Is(err, os.ErrClosed) || ctx.Err() != nil) {
 				return nil
 			}
+			p.flushICMP()
 			continue
 		}
 		if !pending {
@@ -178,19 +261,61 @@ func (p *pipe) routineWrite(ctx context.Context) error {
 	return nil
 }
 
+// writeOut writes each output's packets as one batch, returns their
+// buffers and empties batch. wrote is false when there was nothing; err
+// is the last write's error.
+func (p *pipe) writeOut(batch [][]*link.Packet, scratch *[][]byte) (wrote bool, err error) {
+	for o, pks := range batch {
+		if len(pks) == 0 {
+			continue
+		}
+		wrote = true
+		out := (*scratch)[:0]
+		for _, pk := range pks {
+			out = append(out, pk.Buf[:headroom+len(pk.Data)])
+			p.tx[o].TxPackets.Add(1)
+			p.tx[o].TxBytes.Add(uint64(len(pk.Data)))
+		}
+		if _, werr := p.outs[o].Write(out, headroom); werr != nil {
+			err = werr
+		}
+		now := p.now()
+		for i, b := range out {
+			p.written(pks[i], now)
+			p.putBuf(b)
+		}
+		clear(pks)
+		batch[o], *scratch = pks[:0], out
+	}
+	return wrote, err
+}
+
 func (p *pipe) flushICMP() {
 	for {
 		select {
-		case b := <-p.icmp:
+		case r := <-p.icmp:
 			buf := p.getBuf()
-			n := copy(buf[headroom:], b)
-			if _, err := p.src.Write([][]byte{buf[:headroom+n]}, headroom); err == nil {
-				p.stats.ICMPSent.Add(1)
+			n := copy(buf[headroom:], r.b)
+			if _, err := p.ins[r.to].Write([][]byte{buf[:headroom+n]}, headroom); err == nil {
+				r.st.ICMPSent.Add(1)
 			}
 			p.putBuf(buf)
 		default:
 			return
 		}
+	}
+}
+
+// spareProcs raises GOMAXPROCS to the CPU count plus writers. Each
+// writer is locked to its thread and holds a P while it spins or sleeps
+// in nanosleep; the runtime takes a P back from a sleeping thread only
+// when sysmon notices, after 20 µs to 10 ms. With GOMAXPROCS at the CPU
+// count (2 here) the writers can leave the readers, and an in-process
+// responder, waiting for a P, which adds that wait to the path's delay.
+// One spare P per writer avoids it; the OS still shares the CPUs.
+func spareProcs(writers int) {
+	if want := runtime.NumCPU() + writers; runtime.GOMAXPROCS(0) < want {
+		runtime.GOMAXPROCS(want)
 	}
 }
 

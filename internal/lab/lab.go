@@ -10,14 +10,11 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"time"
 
 	"github.com/vishvananda/netns"
 	"golang.zx2c4.com/wireguard/tun"
-
-	"github.com/fullpipe/fullpipe/internal/link"
 )
 
 // StateDir holds one JSON state file and one stats socket per running lab.
@@ -105,6 +102,7 @@ type Lab struct {
 	ends  [2]netns.NsHandle
 	tuns  [2]tun.Device
 	pipes [2]*pipe // up, down
+	paths [2]*Path // the pipes' chains, for statistics
 	stats [2]*DirStats
 	ln    net.Listener
 }
@@ -159,31 +157,21 @@ func Up(cfg Config) (l *Lab, err error) {
 			return l, fmt.Errorf("%s: %w", e.NetNS, err)
 		}
 	}
-	if err = configure(l.ends[0], ca, sa); err != nil {
+	if err = configure(l.ends[0], p2p(ca, sa)); err != nil {
 		return l, fmt.Errorf("%s: %w", l.Client.NetNS, err)
 	}
-	if err = configure(l.ends[1], sa, ca); err != nil {
+	if err = configure(l.ends[1], p2p(sa, ca)); err != nil {
 		return l, fmt.Errorf("%s: %w", l.Server.NetNS, err)
 	}
 	pool := &sync.Pool{New: func() any { b := make([]byte, bufSize); return &b }}
 	start := time.Now()
 	for i, d := range []Direction{cfg.Up, cfg.Down} {
 		st := &DirStats{}
-		p := &pipe{name: []string{"up", "down"}[i], src: l.tuns[i], dst: l.tuns[1-i], start: start, stats: st, pool: pool,
-			wake: make(chan struct{}, 1), icmp: make(chan []byte, 64)}
-		var tooBig func(*link.Packet)
-		if d.ICMP {
-			mtu := d.MTU
-			tooBig = func(pk *link.Packet) {
-				if b := fragNeeded(pk.Data, mtu); b != nil {
-					select {
-					case p.icmp <- b:
-					default: // rate-limited by the channel, as routers do
-					}
-				}
-			}
-		}
-		p.path = Build(d, cfg.Framing, cfg.Seed+uint64(i)*1000, p.drop, tooBig)
+		p := newPipe([]string{"up", "down"}[i], []tun.Device{l.tuns[i]}, []tun.Device{l.tuns[1-i]},
+			[]*DirStats{st}, []*DirStats{st}, start, pool)
+		back := func([]byte) int { return 0 } // frag-needed goes back into the one input
+		l.paths[i] = Build(d, cfg.Framing, cfg.Seed+uint64(i)*1000, p.dropper(st), p.tooBig(d, back, st))
+		p.net = single{path: l.paths[i]}
 		l.pipes[i], l.stats[i] = p, st
 	}
 	return l, nil
@@ -194,23 +182,14 @@ func (l *Lab) Run(ctx context.Context) error {
 	if err := l.publish(); err != nil {
 		return err
 	}
-	// Each writer is locked to its thread and holds a P while it spins or
-	// sleeps in nanosleep; the runtime takes a P back from a sleeping
-	// thread only when sysmon notices, after 20 µs to 10 ms. With
-	// GOMAXPROCS at the CPU count (2 here) the writers can leave the
-	// readers, and an in-process responder, waiting for a P, which adds
-	// that wait to the path's delay. One spare P per writer avoids it;
-	// the OS still shares the CPUs.
-	if want := runtime.NumCPU() + len(l.pipes); runtime.GOMAXPROCS(0) < want {
-		runtime.GOMAXPROCS(want)
-	}
+	spareProcs(len(l.pipes))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errc := make(chan error, 4)
 	var wg sync.WaitGroup
 	for _, p := range l.pipes {
 		wg.Add(2)
-		go func() { defer wg.Done(); errc <- p.routineRead() }()
+		go func() { defer wg.Done(); errc <- p.routineRead(0) }()
 		go func() { defer wg.Done(); errc <- p.routineWrite(ctx) }()
 	}
 	go l.routineStats(ctx)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/netip"
 	"os"
 	"os/exec"
 	"regexp"
@@ -196,26 +197,39 @@ func TestAddedRTT(t *testing.T) {
 // start) from the figure.
 func iperf3(t *testing.T, l *Lab, secs, omit int, extra ...string) float64 {
 	t.Helper()
+	bps, err := iperf3Between(l.Client.NetNS, l.Server.NetNS, l.Server.Addr, 15201, secs, omit, extra...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bps
+}
+
+// iperf3Between runs an iperf3 server on port in namespace serverNS,
+// bound to addr, and a client from clientNS for secs + omit seconds, and
+// returns the receiver's goodput in bit/s without the first omit
+// seconds. Safe to call from several goroutines with distinct ports.
+func iperf3Between(clientNS, serverNS string, addr netip.Addr, port, secs, omit int, extra ...string) (float64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(secs+omit+20)*time.Second)
 	defer cancel()
-	srv := inNSCmd(ctx, l.Server.NetNS, "iperf3", "-s", "-1", "-B", l.Server.Addr.String(), "-p", "15201")
+	p := strconv.Itoa(port)
+	srv := inNSCmd(ctx, serverNS, "iperf3", "-s", "-1", "-B", addr.String(), "-p", p)
 	if err := srv.Start(); err != nil {
-		t.Fatal(err)
+		return 0, err
 	}
 	defer func() { _ = srv.Process.Kill(); _ = srv.Wait() }()
 	time.Sleep(300 * time.Millisecond) // iperf3 has no readiness signal; retried below
 	var out []byte
 	var err error
 	for try := 0; try < 5; try++ {
-		args := append([]string{"iperf3", "-c", l.Server.Addr.String(), "-p", "15201", "-t", strconv.Itoa(secs), "-O", strconv.Itoa(omit), "-J"}, extra...)
-		out, err = inNSCmd(ctx, l.Client.NetNS, args...).Output()
+		args := append([]string{"iperf3", "-c", addr.String(), "-p", p, "-t", strconv.Itoa(secs), "-O", strconv.Itoa(omit), "-J"}, extra...)
+		out, err = inNSCmd(ctx, clientNS, args...).Output()
 		if err == nil {
 			break
 		}
 		time.Sleep(300 * time.Millisecond)
 	}
 	if err != nil {
-		t.Fatalf("iperf3: %v\n%s", err, out)
+		return 0, fmt.Errorf("iperf3 %s → %s: %v\n%s", clientNS, addr, err, out)
 	}
 	var r struct {
 		End struct {
@@ -225,9 +239,9 @@ func iperf3(t *testing.T, l *Lab, secs, omit int, extra ...string) float64 {
 		} `json:"end"`
 	}
 	if err := json.Unmarshal(out, &r); err != nil {
-		t.Fatalf("iperf3 JSON: %v", err)
+		return 0, fmt.Errorf("iperf3 JSON: %w", err)
 	}
-	return r.End.SumReceived.BitsPerSecond
+	return r.End.SumReceived.BitsPerSecond, nil
 }
 
 // TestRateCeiling: a long TCP transfer with a large window reaches the

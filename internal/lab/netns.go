@@ -116,9 +116,17 @@ func openTUN(ns netns.NsHandle) (tun.Device, error) {
 	return dev, nil
 }
 
-// configure sets loopback and the TUN up in ns, with a point-to-point
-// address: local/32 peer remote/32.
-func configure(ns netns.NsHandle, local, remote netip.Addr) error {
+// p2p is a point-to-point address: local/32 peer remote/32.
+func p2p(local, remote netip.Addr) *netlink.Addr {
+	return &netlink.Addr{
+		IPNet: &net.IPNet{IP: local.AsSlice(), Mask: net.CIDRMask(32, 32)},
+		Peer:  &net.IPNet{IP: remote.AsSlice(), Mask: net.CIDRMask(32, 32)},
+	}
+}
+
+// configure sets loopback and the TUN up in ns, with addr on the TUN
+// (the kernel routes addr's prefix, or its peer, through it).
+func configure(ns netns.NsHandle, addr *netlink.Addr) error {
 	h, err := netlink.NewHandleAt(ns)
 	if err != nil {
 		return err
@@ -138,12 +146,8 @@ func configure(ns netns.NsHandle, local, remote netip.Addr) error {
 	if err := h.LinkSetMTU(l, tunMTU); err != nil {
 		return err
 	}
-	addr := &netlink.Addr{
-		IPNet: &net.IPNet{IP: local.AsSlice(), Mask: net.CIDRMask(32, 32)},
-		Peer:  &net.IPNet{IP: remote.AsSlice(), Mask: net.CIDRMask(32, 32)},
-	}
 	if err := h.AddrAdd(l, addr); err != nil {
-		return fmt.Errorf("address %v: %w", local, err)
+		return fmt.Errorf("address %v: %w", addr.IPNet, err)
 	}
 	if err := h.LinkSetUp(l); err != nil {
 		return err

@@ -39,22 +39,27 @@ type DirectionStats struct {
 func (l *Lab) Snapshot() Stats {
 	s := Stats{Name: l.Name, UptimeS: time.Since(l.Started).Seconds()}
 	for i, dst := range []*DirectionStats{&s.Up, &s.Down} {
-		st, p := l.stats[i], l.pipes[i]
-		dst.RxPackets, dst.RxBytes = st.RxPackets.Load(), st.RxBytes.Load()
-		dst.TxPackets, dst.TxBytes = st.TxPackets.Load(), st.TxBytes.Load()
-		dst.ICMPSent = st.ICMPSent.Load()
-		dst.Drops = map[string]uint64{}
-		for _, c := range link.Causes() {
-			dst.Drops[c.String()] = st.Drops[c].Load()
-		}
+		p := l.pipes[i]
 		p.mu.Lock()
-		dst.QueueBytes = p.path.Chain.QueuedBytes()
-		for _, b := range p.path.Bottlenecks {
-			dst.QueueMaxBytes = max(dst.QueueMaxBytes, b.MaxQueuedBytes())
-		}
+		*dst = readStats(l.stats[i], l.paths[i])
 		p.mu.Unlock()
 	}
 	return s
+}
+
+// readStats reads one direction's counters and its path's queues; the
+// caller holds the mutex that guards path.
+func readStats(st *DirStats, path *Path) DirectionStats {
+	d := DirectionStats{RxPackets: st.RxPackets.Load(), RxBytes: st.RxBytes.Load(),
+		TxPackets: st.TxPackets.Load(), TxBytes: st.TxBytes.Load(), ICMPSent: st.ICMPSent.Load(),
+		Drops: map[string]uint64{}, QueueBytes: path.Chain.QueuedBytes()}
+	for _, c := range link.Causes() {
+		d.Drops[c.String()] = st.Drops[c].Load()
+	}
+	for _, b := range path.Bottlenecks {
+		d.QueueMaxBytes = max(d.QueueMaxBytes, b.MaxQueuedBytes())
+	}
+	return d
 }
 
 // routineStats answers each connection to the stats socket with one JSON

@@ -73,18 +73,16 @@ func icmpEcho(ip []byte) (typ uint8, id, seq uint16, ok bool) {
 	return ip[ihl], binary.BigEndian.Uint16(ip[ihl+4:]), binary.BigEndian.Uint16(ip[ihl+6:]), true
 }
 
-// arrive starts a record for pk if it is an ICMP echo and there is room;
-// the caller holds the pipe's mu (the chain's queue is read).
-func (p *pipe) arrive(now time.Duration, pk *link.Packet) {
+// arrive starts a record for pk, read from input in, if it is an ICMP
+// echo and there is room; the caller holds the pipe's mu (the fabric's
+// queues are read).
+func (p *pipe) arrive(now time.Duration, in int, pk *link.Packet) {
 	typ, id, seq, ok := icmpEcho(pk.Data)
 	if !ok {
 		return
 	}
 	r := TraceRecord{ICMPType: typ, ID: id, Seq: seq, Len: len(pk.Data), Arrived: now}
-	for _, b := range p.path.Bottlenecks {
-		r.QueuedAheadBytes += b.QueuedBytes()
-		r.QueuedAheadPackets += b.QueuedPackets()
-	}
+	r.QueuedAheadBytes, r.QueuedAheadPackets = p.net.queuedAhead(in)
 	p.trace.mu.Lock()
 	defer p.trace.mu.Unlock()
 	if len(p.trace.recs) < maxTrace {

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"context"
+	"net/netip"
 	"regexp"
 	"slices"
 	"strconv"
@@ -30,15 +31,23 @@ var pingSeqTime = regexp.MustCompile(`icmp_seq=([0-9]+) .*time=([0-9.]+) ms`)
 // (new records only, so earlier pings of the same test do not match).
 func pingTraced(t *testing.T, l *Lab, count int, gap time.Duration, size int) []pinged {
 	t.Helper()
-	up0, down0 := l.Trace()
+	return pingTrace(t, l.Client.NetNS, l.Server.Addr, count, gap, size, l.Trace)
+}
+
+// pingTrace pings addr from namespace ns and joins each answered ping
+// with the records trace returns: requests from up, replies from down (a
+// sites lab returns all its records as both).
+func pingTrace(t *testing.T, ns string, addr netip.Addr, count int, gap time.Duration, size int, trace func() (up, down []TraceRecord)) []pinged {
+	t.Helper()
+	up0, down0 := trace()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second+time.Duration(count)*gap)
 	defer cancel()
-	out, err := inNSCmd(ctx, l.Client.NetNS, "ping", "-n", "-c", strconv.Itoa(count), "-i", strconv.FormatFloat(gap.Seconds(), 'f', 3, 64),
-		"-s", strconv.Itoa(size), l.Server.Addr.String()).CombinedOutput()
+	out, err := inNSCmd(ctx, ns, "ping", "-n", "-c", strconv.Itoa(count), "-i", strconv.FormatFloat(gap.Seconds(), 'f', 3, 64),
+		"-s", strconv.Itoa(size), addr.String()).CombinedOutput()
 	if err != nil {
 		t.Fatalf("ping: %v\n%s", err, out)
 	}
-	up, down := l.Trace()
+	up, down := trace()
 	req := map[uint16]TraceRecord{}
 	for _, r := range up[len(up0):] {
 		if r.ICMPType == 8 {

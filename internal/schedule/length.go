@@ -1,0 +1,247 @@
+package schedule
+
+// How long each test runs, from its config, as the engine runs it: the
+// sessions it opens one after another (each a control connection, a
+// handshake, the test, its result) and the time of its own each one
+// spends (durations, drains and waits its config or the engine sets).
+// Every figure is an upper bound: the slot the controller books ends the
+// run, so a bound too short would cut healthy runs.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"math/bits"
+	"strings"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/result"
+)
+
+// MaxLength is the longest test the package schedules.
+const MaxLength = 7 * 24 * time.Hour
+
+// The engine's waits, as its code has them (TestEngineMirror checks that
+// it still does).
+const (
+	// bytesModeMaxRun (tester): the longest a tcp test of a byte count
+	// runs; the responder's --max-duration has the same default.
+	bytesModeMaxRun = 10 * time.Minute
+	// idleProbeGap (tester): the spacing of a tcp test's --latency probes
+	// before the load.
+	idleProbeGap = 20 * time.Millisecond
+	// loadedReplyWait (tester, prober.loop): the wait for the replies of
+	// the probes sent during the load.
+	loadedReplyWait = 500 * time.Millisecond
+	// probeReplyWait (tester): a window sweep point's wait for the
+	// replies of each series of its probes.
+	probeReplyWait = 2 * time.Second
+	// baselineGap (method): the spacing of a window sweep point's
+	// baseline probes.
+	baselineGap = 20 * time.Millisecond
+	// The path MTU search (tester.RunPMTU): 5 idle probes 20 ms apart,
+	// then each probe waits max(100 ms, 4 × the largest idle RTT).
+	pmtuIdleProbes  = 5
+	pmtuIdleGap     = 20 * time.Millisecond
+	pmtuMinTimeout  = 100 * time.Millisecond
+	pmtuTimeoutRTTs = 4
+	// unknownMTU is the largest local MTU a search with no MaxBytes may
+	// start from (the loopback's).
+	unknownMTU = 65536
+	// minPMTU is the smallest floor a search with no MinBytes uses
+	// (pathmtu.Floor: 1200 on IPv4, 1280 on IPv6): the most sizes.
+	minPMTU = 1200
+)
+
+// cost is a test's time: sessions one after another, and the time of
+// their own they spend.
+type cost struct {
+	run      time.Duration // the sessions' own time: durations, drains, waits
+	sessions int           // control sessions, one after another
+	tcp      int           // of which TCP tests, which end in their senders' drain
+}
+
+// plus is c and o one after the other (saturating: a config of absurd
+// durations is refused by its length, not wrapped around).
+func (c cost) plus(o cost) cost {
+	return cost{run: satAdd(c.run, o.run), sessions: c.sessions + o.sessions, tcp: c.tcp + o.tcp}
+}
+
+// times is n of c one after the other.
+func (c cost) times(n int) cost {
+	out := cost{}
+	if n > 0 {
+		out = cost{run: satMul(n, c.run), sessions: n * c.sessions, tcp: n * c.tcp}
+	}
+	return out
+}
+
+func satAdd(a, b time.Duration) time.Duration {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+func satMul(n int, d time.Duration) time.Duration {
+	if n > 0 && d > math.MaxInt64/time.Duration(n) {
+		return math.MaxInt64
+	}
+	return time.Duration(n) * d
+}
+
+// kind is one test the fleet schedules: its name (the file name of its
+// document's schema, result.Kinds), whether it needs the path to itself,
+// and its cost at an RTT from its raw config.
+type kind struct {
+	name      string
+	exclusive bool
+	cost      func(cfg json.RawMessage, rtt time.Duration) (cost, error)
+}
+
+// kinds are the tests, as result.Kinds names their documents. The
+// throughput tests are exclusive: two on one agent at once would measure
+// each other. rtt and mtu send a few small probes.
+var kinds = []kind{
+	{"tcp", true, costOf(func(c result.TCPConfig, _ time.Duration) (cost, error) { return tcpCost(c), nil })},
+	{"udp", true, costOf(func(c result.UDPConfig, _ time.Duration) (cost, error) { return udpCost(c), nil })},
+	{"rtt", false, costOf(func(c result.RTTConfig, _ time.Duration) (cost, error) { return rttCost(c), nil })},
+	{"mtu", false, costOf(func(c result.PMTUConfig, rtt time.Duration) (cost, error) { return pmtuCost(c, rtt), nil })},
+	{"trains", true, costOf(trainsCost)},
+	{"rfc6349", true, costOf(rfc6349Cost)},
+	{"sweep-window", true, costOf(windowSweepCost)},
+	{"sweep-msglen", true, costOf(func(c result.MsgLenSweepConfig, _ time.Duration) (cost, error) { return msgLenCost(c), nil })},
+}
+
+func kindOf(name string) (kind, error) {
+	var names []string
+	for _, k := range kinds {
+		if k.name == name {
+			return k, nil
+		}
+		names = append(names, k.name)
+	}
+	return kind{}, fmt.Errorf("unknown test kind %q: want one of %s", name, strings.Join(names, ", "))
+}
+
+// costOf decodes a kind's config, fills its defaults and validates it,
+// as the engine does before it runs it, then costs it with f.
+func costOf[C interface {
+	WithDefaults() C
+	Validate() error
+}](f func(C, time.Duration) (cost, error)) func(json.RawMessage, time.Duration) (cost, error) {
+	return func(raw json.RawMessage, rtt time.Duration) (cost, error) {
+		var c C
+		if err := decodeStrict(raw, &c); err != nil {
+			return cost{}, err
+		}
+		c = c.WithDefaults()
+		if err := c.Validate(); err != nil {
+			return cost{}, err
+		}
+		return f(c, rtt)
+	}
+}
+
+// decodeStrict reads one JSON object into v, refusing keys v does not
+// have (a misspelt key would otherwise run the test with a default). An
+// empty or null config is the zero config.
+func decodeStrict(raw json.RawMessage, v any) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		return fmt.Errorf("decode config: %w", err)
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return fmt.Errorf("decode config: more after the object")
+	}
+	return nil
+}
+
+// costFor is kind's cost with cfg at rtt, or why it has none.
+func costFor(kindName string, cfg json.RawMessage, rtt time.Duration) (cost, error) {
+	k, err := kindOf(kindName)
+	if err != nil {
+		return cost{}, err
+	}
+	c, err := k.cost(cfg, max(rtt, 0))
+	if err != nil {
+		return cost{}, fmt.Errorf("%s: %w", kindName, err)
+	}
+	if c.run > MaxLength {
+		return cost{}, fmt.Errorf("%s: runs for more than %v: shorten it or split it", kindName, MaxLength)
+	}
+	return c, nil
+}
+
+// Length is the test's own running time, an upper bound from its config
+// (kind is a result.Kinds file name: tcp, udp, rtt, mtu, trains,
+// rfc6349, sweep-window, sweep-msglen; cfg its config as JSON, the
+// document's "config", defaults filled and validated as the engine
+// does). A method's steps are summed, each at its longest: the time its
+// tests run, drain and wait for replies. It leaves out what the path's
+// round trips add around each test (handshakes, results, probe timeouts):
+// Slot and SlotFor add those. An unknown kind, an unknown key or an
+// invalid config is an error.
+func Length(kind string, cfg json.RawMessage) (time.Duration, error) {
+	c, err := costFor(kind, cfg, 0)
+	return c.run, err
+}
+
+// Exclusive reports whether a test of kind needs its agents to itself:
+// the throughput tests (tcp, udp, trains, rfc6349 and the sweeps) would
+// measure each other. rtt and mtu are not. A kind this build does not
+// know is exclusive: the safe side.
+func Exclusive(name string) bool {
+	k, err := kindOf(name)
+	return err != nil || k.exclusive
+}
+
+func tcpCost(c result.TCPConfig) cost {
+	run := c.Duration
+	if c.Bytes > 0 {
+		run = bytesModeMaxRun
+	}
+	if c.Latency { // idle probes before the start, the loaded replies after the end
+		run = satAdd(run, (result.LatencyIdleProbes-1)*idleProbeGap+result.ReplyWait+loadedReplyWait)
+	}
+	return cost{run: run, sessions: 1, tcp: 1}
+}
+
+// udpCost: the stream, then the receiver's drain.
+func udpCost(c result.UDPConfig) cost {
+	return cost{run: satAdd(c.Duration, c.Drain), sessions: 1}
+}
+
+// rttCost: the probes, then the wait for the last replies.
+func rttCost(c result.RTTConfig) cost {
+	return cost{run: satAdd(satMul(c.Count-1, c.Interval), result.ReplyWait), sessions: 1}
+}
+
+// pmtuCost: the idle probes and the wait for their replies, then a
+// search in each direction, every probe of every size timing out.
+func pmtuCost(c result.PMTUConfig, rtt time.Duration) cost {
+	lo, hi := c.MinBytes, c.MaxBytes
+	if lo == 0 {
+		lo = minPMTU
+	}
+	if hi == 0 {
+		hi = unknownMTU
+	}
+	sizes := 0 // pathmtu.Search: hi, lo, then a binary search between them
+	switch {
+	case hi == lo:
+		sizes = 1
+	case hi > lo:
+		sizes = 2 + bits.Len(uint(hi-lo))
+	}
+	timeout := max(pmtuMinTimeout, satMul(pmtuTimeoutRTTs, rtt))
+	run := (pmtuIdleProbes-1)*pmtuIdleGap + result.ReplyWait
+	return cost{run: satAdd(run, satMul(2*sizes*c.Tries, timeout)), sessions: 1}
+}
