@@ -36,14 +36,18 @@ var layers = [][]string{
 	// generates them), and the data path.
 	{"internal/report", "internal/result/resulttest", "internal/result/internal/schemagen", "internal/flow",
 		"internal/fleet"},
+	// The fleet's API client: the agent's, the CLI's and the tests'.
+	{"internal/fleet/client"},
 	// What keeps the fleet: its Store on SQLite and PostgreSQL.
 	{"internal/store"},
 	// The engine's two ends, and the lab.
 	{"internal/tester", "internal/serve", "internal/serve/servetest", "internal/lab"},
 	// The methods, over the Network seam, and the scripted network.
 	{"internal/method", "internal/method/fakenet"},
-	// The fleet's agent: runs methods as its controller orders.
-	{"internal/agent"},
+	// The fleet's controller (the API, the scheduler, metrics and the
+	// results webhook over a store) and its agent (runs methods as its
+	// controller orders): peers, neither imports the other.
+	{"internal/controller", "internal/agent"},
 	// The command line, and the tests of what the binary emits.
 	{"internal/cli"},
 	{"cmd/fullpipe", "internal/doctest"},

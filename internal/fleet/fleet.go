@@ -239,3 +239,23 @@ type Slot struct {
 type Error struct {
 	Error string `json:"error"` // one clear line
 }
+
+// Enrolment asks the controller to enrol an agent (POST /v1/agents); the
+// answer is the agent's token, Issued once.
+type Enrolment struct {
+	Name string `json:"name"`
+	Note string `json:"note,omitempty"`
+}
+
+// TokenRequest asks for an API token of a role (POST /v1/tokens): read,
+// operate or admin. Agent tokens come from enrolment.
+type TokenRequest struct {
+	Role Role   `json:"role"`
+	Note string `json:"note,omitempty"`
+}
+
+// Stored answers an upload: true when this upload stored the result,
+// false when the same one was already stored (a retry).
+type Stored struct {
+	Stored bool `json:"stored"`
+}

@@ -122,3 +122,15 @@ func StateAt(a Agent, now time.Time, downAfter time.Duration) AgentState {
 	}
 	return AgentDown
 }
+
+// Advancer is a Store that moves a schedule on by compare and set: only
+// when its NextDue is still from. A scheduler claims an occurrence with
+// it before booking the occurrence's runs, so two schedulers (an old
+// lease holder that has not yet noticed it lost the lease, and its
+// successor) never both book one occurrence. Stores that lack it fall
+// back on SetNextDue under the lease alone.
+type Advancer interface {
+	// AdvanceSchedule sets NextDue to next (and Enabled to enabled) when
+	// NextDue is from; false, nil when it was not (another claimed it).
+	AdvanceSchedule(ctx context.Context, id string, from, next time.Time, enabled bool) (bool, error)
+}
