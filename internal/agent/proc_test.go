@@ -155,8 +155,10 @@ func TestKill9AfterRun(t *testing.T) {
 		t.Fatalf("the spooled result did not survive SIGKILL: %v", err)
 	}
 	f.start() // the controller is back, on the same address, store and certificate
+	restart := time.Now()
 	startAgentProc(t, cc, &log2)
 	res := f.waitResult(run.ID, 20*time.Second)
+	t.Logf("the restarted process's upload stored %v after its start", time.Since(restart).Round(time.Millisecond))
 	if tcp, ok := checkDoc(t, res.Doc).(*result.TCP); !ok || tcp.Summary.Partial {
 		t.Errorf("want the complete TCP document of the run")
 	}

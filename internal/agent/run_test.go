@@ -87,6 +87,7 @@ func TestFleetTCP(t *testing.T) {
 	if !ok || tcp.Summary.Partial || tcp.Summary.ThroughputBps <= 0 || tcp.Meta.Command[1] != "agent" {
 		t.Fatalf("document: want a complete TCP document from the agent with a throughput")
 	}
+	t.Logf("run %s: slot %v, %.2f Gbit/s", run.ID, run.End.Sub(run.Start), tcp.Summary.ThroughputBps/1e9)
 	if acked, stored := rec.acknowledged(run.ID); acked != 1 || stored != 1 {
 		t.Errorf("uploads acknowledged %d, stored %d: want once each", acked, stored)
 	}
@@ -107,6 +108,7 @@ func TestFleetTCP(t *testing.T) {
 	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
+	t.Logf("%d events stored, sent in %d batches", len(es), len(rec.batches[run.ID]))
 	if n := len(rec.batches[run.ID]); n < 1 || n > 4 {
 		t.Errorf("%d event batches for a 1 s run sent every 100 ms… want them batched (1 to 4)", n)
 	}
@@ -119,10 +121,11 @@ func TestRunPartialAtSlotEnd(t *testing.T) {
 	f := newTestFleet(t)
 	f.pair(false)
 	run := f.book("src", "dst", tcpTest(30*time.Second), true, time.Now().Add(time.Second), 1500*time.Millisecond)
-	begin := time.Now()
 	res := f.waitResult(run.ID, 20*time.Second)
-	if took := time.Since(begin); took > 7*time.Second {
-		t.Errorf("stored %v after booking, want within the slot's 2.5 s and the test's stop (≤ 3 s)", took)
+	late := time.Since(run.End)
+	t.Logf("stored %v after the slot's end", late.Round(time.Millisecond))
+	if late > 4*time.Second {
+		t.Errorf("stored %v after the slot's end, want within the test's stop (≤ 3 s) and an upload", late)
 	}
 	if tcp, ok := checkDoc(t, res.Doc).(*result.TCP); !ok || !tcp.Summary.Partial {
 		t.Errorf("want a partial TCP document")
@@ -145,7 +148,9 @@ func TestRunCancelled(t *testing.T) {
 	}
 	begin := time.Now()
 	res := f.waitResult(run.ID, 10*time.Second)
-	if took := time.Since(begin); took > 5*time.Second {
+	took := time.Since(begin)
+	t.Logf("stored %v after the cancellation", took.Round(time.Millisecond))
+	if took > 5*time.Second {
 		t.Errorf("stored %v after the cancellation, want within a heartbeat and the test's stop (≤ 3 s)", took)
 	}
 	if tcp, ok := checkDoc(t, res.Doc).(*result.TCP); !ok || !tcp.Summary.Partial {
