@@ -24,9 +24,10 @@ import (
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
-// Controller is the agent's side of the fleet API (package
-// fleet/client implements it over HTTP). Each call is one request; the
-// agent gives each a deadline.
+// Controller is the agent's side of the fleet API: *client.Client
+// (package fleet/client) over HTTPS. Each call is one request; the
+// agent gives each a deadline. Refusals are *client.Error with the
+// HTTP status (errors wrapping fleet.ErrConflict count as 409).
 type Controller interface {
 	// Register says who the agent is (POST /v1/agent/register).
 	Register(ctx context.Context, r fleet.Registration) (fleet.Agent, error)
@@ -37,7 +38,7 @@ type Controller interface {
 	Start(ctx context.Context, runID string) error
 	// Upload stores a run's result, idempotently: stored is false when
 	// the same upload was stored before; a different one for the run is
-	// an error wrapping fleet.ErrConflict (PUT /v1/agent/runs/{id}/result).
+	// refused, 409 (PUT /v1/agent/runs/{id}/result).
 	Upload(ctx context.Context, runID string, u fleet.Upload) (stored bool, err error)
 	// Events appends a run's progress (POST /v1/agent/runs/{id}/events).
 	Events(ctx context.Context, runID string, es []fleet.Event) error

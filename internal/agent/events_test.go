@@ -5,22 +5,28 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"testing/synctest"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/fleet"
 	"github.com/fullpipe/fullpipe/internal/method"
 	"github.com/fullpipe/fullpipe/internal/result"
 )
 
-// TestEventsBounded: while the controller is away a run's progress
-// queue keeps at most its bound: samples are dropped first (the oldest),
-// lines and warnings kept; once it is back the queue is sent in order,
-// with gaps in Seq where events were dropped, and a last warning that
-// counts the drops.
+// TestEventsBounded: while the controller refuses its calls a run's
+// progress queue keeps at most its bound: samples are dropped first (the
+// oldest), lines and warnings kept; once it is back the queue is sent
+// and stored in order, with gaps in Seq where events were dropped, and a
+// last warning that counts the drops.
 func TestEventsBounded(t *testing.T) {
-	f := newFakeFleet()
-	f.setDown(true)
-	s := newEventStream("r1", f.ctl("a1"), 10)
+	f := newTestFleet(t)
+	g := f.gate()
+	g.set(gateRefuse, "")
+	if _, err := f.admin.Enrol(f.ctx(), fleet.Enrolment{Name: "peer"}); err != nil {
+		t.Fatal(err)
+	}
+	rec := f.gatedClient(g, f.enrol("a1"))
+	id := f.futureRuns("a1", "peer", 1)[0]
+	s := newEventStream(id, rec, 10)
 	s.progress(method.Event{Kind: method.Started, Step: method.StepTCP})
 	for i := range 30 {
 		s.progress(method.Event{Kind: method.Sample, Step: method.StepTCP, TCP: &result.TCPInterval{}, Index: i})
@@ -29,17 +35,20 @@ func TestEventsBounded(t *testing.T) {
 		}
 	}
 	if err := s.flush(context.Background()); err == nil {
-		t.Fatal("flush to a controller that is down succeeded")
+		t.Fatal("flush through a closed gate succeeded")
 	}
 	if n := s.pending(); n != 10 {
 		t.Fatalf("queue holds %d events, want its bound 10", n)
 	}
-	f.setDown(false)
+	g.set(gatePass, "")
 	s.close()
 	if err := s.flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	got := f.events["r1"]
+	got, err := f.admin.RunEvents(f.ctx(), id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var kinds []string
 	last := 0
 	for _, e := range got {
@@ -60,42 +69,11 @@ func TestEventsBounded(t *testing.T) {
 	// then the warning took a sample's place.
 	want := "step_started line line line sample sample sample sample sample warning"
 	if strings.Join(kinds, " ") != want {
-		t.Errorf("sent %v, want %s", kinds, want)
+		t.Errorf("stored %v, want %s", kinds, want)
 	}
 	if s.droppedCount() != 25 {
 		t.Errorf("dropped %d, want 25", s.droppedCount())
 	}
-}
-
-// TestEventsEverySecond: on fake time, a run's events go out in one
-// batch per period, and what is left goes at the close.
-func TestEventsEverySecond(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		f := newFakeFleet()
-		s := newEventStream("r1", f.ctl("a1"), 100)
-		done := make(chan struct{})
-		go func() { defer close(done); s.routineSend(context.Background(), time.Second, testLog(t)) }()
-		// A sample every 100 ms for 2.5 s, off the ticks by 50 ms.
-		time.Sleep(50 * time.Millisecond)
-		for range 25 {
-			s.progress(method.Event{Kind: method.Sample, Step: method.StepTCP, TCP: &result.TCPInterval{}})
-			time.Sleep(100 * time.Millisecond)
-		}
-		synctest.Wait()
-		f.mu.Lock()
-		sent := len(f.events["r1"])
-		f.mu.Unlock()
-		if sent != 20 {
-			t.Errorf("after 2.5 s, %d events sent, want the 20 of the first 2 s", sent)
-		}
-		s.close()
-		<-done
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		if n := len(f.events["r1"]); n != 25 {
-			t.Errorf("after close, %d events sent, want 25", n)
-		}
-	})
 }
 
 // TestBackoff: each wait is in the upper half of Min doubled per

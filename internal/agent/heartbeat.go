@@ -2,10 +2,12 @@ package agent
 
 import (
 	"context"
+	"net/http"
 	"slices"
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
+	"github.com/fullpipe/fullpipe/internal/fleet/client"
 )
 
 // keyGrace opens a run's key this much before its slot: the source's
@@ -22,18 +24,25 @@ const maxEnded = 10_000
 // a backoff while the controller fails, and carries out each answer.
 func (a *Agent) routineHeartbeat(ctx context.Context) {
 	next := time.Now()
+	again := false // registered again after the last heartbeat refused
 	for fails := 0; ; {
 		o, err := a.heartbeat(ctx)
 		var wait time.Duration
 		switch {
 		case ctx.Err() != nil:
 			return
+		case client.StatusOf(err) == http.StatusConflict && !again: // the controller knows this agent as not registered
+			a.log.Warn("the controller asks for a registration first: registering again", "err", err)
+			if again = true; !a.register(ctx) {
+				return
+			}
+			continue
 		case err != nil:
 			fails++
 			wait = a.cfg.Backoff.Delay(fails)
 			a.log.Warn("heartbeat failed; retrying", "err", err, "attempt", fails, "wait", wait.Round(time.Millisecond))
 		default:
-			fails = 0
+			fails, again = 0, false
 			a.obey(ctx, o)
 			wait = o.Interval
 			if wait <= 0 {

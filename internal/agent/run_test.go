@@ -18,141 +18,197 @@ import (
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
-var runSecret = []byte("Kd9x2LmQ7vRt4WbN8cYp1ZsE")
-
-// pair runs two agents on loopback, src and dst (dst's responder with
-// TLS when tls), and orders a run of test from src to dst in the slot
-// [now+startIn, now+startIn+slot).
-func pair(t *testing.T, f *fakeFleet, tls bool, runID string, test fleet.Test, startIn, slot time.Duration) (src, dst *Agent) {
-	t.Helper()
-	dst, _ = startAgent(t, Config{Controller: f.ctl("dst"), Name: "dst", SpoolDir: t.TempDir(), TLS: tls})
-	src, _ = startAgent(t, Config{Controller: f.ctl("src"), Name: "src", SpoolDir: t.TempDir()})
-	start := time.Now().Add(startIn)
-	run := fleet.Run{ID: runID, Source: "src", Dest: "dst", Test: test, Exclusive: true, Start: start, End: start.Add(slot), State: fleet.RunScheduled}
-	f.setOrders("dst", fleet.Orders{Accept: []fleet.Accept{{RunID: runID, Source: "src", Key: runSecret, Start: run.Start, End: run.End}}})
-	f.setOrders("src", fleet.Orders{Runs: []fleet.Assignment{{Run: run, Target: dst.Addr().String(), TargetPin: dst.Pin(), Secret: runSecret}}})
-	return src, dst
+func tcpTest(d time.Duration) fleet.Test {
+	b, _ := json.Marshal(map[string]any{"duration_ns": d})
+	return fleet.Test{Kind: "tcp", Config: b}
 }
 
-// checkDoc validates an upload's document against its schema and
+// checkDoc validates a stored result's document against its schema and
 // decodes it.
-func checkDoc(t *testing.T, u fleet.Upload) result.Doc {
+func checkDoc(t *testing.T, doc []byte) result.Doc {
 	t.Helper()
-	if err := resulttest.Check(u.Doc); err != nil {
-		t.Fatalf("the uploaded document is not valid: %v\n%s", err, u.Doc)
+	if err := resulttest.Check(doc); err != nil {
+		t.Fatalf("the stored document is not valid: %v\n%s", err, doc)
 	}
-	d, err := result.Decode(strings.NewReader(string(u.Doc)))
+	d, err := result.Decode(strings.NewReader(string(doc)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return d
 }
 
-// TestRunTCP: a 1 s TCP run ordered from one agent to another's
-// responder (TLS, pinned; the run's key) starts at its slot, reports its
-// start, streams its samples and uploads a complete, valid document;
-// the destination registered its pin, and its key ring held the run's
-// key.
-func TestRunTCP(t *testing.T) {
-	f := newFakeFleet()
-	_, dst := pair(t, f, true, "run-tcp", fleet.Test{Kind: "tcp", Config: json.RawMessage(`{"duration_ns":1000000000}`)}, 300*time.Millisecond, 20*time.Second)
-	u := f.waitUpload(t, "run-tcp", 20*time.Second)
-	if u.State != fleet.RunFinished || u.Error != "" {
-		t.Fatalf("upload %s, %q; want finished without error", u.State, u.Error)
+// pair runs two agents of f on loopback, "src" and "dst" (dst's
+// responder with TLS when tls).
+func (f *testFleet) pair(tls bool) (src, dst *Agent, srcRec *recorder) {
+	f.t.Helper()
+	dst, _, _ = f.agent("dst", Config{TLS: tls})
+	src, srcRec, _ = f.agent("src", Config{})
+	for _, name := range []string{"src", "dst"} {
+		if !testkit.Poll(10*time.Second, func() bool {
+			a, err := f.db.Agent(context.Background(), name)
+			return err == nil && !a.Registered.IsZero()
+		}) {
+			f.t.Fatalf("agent %s did not register", name)
+		}
 	}
-	d := checkDoc(t, u)
-	tcp, ok := d.(*result.TCP)
-	if !ok || tcp.Summary.Partial || tcp.Meta.Command[1] != "agent" {
-		t.Fatalf("document %T %+v: want a complete TCP document from the agent", d, d)
+	return src, dst, srcRec
+}
+
+// TestFleetTCP: end to end with a real controller: two agents enrolled
+// and registered (the destination with a TLS responder, its pin
+// registered), a schedule of a 1 s TCP test between them; the controller
+// books the run, the source runs it against the destination's responder
+// (proving the run's key, pinning its certificate), streams its
+// progress and uploads a complete, valid document, stored once.
+func TestFleetTCP(t *testing.T) {
+	f := newTestFleet(t)
+	_, dst, rec := f.pair(true)
+	if a, _ := f.db.Agent(f.ctx(), "dst"); a.ResponderPin == "" || a.ResponderPin != dst.Pin() {
+		t.Fatalf("registered pin %q, want %q", a.ResponderPin, dst.Pin())
 	}
-	if tcp.Summary.ThroughputBps <= 0 {
-		t.Errorf("no throughput upwards: %+v", tcp.Summary)
+	sc, err := f.admin.CreateSchedule(f.ctx(), fleet.Schedule{Name: "tcp pair", Test: tcpTest(time.Second),
+		From: fleet.Selector{Agents: []string{"src"}}, To: fleet.Selector{Agents: []string{"dst"}}})
+	if err != nil {
+		t.Fatal(err)
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.starts["run-tcp"] != 1 {
-		t.Errorf("start reported %d times, want once", f.starts["run-tcp"])
+	var runs []fleet.Run
+	if !testkit.Poll(15*time.Second, func() bool {
+		runs, err = f.db.Runs(context.Background(), fleet.RunFilter{Schedule: sc.ID})
+		return err == nil && len(runs) == 1
+	}) {
+		t.Fatalf("no run booked: %v %v", runs, err)
 	}
-	if pin := f.regs["dst"].ResponderPin; pin == "" || pin != dst.Pin() {
-		t.Errorf("registered pin %q, want %q", pin, dst.Pin())
+	run := f.waitRun(runs[0].ID, 30*time.Second, fleet.RunFinished, fleet.RunFailed)
+	if run.State != fleet.RunFinished || run.Started.IsZero() {
+		t.Fatalf("run %s: %s (%s), started %v", run.ID, run.State, run.Error, run.Started)
+	}
+	res := f.waitResult(run.ID, 5*time.Second)
+	tcp, ok := checkDoc(t, res.Doc).(*result.TCP)
+	if !ok || tcp.Summary.Partial || tcp.Summary.ThroughputBps <= 0 || tcp.Meta.Command[1] != "agent" {
+		t.Fatalf("document: want a complete TCP document from the agent with a throughput")
+	}
+	t.Logf("run %s: slot %v, %.2f Gbit/s", run.ID, run.End.Sub(run.Start), tcp.Summary.ThroughputBps/1e9)
+	if acked, stored := rec.acknowledged(run.ID); acked != 1 || stored != 1 {
+		t.Errorf("uploads acknowledged %d, stored %d: want once each", acked, stored)
+	}
+	es, err := f.admin.RunEvents(f.ctx(), run.ID, 0)
+	if err != nil {
+		t.Fatal(err)
 	}
 	kinds := map[method.Kind]int{}
-	for i, e := range f.events["run-tcp"] {
+	for _, e := range es {
 		var me method.Event
 		if err := json.Unmarshal(e.Event, &me); err != nil {
 			t.Fatal(err)
 		}
 		kinds[me.Kind]++
-		if e.Seq != i+1 {
-			t.Errorf("event %d has seq %d", i, e.Seq)
-		}
 	}
 	if kinds[method.Started] != 1 || kinds[method.Finished] != 1 || kinds[method.Sample] < 1 {
-		t.Errorf("events by kind %v: want a start, samples and a finish", kinds)
+		t.Errorf("stored events by kind %v: want a start, samples and a finish", kinds)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	t.Logf("%d events stored, sent in %d batches", len(es), len(rec.batches[run.ID]))
+	if n := len(rec.batches[run.ID]); n < 1 || n > 4 {
+		t.Errorf("%d event batches for a 1 s run sent every 100 ms… want them batched (1 to 4)", n)
 	}
 }
 
-// TestRunPartialAtSlotEnd: a 30 s TCP test in a 1.5 s slot is stopped at
-// the slot's end: its document is partial, valid, and uploaded as
-// finished with the reason.
+// TestRunPartialAtSlotEnd: a 30 s TCP test booked in a 1.5 s slot is
+// stopped at the slot's end: its document is partial and valid, and it
+// is uploaded and stored, the run finished with the reason.
 func TestRunPartialAtSlotEnd(t *testing.T) {
-	f := newFakeFleet()
-	pair(t, f, false, "run-short", fleet.Test{Kind: "tcp", Config: json.RawMessage(`{"duration_ns":30000000000}`)}, 200*time.Millisecond, 1500*time.Millisecond)
-	begin := time.Now()
-	u := f.waitUpload(t, "run-short", 20*time.Second)
-	if took := time.Since(begin); took > 6*time.Second {
-		t.Errorf("uploaded %v after the order, want within the 1.7 s slot and the test's stop (≤ 3 s)", took)
+	f := newTestFleet(t)
+	f.pair(false)
+	run := f.book("src", "dst", tcpTest(30*time.Second), true, time.Now().Add(time.Second), 1500*time.Millisecond)
+	res := f.waitResult(run.ID, 20*time.Second)
+	late := time.Since(run.End)
+	t.Logf("stored %v after the slot's end", late.Round(time.Millisecond))
+	if late > 4*time.Second {
+		t.Errorf("stored %v after the slot's end, want within the test's stop (≤ 3 s) and an upload", late)
 	}
-	if !strings.Contains(u.Error, "end of its slot") {
-		t.Errorf("error %q does not say the slot ended", u.Error)
-	}
-	d := checkDoc(t, u)
-	if tcp, ok := d.(*result.TCP); !ok || !tcp.Summary.Partial {
-		t.Errorf("document %T: want a partial TCP document", d)
-	}
-}
-
-// TestRunCancelled: a run the controller cancels mid-way stops, and its
-// partial document is still uploaded, saying so.
-func TestRunCancelled(t *testing.T) {
-	f := newFakeFleet()
-	pair(t, f, false, "run-cancel", fleet.Test{Kind: "tcp", Config: json.RawMessage(`{"duration_ns":30000000000}`)}, 100*time.Millisecond, time.Minute)
-	if !testkit.Poll(10*time.Second, func() bool { f.mu.Lock(); defer f.mu.Unlock(); return f.starts["run-cancel"] == 1 }) {
-		t.Fatal("the run did not start")
-	}
-	time.Sleep(time.Second)
-	f.mu.Lock()
-	o := f.orders["src"]
-	o.Cancelled = []string{"run-cancel"}
-	f.orders["src"] = o
-	f.mu.Unlock()
-	u := f.waitUpload(t, "run-cancel", 10*time.Second)
-	if !strings.Contains(u.Error, "cancelled by the controller") {
-		t.Errorf("error %q does not say the controller cancelled it", u.Error)
-	}
-	if tcp, ok := checkDoc(t, u).(*result.TCP); !ok || !tcp.Summary.Partial {
+	if tcp, ok := checkDoc(t, res.Doc).(*result.TCP); !ok || !tcp.Summary.Partial {
 		t.Errorf("want a partial TCP document")
 	}
-}
-
-// TestRunBadConfig: a run whose config does not decode is uploaded as
-// failed with the reason, without being started.
-func TestRunBadConfig(t *testing.T) {
-	f := newFakeFleet()
-	pair(t, f, false, "run-bad", fleet.Test{Kind: "tcp", Config: json.RawMessage(`{"duraton_ns":1}`)}, 0, time.Minute)
-	u := f.waitUpload(t, "run-bad", 10*time.Second)
-	if u.State != fleet.RunFailed || !strings.Contains(u.Error, "duraton_ns") || u.Doc != nil {
-		t.Errorf("upload %+v: want failed, naming the unknown key", u)
+	if r := f.waitRun(run.ID, 5*time.Second, fleet.RunFinished); !strings.Contains(r.Error, "end of its slot") {
+		t.Errorf("run error %q does not say the slot ended", r.Error)
 	}
 }
 
-// TestResponderKeys: an agent's responder takes only the keys its orders
-// gave it: none at first (refused), the run's key within its slot
-// (accepted), another key (refused), and the run's key again once the
-// controller cancelled the run (refused).
+// TestRunCancelled: a run an operator cancels mid-way stops at the
+// next heartbeat, and its partial document is still uploaded and kept.
+func TestRunCancelled(t *testing.T) {
+	f := newTestFleet(t)
+	f.pair(false)
+	run := f.book("src", "dst", tcpTest(30*time.Second), true, time.Now().Add(500*time.Millisecond), time.Minute)
+	f.waitRun(run.ID, 10*time.Second, fleet.RunRunning)
+	time.Sleep(time.Second)
+	if _, err := f.admin.CancelRun(f.ctx(), run.ID); err != nil {
+		t.Fatal(err)
+	}
+	begin := time.Now()
+	res := f.waitResult(run.ID, 10*time.Second)
+	took := time.Since(begin)
+	t.Logf("stored %v after the cancellation", took.Round(time.Millisecond))
+	if took > 5*time.Second {
+		t.Errorf("stored %v after the cancellation, want within a heartbeat and the test's stop (≤ 3 s)", took)
+	}
+	if tcp, ok := checkDoc(t, res.Doc).(*result.TCP); !ok || !tcp.Summary.Partial {
+		t.Errorf("want a partial TCP document")
+	}
+	if r, _ := f.db.Run(f.ctx(), run.ID); r.State != fleet.RunCancelled {
+		t.Errorf("run is %s, want it to stay cancelled", r.State)
+	}
+}
+
+// TestRunStartRefused: a run cancelled after the source heard of it,
+// while its heartbeats do not get through (a gate refuses them), is
+// refused at its start (409): the source stops it at once and uploads
+// nothing.
+func TestRunStartRefused(t *testing.T) {
+	f := newTestFleet(t)
+	g := f.gate()
+	f.agent("dst", Config{})
+	src, rec, _ := f.gatedAgent(g, "src", Config{})
+	run := f.book("src", "dst", tcpTest(30*time.Second), true, time.Now().Add(2*time.Second), time.Minute)
+	if !testkit.Poll(10*time.Second, func() bool { src.mu.Lock(); defer src.mu.Unlock(); return src.runs[run.ID] != nil }) {
+		t.Fatal("the source never took the run")
+	}
+	g.set(gateRefuse, "/heartbeat")
+	if _, err := f.admin.CancelRun(f.ctx(), run.ID); err != nil {
+		t.Fatal(err)
+	}
+	if !testkit.Poll(10*time.Second, func() bool { src.mu.Lock(); defer src.mu.Unlock(); _, ended := src.ended[run.ID]; return ended }) {
+		t.Fatal("the run did not end")
+	}
+	time.Sleep(300 * time.Millisecond)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(spoolFiles(t, src.spool.dir)) != 0 || len(rec.uploads) != 0 {
+		t.Errorf("a cancelled run left a result: spool %v, uploads %+v", spoolFiles(t, src.spool.dir), rec.uploads)
+	}
+}
+
+// TestRunBadConfig: a run whose config does not decode (a config the
+// controller took before a newer agent renamed a key, say) is uploaded
+// as failed with the reason.
+func TestRunBadConfig(t *testing.T) {
+	f := newTestFleet(t)
+	f.pair(false)
+	run := f.book("src", "dst", fleet.Test{Kind: "tcp", Config: json.RawMessage(`{"duraton_ns":1}`)}, true, time.Now().Add(500*time.Millisecond), time.Minute)
+	r := f.waitRun(run.ID, 10*time.Second, fleet.RunFailed, fleet.RunFinished)
+	if r.State != fleet.RunFailed || !strings.Contains(r.Error, "duraton_ns") {
+		t.Errorf("run %s %q: want failed, naming the unknown key", r.State, r.Error)
+	}
+}
+
+// TestResponderKeys: an agent's responder takes only the keys its
+// controller gave it: none at first (refused), a booked run's key within
+// its slot (accepted), another key (refused), and the run's key again
+// once an operator cancelled the run (refused).
 func TestResponderKeys(t *testing.T) {
-	f := newFakeFleet()
-	dst, _ := startAgent(t, Config{Controller: f.ctl("dst"), Name: "dst", SpoolDir: t.TempDir()})
+	f := newTestFleet(t)
+	_, dst, _ := f.pair(false)
 	addr := dst.Addr().String()
 	probe := func(key []byte) error {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -167,96 +223,80 @@ func TestResponderKeys(t *testing.T) {
 			t.Errorf("%s: err = %v, want refused (auth)", what, err)
 		}
 	}
-	refused("no run", probe(runSecret))
-	now := time.Now()
-	f.setOrders("dst", fleet.Orders{Accept: []fleet.Accept{{RunID: "r1", Source: "src", Key: runSecret, Start: now, End: now.Add(time.Minute)}}})
-	if !testkit.Poll(5*time.Second, func() bool { return dst.ring.Has("r1") }) {
+	key := []byte("Test-run-key-0123456789abcdef")
+	refused("no run", probe(key))
+	// An rtt run (not exclusive) an hour long, from an agent never run:
+	// only its key matters here.
+	if _, err := f.admin.Enrol(f.ctx(), fleet.Enrolment{Name: "elsewhere"}); err != nil {
+		t.Fatal(err)
+	}
+	run := f.book("elsewhere", "dst", fleet.Test{Kind: "rtt"}, false, time.Now(), time.Hour)
+	if !testkit.Poll(5*time.Second, func() bool { return dst.ring.Has(run.ID) }) {
 		t.Fatal("the key never reached the ring")
 	}
-	if err := probe(runSecret); err != nil {
+	if err := probe(key); err != nil {
 		t.Errorf("the run's key in its slot: %v", err)
 	}
 	refused("another key", probe([]byte("Qw8Ee7Rr6Tt5Yy4Uu3Ii2Oo1")))
-	f.setOrders("dst", fleet.Orders{Cancelled: []string{"r1"}})
-	if !testkit.Poll(5*time.Second, func() bool { return !dst.ring.Has("r1") }) {
+	if _, err := f.admin.CancelRun(f.ctx(), run.ID); err != nil {
+		t.Fatal(err)
+	}
+	if !testkit.Poll(5*time.Second, func() bool { return !dst.ring.Has(run.ID) }) {
 		t.Fatal("the cancelled run's key stayed in the ring")
 	}
-	refused("cancelled run", probe(runSecret))
+	refused("cancelled run", probe(key))
 }
 
-// TestRunStartRefused: a run whose start the controller refuses (it was
-// cancelled in between) is stopped at once and nothing is uploaded.
-func TestRunStartRefused(t *testing.T) {
-	f := newFakeFleet()
-	f.noStart["run-no"] = true
-	src, _ := pair(t, f, false, "run-no", fleet.Test{Kind: "tcp", Config: json.RawMessage(`{"duration_ns":30000000000}`)}, 0, time.Minute)
-	if !testkit.Poll(10*time.Second, func() bool { src.mu.Lock(); defer src.mu.Unlock(); _, ended := src.ended["run-no"]; return ended }) {
-		t.Fatal("the refused run did not end")
+// TestExclusiveOverlap: two exclusive runs executing at once (the
+// controller's slots exclude it) are both counted, with a warning.
+func TestExclusiveOverlap(t *testing.T) {
+	var logs testkit.Buffer
+	a := &Agent{}
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	r1, r2 := &run{Assignment: fleet.Assignment{Run: fleet.Run{ID: "x1", Exclusive: true}}}, &run{Assignment: fleet.Assignment{Run: fleet.Run{ID: "x2", Exclusive: true}}}
+	a.beginExclusive(r1, log)
+	if strings.Contains(logs.String(), "overlap") {
+		t.Fatal("warned of one run")
 	}
-	src.nudge()
-	time.Sleep(300 * time.Millisecond)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if _, ok := f.stored["run-no"]; ok || len(spoolFiles(t, src.spool.dir)) != 0 {
-		t.Errorf("a run whose start was refused left a result")
+	a.beginExclusive(r2, log)
+	if !strings.Contains(logs.String(), "exclusive runs overlap") || a.exclusive != 2 {
+		t.Errorf("no warning of the overlap: %q", logs.String())
+	}
+	a.endExclusive(r1)
+	a.endExclusive(r2)
+	if a.exclusive != 0 {
+		t.Errorf("%d exclusive runs left", a.exclusive)
 	}
 }
 
-// TestSpoolFullNoRun: an agent whose spool is full (the controller has
-// not taken its uploads) starts no new run: the result could not be
-// kept.
+// TestSpoolFullNoRun: an agent whose spool is full (the controller
+// refuses its uploads) starts no new run: the result could not be kept.
 func TestSpoolFullNoRun(t *testing.T) {
-	f := newFakeFleet()
+	f := newTestFleet(t)
+	g := f.gate()
+	g.set(gateRefuse, "/result")
+	if _, err := f.admin.Enrol(f.ctx(), fleet.Enrolment{Name: "peer"}); err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
 	sp, err := openSpool(dir, 1, 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sp.put("old", fleet.Upload{State: fleet.RunFailed, Error: "old"}, time.Now()); err != nil {
+	tok := f.enrol("src")
+	old := f.futureRuns("src", "peer", 1)[0]
+	if err := sp.put(old, failedUpload("old"), time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	f.noUpload = true // the old upload stays
-	now := time.Now()
-	f.setOrders("src", fleet.Orders{Runs: []fleet.Assignment{{Run: fleet.Run{ID: "new", Test: fleet.Test{Kind: "rtt"}, Start: now, End: now.Add(time.Minute)}, Target: "127.0.0.1:1", Secret: runSecret}}})
-	src, _ := startAgent(t, Config{Controller: f.ctl("src"), Name: "src", SpoolDir: dir, MaxSpoolFiles: 1})
-	if !testkit.Poll(10*time.Second, func() bool { src.mu.Lock(); defer src.mu.Unlock(); _, ended := src.ended["new"]; return ended }) {
-		t.Fatal("the run was not taken")
+	f.agent("dst", Config{}) // a destination that registered: the controller hands out runs only to those
+	run := f.book("src", "dst", fleet.Test{Kind: "rtt"}, false, time.Now().Add(time.Second), time.Minute)
+	src, _ := startAgent(t, Config{Controller: f.gatedClient(g, tok), Name: "src", SpoolDir: dir, MaxSpoolFiles: 1})
+	if !testkit.Poll(10*time.Second, func() bool { src.mu.Lock(); defer src.mu.Unlock(); _, ended := src.ended[run.ID]; return ended }) {
+		t.Fatal("the run was not taken, or not ended")
 	}
-	f.mu.Lock()
-	f.noUpload = false
-	f.mu.Unlock()
-	f.waitUpload(t, "old", 10*time.Second)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.starts["new"] != 0 {
-		t.Error("a run started while the spool was full")
+	if r, _ := f.db.Run(f.ctx(), run.ID); r.State != fleet.RunScheduled || !r.Started.IsZero() {
+		t.Errorf("run %s, started %v: a run started while the spool was full", r.State, r.Started)
 	}
-}
-
-// TestExclusiveOverlap: two exclusive runs whose slots overlap (the
-// controller should never book them) both run, with a warning.
-func TestExclusiveOverlap(t *testing.T) {
-	f := newFakeFleet()
-	var logs testkit.Buffer
-	dst, _ := startAgent(t, Config{Controller: f.ctl("dst"), Name: "dst", SpoolDir: t.TempDir()})
-	src, _ := startAgent(t, Config{Controller: f.ctl("src"), Name: "src", SpoolDir: t.TempDir(), Log: slog.New(slog.NewTextHandler(&logs, nil))})
-	now := time.Now().Add(200 * time.Millisecond)
-	var as []fleet.Assignment
-	var acc []fleet.Accept
-	for _, id := range []string{"x1", "x2"} {
-		r := fleet.Run{ID: id, Source: "src", Dest: "dst", Test: fleet.Test{Kind: "tcp", Config: json.RawMessage(`{"duration_ns":1000000000}`)}, Exclusive: true, Start: now, End: now.Add(20 * time.Second)}
-		as = append(as, fleet.Assignment{Run: r, Target: dst.Addr().String(), Secret: runSecret})
-		acc = append(acc, fleet.Accept{RunID: id, Source: "src", Key: runSecret, Start: r.Start, End: r.End})
-	}
-	f.setOrders("dst", fleet.Orders{Accept: acc})
-	f.setOrders("src", fleet.Orders{Runs: as})
-	for _, id := range []string{"x1", "x2"} {
-		if u := f.waitUpload(t, id, 20*time.Second); u.State != fleet.RunFinished {
-			t.Errorf("run %s: %s %s", id, u.State, u.Error)
-		}
-	}
-	_ = src
-	if !strings.Contains(logs.String(), "exclusive runs overlap") {
-		t.Error("no warning of the overlap")
-	}
+	g.set(gatePass, "")
+	f.waitRun(old, 10*time.Second, fleet.RunFailed)
 }

@@ -105,104 +105,136 @@ func TestSpoolFull(t *testing.T) {
 	}
 }
 
+// failedUpload is a spooled upload of a run that failed without a
+// document: what the controller takes for any run of this agent.
+func failedUpload(why string) fleet.Upload { return fleet.Upload{State: fleet.RunFailed, Error: why} }
+
+// futureRuns books n non-exclusive runs from src to dst in an hour: the
+// controller takes their uploads, and does not hand them out before.
+func (f *testFleet) futureRuns(src, dst string, n int) []string {
+	f.t.Helper()
+	var ids []string
+	for i := range n {
+		r := f.book(src, dst, fleet.Test{Kind: "rtt"}, false, time.Now().Add(time.Hour+time.Duration(i)*time.Minute), time.Minute)
+		ids = append(ids, r.ID)
+	}
+	return ids
+}
+
 // TestSpoolReplay: uploads a "crashed" agent left in its spool (written,
-// never acknowledged: the controller was away) are uploaded exactly once
-// by a new agent on the same directory, then deleted; the run is not
-// run again even when the controller lists it once more.
+// never acknowledged: a gate refused every call) are uploaded exactly
+// once by a new agent on the same directory with the real controller
+// back, then deleted.
 func TestSpoolReplay(t *testing.T) {
+	f := newTestFleet(t)
+	g := f.gate()
+	g.set(gateRefuse, "")
 	dir := t.TempDir()
-	f := newFakeFleet()
-	f.setDown(true)
-	first, stop := startAgent(t, Config{Controller: f.ctl("a1"), Name: "a1", SpoolDir: dir})
-	for _, id := range []string{"r1", "r2", "r3"} {
-		if err := first.spool.put(id, fleet.Upload{State: fleet.RunFailed, Error: "test " + id}, time.Now()); err != nil {
+	tok := f.enrol("a1")
+	if _, err := f.admin.Enrol(f.ctx(), fleet.Enrolment{Name: "peer"}); err != nil {
+		t.Fatal(err)
+	}
+	ids := f.futureRuns("a1", "peer", 3)
+	rec1 := f.gatedClient(g, tok)
+	first, stop := startAgent(t, Config{Controller: rec1, Name: "a1", SpoolDir: dir})
+	for _, id := range ids {
+		if err := first.spool.put(id, failedUpload("test "+id), time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
 	first.nudge()
-	if !testkit.Poll(5*time.Second, func() bool { f.mu.Lock(); defer f.mu.Unlock(); return f.refused >= 3 }) {
-		t.Fatal("the agent did not try its controller")
+	if !testkit.Poll(5*time.Second, func() bool { rec1.mu.Lock(); defer rec1.mu.Unlock(); return len(rec1.uploads) >= 3 }) {
+		t.Fatal("the agent did not try its uploads")
 	}
 	stop() // the "crash": the files stay, nothing was acknowledged
 	if n := len(spoolFiles(t, filepath.Join(dir, "spool"))); n != 3 {
 		t.Fatalf("spool holds %d files after the first agent, want 3", n)
 	}
-	f.setDown(false)
-	f.setOrders("a1", fleet.Orders{Runs: []fleet.Assignment{{Run: fleet.Run{ID: "r2", Test: fleet.Test{Kind: "rtt"}, Start: time.Now(), End: time.Now().Add(time.Minute)}}}})
-	startAgent(t, Config{Controller: f.ctl("a1"), Name: "a1", SpoolDir: dir})
-	for _, id := range []string{"r1", "r2", "r3"} {
-		if u := f.waitUpload(t, id, 10*time.Second); u.Error != "test "+id {
-			t.Errorf("run %s uploaded as %+v", id, u)
+	g.set(gatePass, "")
+	rec2 := &recorder{Controller: f.client(tok)}
+	startAgent(t, Config{Controller: rec2, Name: "a1", SpoolDir: dir})
+	for _, id := range ids {
+		if r := f.waitRun(id, 10*time.Second, fleet.RunFailed); r.Error != "test "+id {
+			t.Errorf("run %s stored as %q", id, r.Error)
 		}
 	}
 	if !testkit.Poll(5*time.Second, func() bool { return len(spoolFiles(t, filepath.Join(dir, "spool"))) == 0 }) {
 		t.Errorf("spool still holds %v after the uploads", spoolFiles(t, filepath.Join(dir, "spool")))
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, id := range []string{"r1", "r2", "r3"} {
-		if f.uploads[id] != 1 {
-			t.Errorf("run %s acknowledged %d times, want once", id, f.uploads[id])
+	for _, id := range ids {
+		if acked, stored := rec2.acknowledged(id); acked != 1 || stored != 1 {
+			t.Errorf("run %s: acknowledged %d, stored %d: want once each", id, acked, stored)
 		}
-	}
-	if f.starts["r2"] != 0 {
-		t.Errorf("run r2, already spooled, was started again")
+		if acked, _ := rec1.acknowledged(id); acked != 0 {
+			t.Errorf("run %s acknowledged through a closed gate", id)
+		}
 	}
 }
 
-// TestUploadRetry: a controller that vanishes (every call fails), then
-// answers heartbeats but fails uploads, then comes back, then vanishes
-// again mid-way, gets each upload exactly once; the heartbeats said how
-// many were pending meanwhile.
+// TestUploadRetry: a controller that refuses every call (503), then
+// swallows them (no answer: the calls time out), then answers
+// heartbeats but refuses uploads, then comes back, gets each upload
+// exactly once; the heartbeats said how many were pending meanwhile.
+// Then it refuses again mid-way and a new upload gets through once it is
+// back.
 func TestUploadRetry(t *testing.T) {
-	dir := t.TempDir()
-	f := newFakeFleet()
-	f.setDown(true)
-	a, _ := startAgent(t, Config{Controller: f.ctl("a1"), Name: "a1", SpoolDir: dir})
-	for _, id := range []string{"r1", "r2"} {
-		if err := a.spool.put(id, fleet.Upload{State: fleet.RunFailed, Error: id}, time.Now()); err != nil {
+	f := newTestFleet(t)
+	g := f.gate()
+	g.set(gateRefuse, "")
+	if _, err := f.admin.Enrol(f.ctx(), fleet.Enrolment{Name: "peer"}); err != nil {
+		t.Fatal(err)
+	}
+	a, rec, _ := f.gatedAgent(g, "a1", Config{})
+	ids := f.futureRuns("a1", "peer", 3)
+	for _, id := range ids[:2] {
+		if err := a.spool.put(id, failedUpload(id), time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
 	a.nudge()
-	refusedAtLeast := func(n int) bool {
-		return testkit.Poll(5*time.Second, func() bool { f.mu.Lock(); defer f.mu.Unlock(); return f.refused >= n })
+	failed := func() int {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		n := 0
+		for _, u := range rec.uploads {
+			if u.err != nil {
+				n++
+			}
+		}
+		return n
 	}
-	if !refusedAtLeast(10) {
-		t.Fatal("the agent stopped retrying")
+	for _, mode := range []gateMode{gateRefuse, gateSwallow} {
+		g.set(mode, "")
+		n := failed()
+		if !testkit.Poll(10*time.Second, func() bool { return failed() >= n+3 }) {
+			t.Fatalf("gate mode %d: the agent stopped retrying", mode)
+		}
 	}
-	f.mu.Lock()
-	f.down, f.noUpload = false, true
-	f.mu.Unlock()
-	if !testkit.Poll(5*time.Second, func() bool { f.mu.Lock(); defer f.mu.Unlock(); return lastPending(f.beats["a1"]) == 2 }) {
-		t.Fatalf("no heartbeat reported the 2 pending uploads: %+v", f.beats["a1"])
+	g.set(gateRefuse, "/result")
+	if !testkit.Poll(10*time.Second, func() bool { rec.mu.Lock(); defer rec.mu.Unlock(); return lastPending(rec.beats) == 2 }) {
+		t.Fatal("no heartbeat reported the 2 pending uploads")
 	}
-	f.mu.Lock()
-	f.noUpload = false
-	f.mu.Unlock()
-	f.waitUpload(t, "r1", 10*time.Second)
-	f.waitUpload(t, "r2", 10*time.Second)
-	f.setDown(true)
-	if err := a.spool.put("r3", fleet.Upload{State: fleet.RunFailed, Error: "r3"}, time.Now()); err != nil {
+	g.set(gatePass, "")
+	for _, id := range ids[:2] {
+		f.waitRun(id, 10*time.Second, fleet.RunFailed)
+	}
+	g.set(gateRefuse, "")
+	if err := a.spool.put(ids[2], failedUpload(ids[2]), time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	f.mu.Lock()
-	before := f.refused
-	f.mu.Unlock()
 	a.nudge()
-	if !refusedAtLeast(before + 3) {
+	n := failed()
+	if !testkit.Poll(10*time.Second, func() bool { return failed() >= n+2 }) {
 		t.Fatal("the agent stopped retrying")
 	}
-	f.setDown(false)
-	f.waitUpload(t, "r3", 10*time.Second)
+	g.set(gatePass, "")
+	f.waitRun(ids[2], 10*time.Second, fleet.RunFailed)
 	if !testkit.Poll(5*time.Second, func() bool { return len(spoolFiles(t, a.spool.dir)) == 0 }) {
 		t.Errorf("spool still holds %v", spoolFiles(t, a.spool.dir))
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, id := range []string{"r1", "r2", "r3"} {
-		if f.uploads[id] != 1 {
-			t.Errorf("run %s acknowledged %d times, want once", id, f.uploads[id])
+	for _, id := range ids {
+		if acked, stored := rec.acknowledged(id); acked != 1 || stored != 1 {
+			t.Errorf("run %s: acknowledged %d, stored %d: want once each", id, acked, stored)
 		}
 	}
 }
@@ -215,33 +247,51 @@ func lastPending(hs []fleet.Heartbeat) int {
 }
 
 // TestUploadConflict: an upload the controller refuses as conflicting
-// (it holds a different result for the run) is moved aside, not retried;
-// the uploads after it go on.
+// (409: it holds a different outcome for the run) is moved aside, not
+// retried; the uploads after it go on.
 func TestUploadConflict(t *testing.T) {
+	f := newTestFleet(t)
+	if _, err := f.admin.Enrol(f.ctx(), fleet.Enrolment{Name: "peer"}); err != nil {
+		t.Fatal(err)
+	}
+	tok := f.enrol("a1")
+	ids := f.futureRuns("a1", "peer", 2)
+	if _, err := f.client(tok).Upload(f.ctx(), ids[0], failedUpload("another")); err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
-	f := newFakeFleet()
-	f.stored["r1"] = fleet.Upload{State: fleet.RunFailed, Error: "another"}
-	f.setDown(true)
-	a, _ := startAgent(t, Config{Controller: f.ctl("a1"), Name: "a1", SpoolDir: dir})
-	for _, id := range []string{"r1", "r2"} {
-		if err := a.spool.put(id, fleet.Upload{State: fleet.RunFailed, Error: id}, time.Now()); err != nil {
+	sp, err := openSpool(dir, 10, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if err := sp.put(id, failedUpload("mine"), time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	f.setDown(false)
-	a.nudge()
-	f.waitUpload(t, "r2", 10*time.Second)
-	if !testkit.Poll(5*time.Second, func() bool { return len(spoolFiles(t, a.spool.dir)) == 0 }) {
-		t.Fatalf("spool still holds %v", spoolFiles(t, a.spool.dir))
+	rec := &recorder{Controller: f.client(tok)}
+	startAgent(t, Config{Controller: rec, Name: "a1", SpoolDir: dir})
+	f.waitRun(ids[1], 10*time.Second, fleet.RunFailed)
+	if !testkit.Poll(5*time.Second, func() bool { return len(spoolFiles(t, sp.dir)) == 0 }) {
+		t.Fatalf("spool still holds %v", spoolFiles(t, sp.dir))
 	}
-	aside := spoolFiles(t, a.spool.aside)
-	if len(aside) != 1 || !strings.HasSuffix(aside[0], "-r1.json") {
-		t.Errorf("moved aside: %v, want r1's file", aside)
+	aside := spoolFiles(t, sp.aside)
+	if len(aside) != 1 || !strings.HasSuffix(aside[0], "-"+ids[0]+".json") {
+		t.Errorf("moved aside: %v, want %s's file", aside, ids[0])
 	}
-	time.Sleep(100 * time.Millisecond)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.stored["r1"].Error != "another" {
-		t.Errorf("the conflicting upload replaced the stored one")
+	time.Sleep(200 * time.Millisecond)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	tries := 0
+	for _, u := range rec.uploads {
+		if u.runID == ids[0] {
+			tries++
+		}
+	}
+	if tries != 1 {
+		t.Errorf("the conflicting upload was tried %d times, want once", tries)
+	}
+	if r, _ := f.db.Run(f.ctx(), ids[0]); r.Error != "another" {
+		t.Errorf("the conflicting upload replaced the stored one: %q", r.Error)
 	}
 }

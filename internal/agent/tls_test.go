@@ -10,10 +10,9 @@ import (
 // in both spellings.
 func TestResponderPinKept(t *testing.T) {
 	dir := t.TempDir()
-	f := newFakeFleet()
 	var pins []string
 	for range 2 {
-		a, err := New(Config{Controller: f.ctl("a"), Name: "a", SpoolDir: dir, TLS: true, Listen: "127.0.0.1:0"})
+		a, err := New(Config{Controller: &recorder{}, Name: "a", SpoolDir: dir, TLS: true, Listen: "127.0.0.1:0"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,16 +34,16 @@ func TestResponderPinKept(t *testing.T) {
 
 // TestConfigRefused: what New refuses, each with its reason.
 func TestConfigRefused(t *testing.T) {
-	f := newFakeFleet()
+	ctl := &recorder{} // never called: New does not call the controller
 	for _, c := range []struct {
 		name string
 		cfg  Config
 		want string
 	}{
 		{"no controller", Config{Name: "a", SpoolDir: t.TempDir()}, "no controller"},
-		{"no name", Config{Controller: f.ctl("a"), SpoolDir: t.TempDir()}, "no name"},
-		{"no spool", Config{Controller: f.ctl("a"), Name: "a"}, "no spool"},
-		{"no address to dial", Config{Controller: f.ctl("a"), Name: "a", SpoolDir: t.TempDir(), Listen: ":0"}, "give Addresses"},
+		{"no name", Config{Controller: ctl, SpoolDir: t.TempDir()}, "no name"},
+		{"no spool", Config{Controller: ctl, Name: "a"}, "no spool"},
+		{"no address to dial", Config{Controller: ctl, Name: "a", SpoolDir: t.TempDir(), Listen: ":0"}, "give Addresses"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a, err := New(c.cfg)

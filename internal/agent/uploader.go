@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
+	"github.com/fullpipe/fullpipe/internal/fleet/client"
 )
 
 // idleScan is how often the uploader looks at the spool unasked.
@@ -96,9 +98,23 @@ func (a *Agent) remember(id string) {
 	}
 }
 
-// refused says whether the controller refused an upload for good: it
-// holds a different result for the run.
-func refused(err error) bool { return errors.Is(err, fleet.ErrConflict) }
+// refused says whether the controller refused a call for good, so that
+// trying again cannot help: the request is malformed (400) or too large
+// (413), the run is not this agent's (403) or unknown (404), or it
+// conflicts with what the controller holds (409: a different result, a
+// run no longer scheduled). A revoked token (401) is not: an operator
+// can mend it, and the agent keeps trying with backoff.
+func refused(err error) bool {
+	if errors.Is(err, fleet.ErrConflict) {
+		return true
+	}
+	switch client.StatusOf(err) {
+	case http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound, http.StatusConflict,
+		http.StatusGone, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
+		return true
+	}
+	return false
+}
 
 // uploadOnce is the last resort for an upload the spool could not keep.
 func (a *Agent) uploadOnce(id string, u fleet.Upload, log *slog.Logger) {
