@@ -191,6 +191,9 @@ func (c *Controller) upload(w http.ResponseWriter, r *http.Request, who fleet.To
 		}
 	}
 	moved, err := c.cfg.Store.SetRunState(ctx, run.ID, []fleet.RunState{fleet.RunScheduled, fleet.RunRunning}, u.State, u.Error, now)
+	if err == nil && !moved {
+		moved, err = c.acceptLate(ctx, run, u)
+	}
 	if err != nil {
 		return err
 	}

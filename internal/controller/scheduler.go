@@ -91,6 +91,9 @@ func (s *scheduler) tick(ctx context.Context) error {
 		return err
 	}
 	s.c.metrics.missed.Add(float64(n))
+	if _, err := s.markLost(ctx); err != nil {
+		return err
+	}
 	due, err := st.DueSchedules(ctx, now.Add(cfg.Lookahead))
 	if err != nil || len(due) == 0 {
 		return err
