@@ -1,23 +1,15 @@
 package agent
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/sha256"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/hex"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/certs"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
@@ -42,40 +34,19 @@ func responderCert(dir, name string) (tls.Certificate, error) {
 	if !errors.Is(err, os.ErrNotExist) {
 		return cert, fmt.Errorf("responder certificate in %s: %w (delete both files to make a new one; peers learn its pin at the next registration)", dir, err)
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return cert, err
-	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
-	if err != nil {
-		return cert, err
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: "fullpipe agent " + name},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(certValidity),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return cert, err
-	}
-	pkcs8, err := x509.MarshalPKCS8PrivateKey(key)
+	certPEM, keyPEM, err := certs.SelfSigned("fullpipe agent "+name, nil, time.Now(), certValidity)
 	if err != nil {
 		return cert, err
 	}
 	// The key first: a crash between the two leaves no certificate, and
 	// the next start makes a new pair.
-	if err := writeFile(kp, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pkcs8}), 0o600); err != nil {
+	if err := writeFile(kp, keyPEM, 0o600); err != nil {
 		return cert, err
 	}
-	if err := writeFile(cp, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+	if err := writeFile(cp, certPEM, 0o644); err != nil {
 		return cert, err
 	}
-	return tls.X509KeyPair(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pkcs8}))
+	return tls.X509KeyPair(certPEM, keyPEM)
 }
 
 // writeFile writes b to path atomically and durably.
@@ -106,10 +77,7 @@ func writeFile(path string, b []byte, mode os.FileMode) error {
 
 // certPin is a certificate's pin as the fleet's documents carry it: the
 // lower-case hex SHA-256 of its DER bytes (Registration.ResponderPin).
-func certPin(cert tls.Certificate) string {
-	h := sha256.Sum256(cert.Certificate[0])
-	return hex.EncodeToString(h[:])
-}
+func certPin(cert tls.Certificate) string { return certs.Pin(cert.Certificate[0]) }
 
 // parsePin reads an assignment's TargetPin: hex, or "sha256:HEX" as the
 // CLI spells it; "" is no TLS.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/certs"
 	"github.com/fullpipe/fullpipe/internal/fleet"
 	"github.com/fullpipe/fullpipe/internal/fleet/client"
 )
@@ -170,7 +171,7 @@ func pinOf(b byte) string {
 // no pin, connects.
 func TestOperatorCert(t *testing.T) {
 	dir := t.TempDir()
-	certPEM, keyPEM, err := selfSigned([]string{"127.0.0.1", "localhost"}, time.Now())
+	certPEM, keyPEM, err := certs.SelfSigned("fullpipe test", []string{"127.0.0.1", "localhost"}, time.Now(), time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +196,7 @@ func TestOperatorCert(t *testing.T) {
 		t.Fatalf("a client trusting the operator's certificate: %v", err)
 	}
 	block, _ := pem.Decode(certPEM)
-	if e.c.Pin() != Pin(block.Bytes) {
+	if e.c.Pin() != certs.Pin(block.Bytes) {
 		t.Errorf("pin %s is not the operator's certificate's", e.c.Pin())
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/certs"
 	"github.com/fullpipe/fullpipe/internal/fleet"
 )
 
@@ -154,7 +155,7 @@ func New(cfg Config) (*Controller, error) {
 		if err != nil {
 			return nil, err
 		}
-		c.pin = Pin(cert.Certificate[0])
+		c.pin = certs.Pin(cert.Certificate[0])
 		tc = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 	if err := c.bootstrap(context.Background()); err != nil {

@@ -1,35 +1,25 @@
 package controller
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/sha256"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/hex"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"time"
-)
 
-// Pin is the hex SHA-256 of a certificate's DER: what a client pins.
-func Pin(der []byte) string {
-	s := sha256.Sum256(der)
-	return hex.EncodeToString(s[:])
-}
+	"github.com/fullpipe/fullpipe/internal/certs"
+)
 
 // The self-signed certificate's files in StateDir.
 const (
 	certFile = "tls.crt"
 	keyFile  = "tls.key"
+	// certValidity: clients pin the certificate itself, so its dates
+	// only need to outlive the install.
+	certValidity = 10 * 365 * 24 * time.Hour
 )
 
 // loadCert is the operator's certificate, or the self-signed one kept in
@@ -50,7 +40,7 @@ func loadCert(cfg Config) (tls.Certificate, error) {
 	if !errors.Is(err, os.ErrNotExist) {
 		return c, fmt.Errorf("controller self-signed certificate in %s: %w (remove both files to make a new one)", cfg.StateDir, err)
 	}
-	certPEM, keyPEM, err := selfSigned(sans(cfg), cfg.Now())
+	certPEM, keyPEM, err := certs.SelfSigned("fullpipe controller", sans(cfg), cfg.Now(), certValidity)
 	if err != nil {
 		return c, err
 	}
@@ -86,43 +76,4 @@ func sans(cfg Config) []string {
 	names = append(names, cfg.Names...)
 	slices.Sort(names)
 	return slices.Compact(names)
-}
-
-// selfSigned makes an ECDSA P-256 certificate for names, valid ten
-// years, as PEM.
-func selfSigned(names []string, now time.Time) (certPEM, keyPEM []byte, err error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, err
-	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
-	if err != nil {
-		return nil, nil, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: "fullpipe controller", Organization: []string{"fullpipe"}},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.AddDate(10, 0, 0),
-		KeyUsage:              x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-	}
-	for _, n := range names {
-		if ip := net.ParseIP(n); ip != nil {
-			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-		} else {
-			tmpl.DNSNames = append(tmpl.DNSNames, n)
-		}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return nil, nil, err
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return nil, nil, err
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), nil
 }
