@@ -118,3 +118,18 @@ func TestControllerClock(t *testing.T) {
 		t.Error("warned of a skew under 1 s")
 	}
 }
+
+// TestRetryWait: a failing heartbeat backs off, but never past the
+// heartbeat's own period, so an agent hears a controller back from an
+// outage within one period.
+func TestRetryWait(t *testing.T) {
+	b := Backoff{Min: time.Second, Max: time.Minute}.withDefaults()
+	for _, fails := range []int{1, 3, 10, 100} {
+		if w := retryWait(b, fails, time.Second); w > time.Second {
+			t.Errorf("%d failures at a 1 s period: wait %v", fails, w)
+		}
+	}
+	if w := retryWait(b, 10, time.Hour); w < 30*time.Second || w > time.Minute {
+		t.Errorf("10 failures, a period longer than the backoff: wait %v, want the backoff's [30 s, 1 min]", w)
+	}
+}

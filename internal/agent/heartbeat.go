@@ -24,7 +24,8 @@ const maxEnded = 10_000
 // a backoff while the controller fails, and carries out each answer.
 func (a *Agent) routineHeartbeat(ctx context.Context) {
 	next := time.Now()
-	again := false // registered again after the last heartbeat refused
+	again := false           // registered again after the last heartbeat refused
+	every := DefaultInterval // the controller's heartbeat period, as last told
 	for fails := 0; ; {
 		o, err := a.heartbeat(ctx)
 		var wait time.Duration
@@ -39,7 +40,7 @@ func (a *Agent) routineHeartbeat(ctx context.Context) {
 			continue
 		case err != nil:
 			fails++
-			wait = a.cfg.Backoff.Delay(fails)
+			wait = retryWait(a.cfg.Backoff, fails, every)
 			a.log.Warn("heartbeat failed; retrying", "err", err, "attempt", fails, "wait", wait.Round(time.Millisecond))
 		default:
 			fails, again = 0, false
@@ -49,6 +50,7 @@ func (a *Agent) routineHeartbeat(ctx context.Context) {
 				wait = DefaultInterval
 			}
 			wait = min(wait, maxInterval)
+			every = wait
 		}
 		next = next.Add(wait)
 		if now := time.Now(); next.Before(now) {
@@ -58,6 +60,15 @@ func (a *Agent) routineHeartbeat(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// retryWait is the wait before the next try of a failed heartbeat: the
+// backoff, but never longer than the heartbeat's own period. A
+// controller back from an outage must reach every agent within a period,
+// or a destination misses the key of a run booked before the outage and
+// refuses its source (retrying at the normal period adds no load).
+func retryWait(b Backoff, fails int, every time.Duration) time.Duration {
+	return min(b.Delay(fails), every)
 }
 
 // heartbeat sends one heartbeat and measures the controller's clock.

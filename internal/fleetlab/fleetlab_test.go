@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,6 +56,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	f := &fixture{s: s, dir: t.TempDir()}
+	t.Cleanup(func() { f.dumpLogs(t) })
 	addr := s.Addr(0).String() + ":6350"
 	f.url = "https://" + addr
 	f.ctlArgs = []string{"controller", "--listen", addr, "--state-dir", filepath.Join(f.dir, "ctl"), "--heartbeat", heartbeat, "--log-format", "json"}
@@ -111,7 +113,7 @@ func (f *fixture) startAgent(t *testing.T, i int) {
 func (f *fixture) waitAgentsUp(t *testing.T) {
 	t.Helper()
 	var as []fleet.Agent
-	ok := testkit.Poll(20*time.Second, func() bool {
+	ok := pollEvery(20*time.Second, 500*time.Millisecond, func() bool {
 		if err := f.fleetCLI(t, &as, "agents", "list"); err != nil {
 			return false
 		}
@@ -150,7 +152,7 @@ func ended(r fleet.Run) bool {
 func (f *fixture) waitRuns(t *testing.T, sched string, n int, within time.Duration) []fleet.Run {
 	t.Helper()
 	var runs []fleet.Run
-	ok := testkit.Poll(within, func() bool {
+	ok := pollEvery(within, time.Second, func() bool {
 		var rs []fleet.Run
 		if f.fleetCLI(t, &rs, "runs", "list", "--schedule", sched) != nil {
 			return false
@@ -195,3 +197,38 @@ func goodput(rateBps int64) float64 { return float64(rateBps) * 1448 / 1538 }
 
 // within says whether got is within frac of want.
 func within(got, want, frac float64) bool { return math.Abs(got-want) <= frac*want }
+
+// dumpLogs prints, when the test failed (or FULLPIPE_FLEETLAB_LOGS is
+// set), each process's lines about runs and its warnings and errors
+// (the logs go with the test's directory).
+func (f *fixture) dumpLogs(t *testing.T) {
+	if !t.Failed() && os.Getenv("FULLPIPE_FLEETLAB_LOGS") == "" {
+		return
+	}
+	logs, _ := filepath.Glob(filepath.Join(f.dir, "*.log"))
+	for _, l := range logs {
+		b, _ := os.ReadFile(l)
+		var keep []string
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.Contains(line, `"msg":"run`) || strings.Contains(line, `"level":"WARN"`) || strings.Contains(line, `"level":"ERROR"`) || strings.Contains(line, `"msg":"result`) {
+				keep = append(keep, line)
+			}
+		}
+		if len(keep) > 80 {
+			keep = keep[len(keep)-80:]
+		}
+		t.Logf("%s:\n%s", filepath.Base(l), strings.Join(keep, "\n"))
+	}
+}
+
+// pollEvery is testkit.Poll for conditions that run the CLI: each call
+// starts a process, and polling every 10 ms would load the CPU the lab's
+// forwarder needs while the tests it times run.
+func pollEvery(d, every time.Duration, cond func() bool) bool {
+	for deadline := time.Now().Add(d); !cond(); time.Sleep(every) {
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
+}

@@ -67,8 +67,12 @@ func TestFleetMesh(t *testing.T) {
 	if _, ok := res[victim]; !ok {
 		t.Errorf("the run in flight when the controller and its source (%s) were killed has no result: %s", source, runsText(runs))
 	}
-	if measured < 3 {
-		t.Errorf("only %d of 6 tcp paths measured: %s", measured, runsText(runs))
+	// Every run's slot begins after both restarts (a tcp slot is about
+	// 18 s; the controller is down from 3 s to about 12 s into the first),
+	// and agents retry their heartbeats at least once a period: each
+	// source and destination hears of its run in time.
+	if measured != 6 {
+		t.Errorf("%d of 6 tcp paths measured: %s", measured, runsText(runs))
 	}
 	if left, _ := filepath.Glob(filepath.Join(f.dir, "spool-"+source, "spool", "*")); len(left) > 0 {
 		t.Errorf("%s's spool still holds %v after the controller came back", source, left)
@@ -82,7 +86,7 @@ func TestFleetMesh(t *testing.T) {
 func (f *fixture) killMidRun(t *testing.T, sched string) (string, string) {
 	t.Helper()
 	var running []fleet.Run
-	ok := testkit.Poll(90*time.Second, func() bool {
+	ok := pollEvery(90*time.Second, 250*time.Millisecond, func() bool {
 		return f.fleetCLI(t, &running, "runs", "list", "--schedule", sched, "--state", "running") == nil && len(running) > 0
 	})
 	if !ok {
