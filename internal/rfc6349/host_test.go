@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/fullpipe/fullpipe/internal/cpuload"
+	"github.com/fullpipe/fullpipe/internal/vocab"
 )
 
 // TestSenderHostLimited: the host is named only on evidence that it could
@@ -79,6 +80,18 @@ func TestDiagnoseHost(t *testing.T) {
 	f = causes(e)
 	if len(f) != 1 || !strings.Contains(f[0], "host limit in step 2") || !strings.Contains(f[0], "90.0 Mbit/s") {
 		t.Errorf("starved step 2: %q", f)
+	}
+	// Trains that read a policer while the tester was starved around
+	// them (lab CI: a starved tester's catch-up bursts read as "policed
+	// at 46.1 Mbit/s"): set aside, never named as the network's.
+	e.Shaping, e.ShapingDetail = vocab.Policed, "policed at 46.1 ± 0.9 Mbit/s"
+	f = causes(e)
+	if len(f) != 2 || !strings.HasPrefix(f[1], "host: the packet trains' tails read like a policer's") || !strings.Contains(f[1], "46.1") {
+		t.Errorf("policer-like trains from a starved tester: %q", f)
+	}
+	e.BBHost = ""
+	if f := causes(e); len(f) != 1 || !strings.HasPrefix(f[0], "policer: ") {
+		t.Errorf("policer-like trains from an idle tester: %q, want the policer named", f)
 	}
 }
 

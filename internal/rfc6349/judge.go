@@ -219,7 +219,15 @@ func Diagnose(e Evidence, th Thresholds) []Finding {
 			"host limit: the sender was held back by its send buffer %.0f %% of the time; raise net.core.wmem_max / tcp_wmem (the network is not to blame)", e.SndbufLimitedPct)})
 	}
 	f = append(f, hostFindings(e, th)...)
-	if e.Shaping == vocab.Policed {
+	switch {
+	case e.Shaping == vocab.Policed && (e.BBHost != "" || e.ThroughputHost != ""):
+		// Trains read a policer from a tail sent at the head's pace that
+		// arrived slower; a sender starved of CPU in the steps before
+		// and after the trains sends in gaps and catch-up bursts that
+		// overflow the queue, which reads the same. Its reading is no
+		// evidence against the network here.
+		f = append(f, Finding{vocab.CauseHost, "the packet trains' tails read like a policer's, but the tester was starved of CPU in the steps around them: a starved sender's gaps and catch-up bursts read the same, so that reading is set aside; repeat with the host idle (trains said: " + e.ShapingDetail + ")"})
+	case e.Shaping == vocab.Policed:
 		f = append(f, Finding{vocab.CausePolicer, e.ShapingDetail})
 	}
 	// A policer named by the trains drops a paced stream's bursts too
