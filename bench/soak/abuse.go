@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/ctxtime"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
@@ -55,7 +56,7 @@ func abuseIdle(ctx context.Context, a *abuseCounts) {
 			}
 			held = append(held, c)
 		}
-		wait(ctx, 2500*time.Millisecond)
+		ctxtime.Sleep(ctx, 2500*time.Millisecond)
 		for _, c := range held {
 			c.Close()
 		}
@@ -97,7 +98,7 @@ func abuseFrames(ctx context.Context, a *abuseCounts) {
 			}()
 		}
 		wg.Wait()
-		wait(ctx, 100*time.Millisecond)
+		ctxtime.Sleep(ctx, 100*time.Millisecond)
 	}
 }
 
@@ -158,7 +159,7 @@ func abuseStall(ctx context.Context, a *abuseCounts) {
 				a.stalled.Add(1)
 			}
 		}
-		wait(ctx, 10*time.Second)
+		ctxtime.Sleep(ctx, 10*time.Second)
 		for _, c := range held {
 			c.Close()
 		}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/ctxtime"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/tester"
 	"github.com/fullpipe/fullpipe/internal/wire"
@@ -87,7 +88,7 @@ func legitLoop(ctx context.Context, i int, t *tally) {
 		t.add(kind, err)
 		var we *wire.Error
 		if errors.As(err, &we) {
-			wait(ctx, min(max(we.RetryAfter, 100*time.Millisecond), 2*time.Second))
+			ctxtime.Sleep(ctx, min(max(we.RetryAfter, 100*time.Millisecond), 2*time.Second))
 		}
 	}
 }
@@ -107,13 +108,4 @@ func legitTest(ctx context.Context, target tester.Target, kind string, n int) er
 		_, err = tester.RunPMTU(ctx, target, result.PMTUConfig{MinBytes: 1200, MaxBytes: 9000, Tries: 2})
 	}
 	return err
-}
-
-func wait(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
 }

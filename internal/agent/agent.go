@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/ctxtime"
 	"github.com/fullpipe/fullpipe/internal/fleet"
 	"github.com/fullpipe/fullpipe/internal/serve"
 	"github.com/fullpipe/fullpipe/internal/version"
@@ -250,7 +251,7 @@ func (a *Agent) register(ctx context.Context) bool {
 		fails++
 		wait := a.cfg.Backoff.Delay(fails)
 		a.log.Warn("registration failed; retrying", "err", err, "attempt", fails, "wait", wait.Round(time.Millisecond))
-		if !sleep(ctx, wait) {
+		if !ctxtime.Sleep(ctx, wait) {
 			return false
 		}
 	}

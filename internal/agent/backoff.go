@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"context"
 	"math/rand/v2"
 	"time"
 )
@@ -40,16 +39,4 @@ func (b Backoff) Delay(failures int) time.Duration {
 	}
 	d = min(d, b.Max)
 	return d/2 + rand.N(d/2+1)
-}
-
-// sleep waits d or until ctx ends; false when ctx ended.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/ctxtime"
 	"github.com/fullpipe/fullpipe/internal/fleet"
 	"github.com/fullpipe/fullpipe/internal/method"
 )
@@ -125,7 +126,7 @@ func (s *eventStream) routineSend(ctx context.Context, every time.Duration, log 
 			s.flush(ctx)
 		case <-s.kick:
 			for i := 0; i < finalTries && s.flush(ctx) != nil; i++ {
-				if !sleep(ctx, every) {
+				if !ctxtime.Sleep(ctx, every) {
 					break
 				}
 			}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/ctxtime"
 	"github.com/fullpipe/fullpipe/internal/fleet"
 	"github.com/fullpipe/fullpipe/internal/fleet/client"
 )
@@ -56,7 +57,7 @@ func (a *Agent) routineHeartbeat(ctx context.Context) {
 		if now := time.Now(); next.Before(now) {
 			next = now // a late heartbeat does not make a burst
 		}
-		if !sleep(ctx, time.Until(next)) {
+		if !ctxtime.Sleep(ctx, time.Until(next)) {
 			return
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/ctxtime"
 	"github.com/fullpipe/fullpipe/internal/fleet"
 	"github.com/fullpipe/fullpipe/internal/method"
 	"github.com/fullpipe/fullpipe/internal/result"
@@ -49,7 +50,7 @@ func (a *Agent) routineRun(r *run) {
 	defer a.finish(r)
 	defer r.cancel(nil)
 	log := a.log.With("run", r.ID, "test", r.Test.Kind, "target", r.Target)
-	if !sleep(r.ctx, time.Until(a.clock.local(r.Start))) {
+	if !ctxtime.Sleep(r.ctx, time.Until(a.clock.local(r.Start))) {
 		log.Info("run not started", "why", context.Cause(r.ctx))
 		return
 	}
@@ -141,7 +142,7 @@ func (a *Agent) tellStarted(r *run, log *slog.Logger) {
 			return
 		}
 		log.Warn("cannot tell the controller the run started", "err", err, "attempt", i+1)
-		if !sleep(r.ctx, 200*time.Millisecond) {
+		if !ctxtime.Sleep(r.ctx, 200*time.Millisecond) {
 			return
 		}
 	}

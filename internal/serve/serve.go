@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/ctxtime"
 	"github.com/fullpipe/fullpipe/internal/sockopt"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
@@ -261,7 +262,7 @@ func (s *Server) acceptLoop(ctx context.Context) error {
 			s.acceptErrors.Add(1)
 			backoff = min(max(5*time.Millisecond, 2*backoff), time.Second)
 			s.cfg.Log.Warn("accept failed; waiting before the next", "err", err, "wait", backoff)
-			if !sleepCtx(ctx, backoff) {
+			if !ctxtime.Sleep(ctx, backoff) {
 				return nil
 			}
 			continue
@@ -286,18 +287,6 @@ func temporaryAccept(err error) bool {
 		}
 	}
 	return false
-}
-
-// sleepCtx waits d or until ctx ends; false when ctx ended.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // survive, deferred, turns a panic into a log line so that one client's
