@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/ctxtime"
 	"github.com/fullpipe/fullpipe/internal/fleet"
 	"github.com/fullpipe/fullpipe/internal/fleet/client"
 	"github.com/fullpipe/fullpipe/internal/store"
@@ -125,13 +126,17 @@ func steady(ctx context.Context, sims []*sim, o opts, t *timer) error {
 	end := time.Now().Add(o.steady)
 	return parallel(len(sims), len(sims), func(i int) error {
 		s := sims[i]
-		time.Sleep(time.Duration(rand.Int64N(int64(o.heartbeat))))
+		if !ctxtime.Sleep(ctx, time.Duration(rand.Int64N(int64(o.heartbeat)))) {
+			return ctx.Err()
+		}
 		for time.Now().Before(end) {
 			next := time.Now().Add(o.heartbeat)
 			if err := t.time("steady heartbeat", func() error { _, err := s.cl.Heartbeat(ctx, fleet.Heartbeat{}); return err }); err != nil {
 				return fmt.Errorf("%s heartbeat: %w", s.name, err)
 			}
-			time.Sleep(time.Until(next))
+			if !ctxtime.Sleep(ctx, time.Until(next)) {
+				return ctx.Err()
+			}
 		}
 		return nil
 	})
@@ -190,10 +195,8 @@ func (s *sim) work(ctx context.Context, o opts, doc []byte, t *timer, stored *at
 			s.done[a.ID] = true
 		}
 		if len(s.done) < o.runs {
-			select {
-			case <-ctx.Done():
+			if !ctxtime.Sleep(ctx, o.heartbeat) {
 				return ctx.Err()
-			case <-time.After(o.heartbeat):
 			}
 		}
 	}

@@ -141,7 +141,7 @@ func resultTable(w io.Writer, rs []fleet.Result) {
 		}
 		rows = append(rows, []string{r.RunID, r.Kind, r.Source + " -> " + r.Dest, rateText(f.ThroughputBps), rtt, loss, dash(f.Verdict), when(r.Received)})
 	}
-	tabulate(w, "RUN KIND PAIR THROUGHPUT RTT LOSS VERDICT RECEIVED", rows)
+	tabulate(w, "RUN KIND PAIR THROUGHPUT MIN-RTT LOSS VERDICT RECEIVED", rows)
 }
 
 func resultsList() command {
