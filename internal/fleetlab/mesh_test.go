@@ -30,6 +30,12 @@ func TestFleetMesh(t *testing.T) {
 			t.Errorf("rtt %s→%s: %s, result stored %v (nothing was killed in this phase)", r.Source, r.Dest, r.State, ok)
 			continue
 		}
+		// The minimum RTT is never below the configured round trip (the
+		// emulator holds each packet at least its delay) and above it by
+		// the forwarder's own latency (0.3-0.4 ms through the TUN
+		// forwarder, kernel-notes.md) and a 64 B probe's serialisation
+		// over four access links (under 0.1 ms at 20 Mbit/s and up): the
+		// issue's 1 ms bound holds that with room.
 		truth, _ := f.s.Truth(f.s.Index(r.Source), f.s.Index(r.Dest))
 		want := float64(truth) / 1e6
 		t.Logf("rtt %s→%s: min %.3f ms, truth %.3f ms", r.Source, r.Dest, got.Figures.RTTMs, want)
@@ -52,6 +58,10 @@ func TestFleetMesh(t *testing.T) {
 			t.Logf("tcp %s→%s: %s %s (no result)", r.Source, r.Dest, r.State, r.Error)
 			continue
 		}
+		// The bottleneck is the slower of the source's uplink and the
+		// destination's downlink; a 10 s flow through a queue of over a
+		// BDP keeps it busy but for its slow start (a few RTTs of 16-30
+		// ms, about 1-2 % of the run): the 5 % bound covers that.
 		_, rate := f.s.Truth(f.s.Index(r.Source), f.s.Index(r.Dest))
 		want := goodput(rate)
 		t.Logf("tcp %s→%s: %.2f Mbit/s, ideal %.2f Mbit/s, partial %v", r.Source, r.Dest, got.Figures.ThroughputBps/1e6, want/1e6, got.Figures.Partial)
