@@ -226,7 +226,11 @@ func Diagnose(e Evidence, th Thresholds) []Finding {
 		// and after the trains sends in gaps and catch-up bursts that
 		// overflow the queue, which reads the same. Its reading is no
 		// evidence against the network here.
-		f = append(f, Finding{vocab.CauseHost, "the packet trains' tails read like a policer's, but the tester was starved of CPU in the steps around them: a starved sender's gaps and catch-up bursts read the same, so that reading is set aside; repeat with the host idle (trains said: " + e.ShapingDetail + ")"})
+		why := e.ThroughputHost
+		if why == "" {
+			why = e.BBHost
+		}
+		f = append(f, Finding{vocab.CauseHost, "the packet trains' tails read like a policer's, but the tester was starved of CPU in the steps around them (" + why + "): a starved sender's gaps and catch-up bursts read the same, so that reading is set aside; repeat with the host idle (trains said: " + e.ShapingDetail + ")"})
 	case e.Shaping == vocab.Policed:
 		f = append(f, Finding{vocab.CausePolicer, e.ShapingDetail})
 	}
