@@ -144,6 +144,9 @@ type Schedule struct {
 	Enabled bool          `json:"enabled"`
 	Created time.Time     `json:"created"`
 	NextDue time.Time     `json:"next_due,omitzero"` // the next occurrence not yet booked
+	// Thresholds judge each result of this schedule (ok or alert); nil:
+	// none, results are not judged.
+	Thresholds *Thresholds `json:"thresholds,omitempty"`
 }
 
 // RunState is where a run is in its life.
@@ -180,24 +183,60 @@ type Run struct {
 
 // Result is a run's uploaded document with its headline figures.
 type Result struct {
-	RunID    string          `json:"run_id"`
-	Source   string          `json:"source"`
-	Dest     string          `json:"dest"`
-	Kind     string          `json:"kind"`
-	Received time.Time       `json:"received"`
-	Figures  Figures         `json:"figures"`
-	Doc      json.RawMessage `json:"doc"` // the result package's document
+	RunID      string    `json:"run_id"`
+	ScheduleID string    `json:"schedule_id,omitempty"` // the run's schedule, when it had one
+	Source     string    `json:"source"`
+	Dest       string    `json:"dest"`
+	Kind       string    `json:"kind"`
+	Received   time.Time `json:"received"`
+	Figures    Figures   `json:"figures"`
+	// Health is the result judged by its schedule's thresholds when it
+	// was stored ("" when the schedule has none); PreviousHealth is the
+	// same of the pair's previous result of that schedule and kind, so a
+	// change of state is Health != PreviousHealth with both set.
+	Health         Health          `json:"health,omitempty"`
+	PreviousHealth Health          `json:"previous_health,omitempty"`
+	Doc            json.RawMessage `json:"doc,omitempty"` // the result package's document; absent from figure-only lists
 }
 
 // Figures are a result's headline numbers, for listing, metrics and
-// the web page; absent ones are omitted.
+// the web page; absent ones are omitted. The plain fields are the up
+// direction (source to destination), or the only one; the Down fields
+// the other way, when the test measured both.
 type Figures struct {
 	ThroughputBps  float64 `json:"throughput_bps,omitempty"`   // TCP goodput (up, or the only direction)
-	RTTMs          float64 `json:"rtt_ms,omitempty"`           // minimum or baseline RTT
+	IdealBps       float64 `json:"ideal_bps,omitempty"`        // the ideal TCP rate the test compared it with (RFC 6349), when known
+	RTTMs          float64 `json:"rtt_ms,omitempty"`           // minimum or baseline RTT, idle
+	RTTLoadedMs    float64 `json:"rtt_loaded_ms,omitempty"`    // RTT under the test's load (up), when measured
 	LossPct        float64 `json:"loss_pct,omitempty"`         // UDP or retransmission loss
 	BufferDelayPct float64 `json:"buffer_delay_pct,omitempty"` // RFC 6349 buffer delay
 	Verdict        string  `json:"verdict,omitempty"`          // pass, fail, partial, ...
 	Partial        bool    `json:"partial,omitempty"`
+
+	DownThroughputBps  float64 `json:"down_throughput_bps,omitempty"`
+	DownRTTLoadedMs    float64 `json:"down_rtt_loaded_ms,omitempty"`
+	DownLossPct        float64 `json:"down_loss_pct,omitempty"`
+	DownBufferDelayPct float64 `json:"down_buffer_delay_pct,omitempty"`
+}
+
+// Direction is one direction's figures, as thresholds judge them.
+type Direction struct {
+	ThroughputBps, IdealBps, RTTMs, RTTLoadedMs, LossPct, BufferDelayPct float64
+	Verdict                                                              string
+}
+
+// Up is the up (or only) direction's figures.
+func (f Figures) Up() Direction {
+	return Direction{f.ThroughputBps, f.IdealBps, f.RTTMs, f.RTTLoadedMs, f.LossPct, f.BufferDelayPct, f.Verdict}
+}
+
+// Down is the down direction's figures; ok is false when the test did
+// not measure that way.
+func (f Figures) Down() (d Direction, ok bool) {
+	if f.DownThroughputBps == 0 && f.DownLossPct == 0 && f.DownBufferDelayPct == 0 && f.DownRTTLoadedMs == 0 {
+		return Direction{}, false
+	}
+	return Direction{f.DownThroughputBps, f.IdealBps, f.RTTMs, f.DownRTTLoadedMs, f.DownLossPct, f.DownBufferDelayPct, f.Verdict}, true
 }
 
 // Upload is what an agent sends when a run ends: the document, or the

@@ -29,8 +29,10 @@ type RunFilter struct {
 // at most Limit (default 100, at most 10,000).
 type ResultFilter struct {
 	Source, Dest, Kind string
-	Since              time.Time
+	Schedule           string
+	Since, Until       time.Time // received in [Since, Until)
 	Limit              int
+	NoDoc              bool // figures only: leave Doc empty (a history of thousands of results)
 }
 
 // Store keeps the fleet: tokens, agents, schedules, runs, results, run
@@ -66,6 +68,11 @@ type Store interface {
 	CreateSchedule(ctx context.Context, s Schedule) (Schedule, error)
 	Schedule(ctx context.Context, id string) (Schedule, error)
 	Schedules(ctx context.Context) ([]Schedule, error)
+	// UpdateSchedule replaces what an operator may change of the stored
+	// schedule s.ID (name, test, selectors, both, repeat, start, slip,
+	// enabled, next due, thresholds), keeping its ID and Created;
+	// ErrNotFound when there is none. Runs already booked stay.
+	UpdateSchedule(ctx context.Context, s Schedule) (Schedule, error)
 	// DeleteSchedule removes it and cancels its runs not yet started.
 	DeleteSchedule(ctx context.Context, id string, now time.Time) error
 	// DueSchedules are the enabled schedules whose NextDue is before until.
@@ -98,8 +105,9 @@ type Store interface {
 	PutResult(ctx context.Context, r Result) (stored bool, err error)
 	Result(ctx context.Context, runID string) (Result, error)
 	Results(ctx context.Context, f ResultFilter) ([]Result, error)
-	// Latest is the newest result of each (source, dest, kind).
-	Latest(ctx context.Context) ([]Result, error)
+	// Latest is the newest result of each (source, dest, kind), of one
+	// schedule's results or, with schedule "", of all; without Doc.
+	Latest(ctx context.Context, schedule string) ([]Result, error)
 
 	// AddEvents appends a run's progress; an event already stored (same
 	// run and Seq) is skipped.
