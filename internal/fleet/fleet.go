@@ -298,3 +298,32 @@ type TokenRequest struct {
 type Stored struct {
 	Stored bool `json:"stored"`
 }
+
+// Picks says whether s picks agent a: by name, or its site, or every
+// one of its labels.
+func (s Selector) Picks(a Agent) bool {
+	for _, n := range s.Agents {
+		if n == a.Name {
+			return true
+		}
+	}
+	if s.Site != "" && s.Site == a.Site {
+		return true
+	}
+	if len(s.Labels) == 0 {
+		return false
+	}
+	for k, v := range s.Labels {
+		if a.Labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// Allows says whether role r may do what need asks: read < operate <
+// admin; an agent token acts only as its agent, never as an operator.
+func (r Role) Allows(need Role) bool {
+	rank := map[Role]int{RoleRead: 1, RoleOperate: 2, RoleAdmin: 3}
+	return r != RoleAgent && rank[r] >= rank[need] && rank[need] > 0
+}
