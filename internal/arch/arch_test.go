@@ -21,7 +21,7 @@ const module = "github.com/fullpipe/fullpipe/"
 var layers = [][]string{
 	// Words and tools: no fullpipe imports of their own.
 	{"internal/vocab", "internal/units", "internal/stats", "internal/cpuload", "internal/version", "internal/jsondoc",
-		"internal/testkit", "internal/testkit/pgtest", "internal/tcpinfo", "internal/sockopt", "internal/link", "internal/certs", "internal/ctxtime"},
+		"internal/testkit", "internal/testkit/pgtest", "internal/testkit/chrome", "internal/tcpinfo", "internal/sockopt", "internal/link", "internal/certs", "internal/ctxtime"},
 	// The methods' mathematics: pure, no sockets; RFC 6349's judgement
 	// reads the trains'.
 	{"internal/train", "internal/train/traintest", "internal/sweep", "internal/pathmtu"},
@@ -44,6 +44,9 @@ var layers = [][]string{
 	{"internal/tester", "internal/serve", "internal/serve/servetest", "internal/lab"},
 	// The methods, over the Network seam, and the scripted network.
 	{"internal/method", "internal/method/fakenet"},
+	// The controller's web page: reads the store, renders documents,
+	// asks the controller (through its Ops) to change schedules.
+	{"internal/web"},
 	// The fleet's agent (runs methods as its controller orders) and
 	// controller (the API, the scheduler, metrics and the results
 	// webhook over a store): neither imports the other.

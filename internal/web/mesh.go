@@ -1,0 +1,221 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/fleet"
+)
+
+// maxMeshSide bounds the grid: more agents than this on a side are
+// left out (the page says so); a schedule's mesh narrows it.
+const maxMeshSide = 300
+
+// meshData is the mesh page: a grid of sources by destinations, each
+// cell the pair's latest result of one kind.
+type meshData struct {
+	Schedules []fleet.Schedule
+	Schedule  string
+	Kind      string
+	Kinds     []string
+	Cols      []string
+	Rows      []meshRow
+	Cut       int // agents left out of a side
+	Cells     int // cells with a result
+}
+
+type meshRow struct {
+	Name  string
+	Cells []cell
+}
+
+// cell is one pair: its link, its words (title: the numbers on hover)
+// and the classes of its two halves (up: source to destination, the
+// upper left; down: back, the lower right, when the test measured it).
+type cell struct {
+	Href, Text string
+	Up, Down   string
+}
+
+// meshPage: GET /ui/mesh?schedule=&kind=.
+func (s *Site) meshPage(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	q := r.URL.Query()
+	d := meshData{Schedule: q.Get("schedule"), Kind: q.Get("kind")}
+	ctx := r.Context()
+	var err error
+	if d.Schedules, err = s.cfg.Store.Schedules(ctx); err != nil {
+		return err
+	}
+	byID := map[string]*fleet.Schedule{}
+	for i := range d.Schedules {
+		byID[d.Schedules[i].ID] = &d.Schedules[i]
+	}
+	sc := byID[d.Schedule]
+	if d.Schedule != "" && sc == nil {
+		return notFound("schedule " + d.Schedule)
+	}
+	latest, err := s.cfg.Store.Latest(ctx, d.Schedule)
+	if err != nil {
+		return err
+	}
+	agents, err := s.cfg.Store.Agents(ctx)
+	if err != nil {
+		return err
+	}
+	d.Kinds, d.Kind = kindsOf(latest, sc, d.Kind)
+	rows, cols := meshSides(agents, sc)
+	d.Cut = max(0, len(rows)-maxMeshSide, len(cols)-maxMeshSide)
+	rows, cols = rows[:min(len(rows), maxMeshSide)], cols[:min(len(cols), maxMeshSide)]
+	d.Cols = cols
+	cells := map[[2]string]fleet.Result{}
+	for _, res := range latest {
+		if res.Kind == d.Kind {
+			cells[[2]string{res.Source, res.Dest}] = res
+		}
+	}
+	now := s.cfg.Now()
+	for _, src := range rows {
+		row := meshRow{Name: src, Cells: make([]cell, len(cols))}
+		for j, dst := range cols {
+			if res, ok := cells[[2]string{src, dst}]; ok {
+				row.Cells[j] = cellOf(res, byID[res.ScheduleID], now)
+				d.Cells++
+			}
+		}
+		d.Rows = append(d.Rows, row)
+	}
+	s.render(w, r, "mesh", v, d)
+	return nil
+}
+
+// kindsOf are the kinds the latest results have, and the one to show:
+// the asked one, else the schedule's, else the most common.
+func kindsOf(latest []fleet.Result, sc *fleet.Schedule, want string) ([]string, string) {
+	n := map[string]int{}
+	for _, r := range latest {
+		n[r.Kind]++
+	}
+	var kinds []string
+	for k := range n {
+		kinds = append(kinds, k)
+	}
+	slices.Sort(kinds)
+	switch {
+	case want != "":
+		return kinds, want
+	case sc != nil:
+		return kinds, sc.Test.Kind
+	}
+	best := ""
+	for _, k := range kinds {
+		if n[k] > n[best] {
+			best = k
+		}
+	}
+	return kinds, best
+}
+
+// meshSides are the grid's rows (sources) and columns (destinations):
+// a schedule's own (both ways: the union), or every agent not revoked.
+func meshSides(agents []fleet.Agent, sc *fleet.Schedule) (rows, cols []string) {
+	for _, a := range agents {
+		switch {
+		case sc == nil:
+			if a.State != fleet.AgentRevoked {
+				rows, cols = append(rows, a.Name), append(cols, a.Name)
+			}
+		case sc.Both && (sc.From.Picks(a) || sc.To.Picks(a)):
+			rows, cols = append(rows, a.Name), append(cols, a.Name)
+		default:
+			if sc.From.Picks(a) {
+				rows = append(rows, a.Name)
+			}
+			if sc.To.Picks(a) {
+				cols = append(cols, a.Name)
+			}
+		}
+	}
+	slices.Sort(rows)
+	slices.Sort(cols)
+	return rows, cols
+}
+
+// cellOf colours and words one pair's latest result: by its schedule's
+// thresholds now (so changed thresholds recolour the grid), or, when
+// the schedule is gone, by the health stored with it.
+func cellOf(res fleet.Result, sc *fleet.Schedule, now time.Time) cell {
+	c := cell{Href: Prefix + "pair?pair=" + urlq(res.Source+":"+res.Dest) + "&kind=" + urlq(res.Kind)}
+	var th fleet.Thresholds
+	judged := sc != nil && sc.Thresholds != nil
+	if judged {
+		th = *sc.Thresholds
+	}
+	var words []string
+	words = append(words, fmt.Sprintf("%s → %s, %s, %s", res.Source, res.Dest, res.Kind, ago(now, res.Received)))
+	up := res.Figures.Up()
+	h, why := th.Judge(up)
+	if !judged {
+		h = res.Health
+	}
+	c.Up = class(h)
+	words = append(words, "up: "+dirWords(up))
+	if down, ok := res.Figures.Down(); ok {
+		hd, whyd := th.Judge(down)
+		if !judged {
+			hd = res.Health
+		}
+		c.Down = class(hd)
+		words = append(words, "down: "+dirWords(down))
+		why = append(why, whyd...)
+	}
+	if res.Figures.Verdict != "" {
+		words = append(words, "verdict "+res.Figures.Verdict)
+	}
+	switch {
+	case len(why) > 0:
+		words = append(words, "ALERT: "+strings.Join(why, "; "))
+	case h == fleet.HealthOK:
+		words = append(words, "within thresholds")
+	case !judged:
+		words = append(words, "no thresholds")
+	}
+	c.Text = strings.Join(words, "\n")
+	return c
+}
+
+// class is a half's colour class.
+func class(h fleet.Health) string {
+	switch h {
+	case fleet.HealthOK:
+		return "ok"
+	case fleet.HealthAlert:
+		return "alert"
+	}
+	return "seen"
+}
+
+// dirWords are one direction's figures in words, with units.
+func dirWords(d fleet.Direction) string {
+	var ws []string
+	if d.ThroughputBps > 0 {
+		t := mbps(d.ThroughputBps)
+		if d.IdealBps > 0 {
+			t += fmt.Sprintf(" (%.0f %% of ideal %s)", d.ThroughputBps/d.IdealBps*100, mbps(d.IdealBps))
+		}
+		ws = append(ws, t)
+	}
+	if d.RTTMs > 0 {
+		ws = append(ws, "RTT "+num(d.RTTMs, "ms")+" idle")
+	}
+	if d.RTTLoadedMs > 0 {
+		ws = append(ws, num(d.RTTLoadedMs, "ms")+" loaded")
+	}
+	ws = append(ws, fmt.Sprintf("loss %.3g %%", d.LossPct))
+	if d.BufferDelayPct > 0 {
+		ws = append(ws, "buffer delay "+num(d.BufferDelayPct, "%"))
+	}
+	return strings.Join(ws, ", ")
+}

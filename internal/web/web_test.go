@@ -1,0 +1,252 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/fleet"
+)
+
+// TestLogin: pages need a session; a bad token, an agent's token and an
+// empty one are refused with one clear line; a good one gets a cookie
+// the page's script cannot read and that no other site's request
+// carries; no page holds the token.
+func TestLogin(t *testing.T) {
+	f := newFixture(t)
+	f.agents("a")
+	b := f.browser()
+	if a := b.get("/ui/"); a.code != http.StatusSeeOther || !strings.HasPrefix(a.h.Get("Location"), "/ui/login") {
+		t.Fatalf("GET /ui/ without a session: %d %q, want a redirect to the login", a.code, a.h.Get("Location"))
+	}
+	for _, c := range []struct{ name, secret, want string }{
+		{"unknown", "fp_nottoken", "unknown or revoked token"},
+		{"empty", "", "unknown or revoked token"},
+		{"agent", f.issue(fleet.RoleAgent, "a"), "agent's token"},
+	} {
+		a := b.post("/ui/login", url.Values{"token": {c.secret}}, false)
+		if a.code != http.StatusUnauthorized || !strings.Contains(a.body, c.want) {
+			t.Errorf("%s token: %d, want 401 saying %q", c.name, a.code, c.want)
+		}
+	}
+	a := b.post("/ui/login", url.Values{"token": {f.reader}, "next": {"https://evil.example/"}}, false)
+	if a.code != http.StatusSeeOther || a.h.Get("Location") != "/ui/" {
+		t.Fatalf("login: %d to %q, want 303 to /ui/ (an outside next refused)", a.code, a.h.Get("Location"))
+	}
+	ck := a.h.Get("Set-Cookie")
+	for _, want := range []string{"HttpOnly", "Secure", "SameSite=Strict", "Path=/ui/"} {
+		if !strings.Contains(ck, want) {
+			t.Errorf("session cookie %q lacks %s", ck, want)
+		}
+	}
+	for _, p := range []string{"/ui/", "/ui/agents/a", "/ui/mesh", "/ui/schedules"} {
+		a := b.get(p)
+		if a.code != 200 {
+			t.Errorf("%s: %d %.200s", p, a.code, a.body)
+		}
+		if strings.Contains(a.body, f.reader) || strings.Contains(a.body, f.admin) {
+			t.Errorf("%s holds a token's secret", p)
+		}
+		checkHeaders(t, p, a.h)
+	}
+	// Log out: the session is gone.
+	if a := b.post("/ui/logout", url.Values{}, true); a.code != http.StatusSeeOther {
+		t.Fatalf("logout: %d", a.code)
+	}
+	if a := b.get("/ui/"); a.code != http.StatusSeeOther {
+		t.Errorf("after logout GET /ui/: %d, want a redirect to the login", a.code)
+	}
+}
+
+// checkHeaders: the security headers every page carries.
+func checkHeaders(t *testing.T, p string, h http.Header) {
+	t.Helper()
+	csp := h.Get("Content-Security-Policy")
+	for _, want := range []string{"default-src 'none'", "script-src 'self'", "frame-ancestors 'none'", "form-action 'self'"} {
+		if !strings.Contains(csp, want) {
+			t.Errorf("%s: CSP %q lacks %q", p, csp, want)
+		}
+	}
+	if strings.Contains(csp, "unsafe-inline") || strings.Contains(csp, "unsafe-eval") {
+		t.Errorf("%s: CSP allows inline or eval: %q", p, csp)
+	}
+	for k, v := range map[string]string{"X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY",
+		"Referrer-Policy": "no-referrer", "Strict-Transport-Security": "max-age=31536000", "Cache-Control": "no-store"} {
+		if h.Get(k) != v {
+			t.Errorf("%s: %s = %q, want %q", p, k, h.Get(k), v)
+		}
+	}
+}
+
+// TestRevokedTokenEndsSession: a session stands on its token, checked
+// at each request.
+func TestRevokedTokenEndsSession(t *testing.T) {
+	f := newFixture(t)
+	b := f.browser()
+	sec := f.issue(fleet.RoleRead, "")
+	if b.login(sec) != http.StatusSeeOther {
+		t.Fatal("login failed")
+	}
+	tok, err := f.st.Authenticate(context.Background(), sec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.st.RevokeToken(context.Background(), tok.ID); err != nil {
+		t.Fatal(err)
+	}
+	ok := false
+	for i := 0; i < 30 && !ok; i++ { // the controller trusts an accepted token for up to 1 s
+		ok = b.get("/ui/").code == http.StatusSeeOther
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !ok {
+		t.Error("a revoked token's session still sees pages after 3 s")
+	}
+}
+
+// TestCSRF: a change needs the session's CSRF token and the page's own
+// origin.
+func TestCSRF(t *testing.T) {
+	f := newFixture(t)
+	f.agents("a", "b")
+	b := f.browser()
+	b.login(f.op)
+	form := url.Values{"name": {"x"}, "kind": {"rtt"}, "from_agents": {"a"}, "to_agents": {"b"}, "duration": {"2s"}}
+	if a := b.post("/ui/schedules", form, false); a.code != http.StatusForbidden || !strings.Contains(a.body, "CSRF") {
+		t.Errorf("no CSRF token: %d %q, want 403 naming CSRF", a.code, a.body)
+	}
+	form.Set("csrf", b.csrf())
+	req, _ := http.NewRequest("POST", f.url+"/ui/schedules", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", "https://evil.example")
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	if a := b.do(req); a.code != http.StatusForbidden {
+		t.Errorf("cross-site post with the right token: %d, want 403", a.code)
+	}
+	if ss, _ := f.st.Schedules(context.Background()); len(ss) != 0 {
+		t.Fatalf("a refused post stored %d schedules", len(ss))
+	}
+	if a := b.post("/ui/schedules", form, false); a.code != http.StatusSeeOther {
+		t.Errorf("same-origin post with the token: %d %.300s, want 303", a.code, a.body)
+	}
+}
+
+// TestReadOnly: a read token sees no edit control and cannot change
+// anything by posting anyway.
+func TestReadOnly(t *testing.T) {
+	f := newFixture(t)
+	f.agents("a", "b")
+	sc, err := f.st.CreateSchedule(context.Background(), fleet.Schedule{Name: "s", Test: fleet.Test{Kind: "rtt"},
+		From: fleet.Selector{Agents: []string{"a"}}, To: fleet.Selector{Agents: []string{"b"}}, Enabled: true, Created: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := f.browser()
+	b.login(f.reader)
+	for _, p := range []string{"/ui/schedules", "/ui/schedules/" + sc.ID} {
+		a := b.get(p)
+		for _, bad := range []string{"New schedule", ">Pause<", ">Delete<", `type="submit">Save`, `type="submit">Create`} {
+			if strings.Contains(a.body, bad) {
+				t.Errorf("%s shows %q to a read-only token", p, bad)
+			}
+		}
+		if p != "/ui/schedules" && !strings.Contains(a.body, "<fieldset disabled") {
+			t.Errorf("%s: the form's fields are not disabled for a read-only token", p)
+		}
+	}
+	csrf := csrfField.FindStringSubmatch(b.get("/ui/schedules").body)[1] // the logout form's
+	for _, p := range []string{"/ui/schedules/" + sc.ID + "/pause", "/ui/schedules/" + sc.ID + "/delete", "/ui/schedules"} {
+		if a := b.post(p, url.Values{"csrf": {csrf}, "name": {"y"}}, false); a.code != http.StatusForbidden {
+			t.Errorf("read-only POST %s: %d, want 403", p, a.code)
+		}
+	}
+	if a := b.get("/ui/schedules/new"); a.code != http.StatusForbidden {
+		t.Errorf("read-only GET new schedule: %d, want 403", a.code)
+	}
+	got, _ := f.st.Schedule(context.Background(), sc.ID)
+	if !got.Enabled || got.Name != "s" {
+		t.Errorf("the schedule changed under a read-only token: %+v", got)
+	}
+}
+
+// fieldErr finds the error shown beside form field id.
+func fieldErr(body, id string) string {
+	m := regexp.MustCompile(`id="` + id + `-err">([^<]*)<`).FindStringSubmatch(body)
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
+
+// TestScheduleForm: each bad field is refused beside itself (the
+// controller's own checks, not only the page's), the form keeps what
+// was typed; a good one is created, edited, paused, resumed, deleted.
+func TestScheduleForm(t *testing.T) {
+	f := newFixture(t)
+	f.agents("a", "b")
+	b := f.browser()
+	b.login(f.op)
+	good := func() url.Values {
+		return url.Values{"name": {"web"}, "kind": {"tcp"}, "duration": {"2s"}, "from_agents": {"a"}, "to_agents": {"b"},
+			"repeat": {"R/PT1H"}, "thr_max_rtt": {"50"}}
+	}
+	for _, c := range []struct{ field, value, id, want string }{
+		{"repeat", "every hour", "repeat", "repeat"},
+		{"duration", "ten", "duration", "duration"},
+		{"thr_max_loss", "150", "thr_max_loss", "0 (none) to 100"},
+		{"thr_max_rtt", "-3", "thr_max_rtt", "0 (none)"},
+		{"config", `{"streams": "four"}`, "config", ""},
+		{"start", "tomorrow", "start", "UTC time"},
+		{"slip", "48h", "slip", ""},
+	} {
+		form := good()
+		form.Set(c.field, c.value)
+		a := b.post("/ui/schedules", form, true)
+		msg := fieldErr(a.body, c.id)
+		if a.code != http.StatusUnprocessableEntity || msg == "" || !strings.Contains(msg, c.want) {
+			t.Errorf("%s=%q: %d, error beside %s %q, want 422 and one containing %q", c.field, c.value, a.code, c.id, msg, c.want)
+		}
+		if !strings.Contains(a.body, `id="`+c.id+`"`) || !strings.Contains(a.body, `aria-invalid="true" aria-describedby="`+c.id+`-err"`) {
+			t.Errorf("%s: the field is not marked invalid and tied to its message", c.field)
+		}
+		if !strings.Contains(a.body, `value="web"`) {
+			t.Errorf("%s: the form lost what was typed", c.field)
+		}
+	}
+	a := b.post("/ui/schedules", good(), true)
+	if a.code != http.StatusSeeOther {
+		t.Fatalf("create: %d %.400s", a.code, a.body)
+	}
+	id := strings.TrimPrefix(a.h.Get("Location"), "/ui/schedules/")
+	sc, err := f.st.Schedule(context.Background(), id)
+	if err != nil || sc.Thresholds == nil || sc.Thresholds.MaxRTTMs != 50 || sc.Repeat != "R/PT1H" || !sc.Enabled {
+		t.Fatalf("created schedule %+v (%v)", sc, err)
+	}
+	edit := good()
+	edit.Set("name", "web2")
+	edit.Set("thr_max_rtt", "")
+	edit.Set("thr_min_pct", "90")
+	if a := b.post("/ui/schedules/"+id, edit, true); a.code != http.StatusSeeOther {
+		t.Fatalf("edit: %d %.400s", a.code, a.body)
+	}
+	sc, _ = f.st.Schedule(context.Background(), id)
+	if sc.Name != "web2" || sc.Thresholds == nil || sc.Thresholds.MinThroughputPct != 90 || sc.Thresholds.MaxRTTMs != 0 {
+		t.Errorf("edited schedule %+v %+v", sc, sc.Thresholds)
+	}
+	b.post("/ui/schedules/"+id+"/pause", url.Values{}, true)
+	if sc, _ = f.st.Schedule(context.Background(), id); sc.Enabled {
+		t.Error("pause left the schedule enabled")
+	}
+	b.post("/ui/schedules/"+id+"/resume", url.Values{}, true)
+	if sc, _ = f.st.Schedule(context.Background(), id); !sc.Enabled {
+		t.Error("resume left the schedule paused")
+	}
+	b.post("/ui/schedules/"+id+"/delete", url.Values{}, true)
+	if _, err := f.st.Schedule(context.Background(), id); err == nil {
+		t.Error("delete left the schedule")
+	}
+}
