@@ -49,6 +49,17 @@ func TestYearHistory(t *testing.T) {
 		if !strings.Contains(plan, "results_latest") {
 			t.Errorf("%s: the history query is not served by results_latest:\n%s", db.Dialect(), plan)
 		}
+		// The controller's question at each upload: the pair's previous
+		// result of its schedule.
+		prev := explain(t, db, `SELECT `+resultSelect("", false)+` FROM results WHERE schedule_id = $1 AND source = $2
+			AND dest = $3 AND kind = $4 AND received < $5 ORDER BY received DESC, run_id DESC LIMIT 2`,
+			"", "a3", "b3", "tcp", ms(f.Until))
+		if !strings.Contains(prev, "results_schedule") && !strings.Contains(prev, "results_latest") {
+			t.Errorf("%s: the previous result's query is served by no index:\n%s", db.Dialect(), prev)
+		}
+		start = time.Now()
+		one := must[[]fleet.Result](t)(db.Results(ctx, fleet.ResultFilter{Source: "a3", Dest: "b3", Kind: "tcp", Until: f.Until, Limit: 2, NoDoc: true}))
+		t.Logf("%s: the previous result: %d in %v", db.Dialect(), len(one), time.Since(start).Round(time.Microsecond))
 	})
 }
 

@@ -37,21 +37,39 @@ func scheduleJSON(s fleet.Schedule) (from, to, thresholds string) {
 	return string(f), string(t), thresholds
 }
 
+var _ fleet.ScheduleSwapper = (*DB)(nil)
+
 // UpdateSchedule replaces all of the schedule s.ID but its ID and
 // Created.
 func (d *DB) UpdateSchedule(ctx context.Context, s fleet.Schedule) (fleet.Schedule, error) {
+	out, _, err := d.updateSchedule(ctx, s, nil)
+	return out, err
+}
+
+// SwapSchedule is UpdateSchedule while the schedule's NextDue is still
+// prev, in one UPDATE (compare and set); false when it moved.
+func (d *DB) SwapSchedule(ctx context.Context, s fleet.Schedule, prev time.Time) (fleet.Schedule, bool, error) {
+	return d.updateSchedule(ctx, s, &prev)
+}
+
+func (d *DB) updateSchedule(ctx context.Context, s fleet.Schedule, prev *time.Time) (fleet.Schedule, bool, error) {
 	from, to, th := scheduleJSON(s)
-	n, err := affected(d.w.ExecContext(ctx, `UPDATE schedules SET name = $2, kind = $3, config = $4, from_sel = $5,
-		to_sel = $6, both_ways = $7, repeat = $8, start = $9, slip_ns = $10, enabled = $11, next_due = $12, thresholds = $13
-		WHERE id = $1`, s.ID, s.Name, s.Test.Kind, string(s.Test.Config), from, to, s.Both, s.Repeat,
-		ms(s.Start), int64(s.Slip), s.Enabled, ms(s.NextDue), th))
-	switch {
-	case err != nil:
-		return fleet.Schedule{}, fmt.Errorf("store: updating schedule %q: %w", s.ID, err)
-	case n == 0:
-		return fleet.Schedule{}, fmt.Errorf("store: updating: %w", notFound("schedule", s.ID))
+	q, args := `UPDATE schedules SET name = $2, kind = $3, config = $4, from_sel = $5, to_sel = $6, both_ways = $7,
+		repeat = $8, start = $9, slip_ns = $10, enabled = $11, next_due = $12, thresholds = $13 WHERE id = $1`,
+		[]any{s.ID, s.Name, s.Test.Kind, string(s.Test.Config), from, to, s.Both, s.Repeat, ms(s.Start), int64(s.Slip), s.Enabled,
+			ms(s.NextDue), th}
+	if prev != nil {
+		q, args = q+` AND next_due = $14`, append(args, ms(*prev))
 	}
-	return d.schedule(ctx, d.w, s.ID)
+	n, err := affected(d.w.ExecContext(ctx, q, args...))
+	if err != nil {
+		return fleet.Schedule{}, false, fmt.Errorf("store: updating schedule %q: %w", s.ID, err)
+	}
+	out, err := d.schedule(ctx, d.w, s.ID) // ErrNotFound when there is none
+	if err != nil {
+		return fleet.Schedule{}, false, fmt.Errorf("store: updating: %w", err)
+	}
+	return out, n == 1, nil
 }
 
 const scheduleCols = `id, name, kind, config, from_sel, to_sel, both_ways, repeat, start, slip_ns, enabled, created, next_due,

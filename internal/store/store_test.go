@@ -237,8 +237,29 @@ func TestUpdateSchedule(t *testing.T) {
 		if got = must[fleet.Schedule](t)(db.UpdateSchedule(ctx, u)); got.Thresholds != nil {
 			t.Errorf("thresholds removed, read back %+v", *got.Thresholds)
 		}
+		// Compare and set on NextDue: refused once it moved on.
+		u.Name = "swapped"
+		if got, ok := must2(t)(db.SwapSchedule(ctx, u, t0)); ok || got.Name != "daily" {
+			t.Errorf("swap from a stale next due: %v, %q; want refused, unchanged", ok, got.Name)
+		}
+		if got, ok := must2(t)(db.SwapSchedule(ctx, u, t0.Add(24*time.Hour))); !ok || got.Name != "swapped" {
+			t.Errorf("swap from the next due: %v, %q; want swapped", ok, got.Name)
+		}
 		u.ID = "nope"
 		_, err := db.UpdateSchedule(ctx, u)
 		wantErr(t, err, fleet.ErrNotFound)
+		_, _, err = db.SwapSchedule(ctx, u, t0)
+		wantErr(t, err, fleet.ErrNotFound)
 	})
+}
+
+// must2 fails the test on err and returns the two values.
+func must2(t testing.TB) func(s fleet.Schedule, ok bool, err error) (fleet.Schedule, bool) {
+	return func(s fleet.Schedule, ok bool, err error) (fleet.Schedule, bool) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, ok
+	}
 }
