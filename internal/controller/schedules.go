@@ -37,21 +37,16 @@ func (c *Controller) deleteSchedule(w http.ResponseWriter, r *http.Request, _ fl
 }
 
 // updateSchedule: PUT /v1/schedules/{id}. The body is the whole
-// schedule (check.ScheduleUpdate says what is kept and recomputed):
+// schedule, its ID the path's (check.ScheduleUpdate says what is kept
+// and recomputed; check.Update stores it without undoing a claim):
 // enabled false pauses it, true resumes it.
 func (c *Controller) updateSchedule(w http.ResponseWriter, r *http.Request, _ fleet.Token) error {
 	var s fleet.Schedule
 	if err := decode(r, &s); err != nil {
 		return err
 	}
-	old, err := c.cfg.Store.Schedule(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	if err := check.ScheduleUpdate(&s, old, c.cfg.Now()); err != nil {
-		return err
-	}
-	out, err := c.cfg.Store.UpdateSchedule(r.Context(), s)
+	s.ID = r.PathValue("id")
+	out, err := check.Update(r.Context(), c.cfg.Store, s, c.cfg.Now())
 	if err != nil {
 		return err
 	}
