@@ -36,8 +36,9 @@ var layers = [][]string{
 	// generates them), and the data path.
 	{"internal/report", "internal/result/resulttest", "internal/result/internal/schemagen", "internal/flow",
 		"internal/fleet"},
-	// The fleet's API client: the agent's, the CLI's and the tests'.
-	{"internal/fleet/client"},
+	// The fleet's API client: the agent's, the CLI's and the tests'; the
+	// checks of what operators ask, the API's and the web page's.
+	{"internal/fleet/client", "internal/fleet/check"},
 	// What keeps the fleet: its Store on SQLite and PostgreSQL.
 	{"internal/store"},
 	// The engine's two ends, and the lab.

@@ -139,9 +139,10 @@ func resultTable(w io.Writer, rs []fleet.Result) {
 		if f.LossPct > 0 {
 			loss = fmt.Sprintf("%.3f %%", f.LossPct)
 		}
-		rows = append(rows, []string{r.RunID, r.Kind, r.Source + " -> " + r.Dest, rateText(f.ThroughputBps), rtt, loss, dash(f.Verdict), when(r.Received)})
+		rows = append(rows, []string{r.RunID, r.Kind, r.Source + " -> " + r.Dest, rateText(f.ThroughputBps), rtt, loss, dash(f.Verdict),
+			dash(string(r.Health)), when(r.Received)})
 	}
-	tabulate(w, "RUN KIND PAIR THROUGHPUT MIN-RTT LOSS VERDICT RECEIVED", rows)
+	tabulate(w, "RUN KIND PAIR THROUGHPUT MIN-RTT LOSS VERDICT HEALTH RECEIVED", rows)
 }
 
 func resultsList() command {
@@ -152,6 +153,7 @@ func resultsList() command {
 			fs.Var(text(&f.Source, "", "NAME"), "source", "results whose tester was this agent")
 			fs.Var(text(&f.Dest, "", "NAME"), "dest", "results whose responder was this agent")
 			fs.Var(oneOf(&f.Kind, "", fleet.Kinds()...), "kind", "results of this kind")
+			fs.Var(text(&f.Schedule, "", "ID"), "schedule", "results of this schedule's runs")
 			fs.Var(text(&since, "", "TIME"), "since", "received at or after: RFC 3339, or -DURATION")
 			fs.Var(count(&f.Limit, 100), "limit", "at most this many (up to 10,000)")
 		},

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,7 +18,7 @@ import (
 
 func schedulesSpec() spec {
 	return spec{
-		name: "schedules", usage: "list|show|add|rm", summary: "tests between agents, once or repeating",
+		name: "schedules", usage: "list|show|add|pause|resume|rm", summary: "tests between agents, once or repeating",
 		example: `  fullpipe fleet schedules list --token-file ops.token`,
 		sub: []spec{
 			{name: "list", usage: "[flags]", summary: "every schedule", example: `  fullpipe fleet schedules list --token-file ops.token`,
@@ -27,6 +28,10 @@ func schedulesSpec() spec {
 			{name: "add", usage: "--kind KIND --from... --to... [flags]", summary: "add a schedule (operate)", example: `  fullpipe fleet schedules add --kind rtt --from paris-1 --to lyon-1 --repeat "*/5 * * * *" --token-file ops.token
   fullpipe fleet schedules add --kind tcp --config '{"duration_ns":10000000000}' --from-label role=edge --to-site core --both --repeat R/PT1H --slip 10m --token-file ops.token`,
 				new: schedulesAdd},
+			{name: "pause", usage: "ID [flags]", pos: argOne, summary: "stop booking a schedule's runs; those booked stay (operate)", example: `  fullpipe fleet schedules pause 78fe5a59184eedb3d007bf198dd9ad6d --token-file ops.token`,
+				new: func() command { return schedulesEnable(false) }},
+			{name: "resume", usage: "ID [flags]", pos: argOne, summary: "book a paused schedule's runs again, from its next occurrence after now (operate)", example: `  fullpipe fleet schedules resume 78fe5a59184eedb3d007bf198dd9ad6d --token-file ops.token`,
+				new: func() command { return schedulesEnable(true) }},
 			{name: "rm", usage: "ID [flags]", pos: argOne, summary: "remove a schedule and cancel its runs not yet started (operate)", example: `  fullpipe fleet schedules rm 78fe5a59184eedb3d007bf198dd9ad6d --token-file ops.token`,
 				new: schedulesRm},
 		},
@@ -74,7 +79,27 @@ func schedulesShow() command {
 			s := v.(fleet.Schedule)
 			scheduleTable(w, []fleet.Schedule{s})
 			fmt.Fprintf(w, "config %s; start %s; slip %v; created %s\n", dash(string(s.Test.Config)), when(s.Start), s.Slip, when(s.Created))
+			if s.Thresholds != nil {
+				th, _ := json.Marshal(s.Thresholds)
+				fmt.Fprintf(w, "thresholds %s\n", th)
+			}
 		},
+	}
+}
+
+// schedulesEnable pauses (false) or resumes (true) a schedule: the
+// schedule as stored, with Enabled changed, put back.
+func schedulesEnable(enabled bool) command {
+	return &leaf{nargs: 1,
+		do: func(ctx context.Context, cl *client.Client, a []string) (any, error) {
+			s, err := cl.Schedule(ctx, a[0])
+			if err != nil {
+				return nil, err
+			}
+			s.Enabled = enabled
+			return cl.UpdateSchedule(ctx, s)
+		},
+		text: func(w io.Writer, v any) { scheduleTable(w, []fleet.Schedule{v.(fleet.Schedule)}) },
 	}
 }
 
@@ -120,11 +145,53 @@ func (s *selFlags) selector(side string) (fleet.Selector, error) {
 	return sel, nil
 }
 
+// thFlags are a schedule's thresholds flags.
+type thFlags struct {
+	th                  fleet.Thresholds
+	maxRTT, maxLoadedRT time.Duration
+	minBps              int64
+}
+
+func (f *thFlags) flags(fs *pflag.FlagSet) {
+	fs.Var(pct(&f.th.MinThroughputPct, 0), "min-throughput-pct", "alert when goodput is below this % of the ideal rate (RFC 6349's)")
+	fs.Var(rate(&f.minBps, 0), "min-throughput", "alert when goodput is below this (e.g. 90M)")
+	fs.Var(dur(&f.maxRTT, 0), "max-rtt", "alert when the idle (minimum or baseline) RTT is above this")
+	fs.Var(dur(&f.maxLoadedRT, 0), "max-loaded-rtt", "alert when the RTT under load is above this")
+	fs.Var(pct(&f.th.MaxLossPct, 0), "max-loss", "alert when loss is above this %")
+	fs.Var(pct(&f.th.MaxBufferDelayPct, 0), "max-buffer-delay", "alert when RFC 6349's buffer delay is above this %")
+	fs.BoolVar(&f.th.FailVerdict, "fail-verdict", false, "alert on a fail verdict")
+}
+
+// thFlag is the flag of each threshold, by its JSON path.
+var thFlag = map[string]string{"thresholds.min_throughput_pct": "min-throughput-pct", "thresholds.min_throughput_bps": "min-throughput",
+	"thresholds.max_rtt_ms": "max-rtt", "thresholds.max_rtt_loaded_ms": "max-loaded-rtt", "thresholds.max_loss_pct": "max-loss",
+	"thresholds.max_buffer_delay_pct": "max-buffer-delay"}
+
+// thresholds are the flags' thresholds, nil when none is set.
+func (f *thFlags) thresholds() (*fleet.Thresholds, error) {
+	th := f.th
+	th.MinThroughputBps = float64(f.minBps)
+	th.MaxRTTMs = float64(f.maxRTT) / float64(time.Millisecond)
+	th.MaxRTTLoadedMs = float64(f.maxLoadedRT) / float64(time.Millisecond)
+	if th == (fleet.Thresholds{}) {
+		return nil, nil
+	}
+	if err := th.Check(); err != nil {
+		var fe *fleet.FieldError
+		if errors.As(err, &fe) && thFlag[fe.Field] != "" {
+			return nil, usagef("--%s: %s (%s)", thFlag[fe.Field], fe.Msg, fe.Field)
+		}
+		return nil, usagef("thresholds: %v", err)
+	}
+	return &th, nil
+}
+
 type schedAdd struct {
 	s               fleet.Schedule
 	config, cfgFile string
 	start           string
 	from, to        selFlags
+	th              thFlags
 }
 
 func schedulesAdd() command {
@@ -151,6 +218,7 @@ func (a *schedAdd) flags(fs *pflag.FlagSet) {
 	fs.Var(text(&a.s.Repeat, "", "SPEC"), "repeat", `"" once; ISO 8601 R/PT1H, R5/2026-11-24T10:00:00Z/PT15M; or cron "*/15 * * * *" (UTC)`)
 	fs.Var(text(&a.start, "now", "TIME"), "start", "not before: RFC 3339, now, or +DURATION")
 	fs.Var(dur(&a.s.Slip, 0), "slip", "start each run up to this much later, at random (spreads a mesh's load)")
+	a.th.flags(fs)
 }
 
 func (a *schedAdd) check() error {
@@ -175,6 +243,9 @@ func (a *schedAdd) check() error {
 		return err
 	}
 	if a.s.To, err = a.to.selector("to"); err != nil {
+		return err
+	}
+	if a.s.Thresholds, err = a.th.thresholds(); err != nil {
 		return err
 	}
 	a.s.Enabled = true

@@ -102,4 +102,27 @@ func TestFleetCommands(t *testing.T) {
 	if code != ExitUsage || out != "" || !strings.Contains(errs, "tcp config") {
 		t.Errorf("a bad config: exit %d, stdout %q, stderr %q; want exit 2 naming the config", code, out, errs)
 	}
+
+	// A schedule with thresholds, paused and resumed.
+	code, out, errs = fleetCmd(admin, "schedules", "add", "--kind", "rtt", "--from", "paris-1", "--to", "lyon-1", "--repeat", "R/PT1H",
+		"--start", "+1h", "--max-rtt", "50ms", "--max-loss", "1", "--min-throughput", "90M", "--fail-verdict", "-J")
+	var sc fleet.Schedule
+	want := fleet.Thresholds{MaxRTTMs: 50, MaxLossPct: 1, MinThroughputBps: 90e6, FailVerdict: true}
+	if code != 0 || json.Unmarshal([]byte(out), &sc) != nil || sc.Thresholds == nil || *sc.Thresholds != want || !sc.Enabled {
+		t.Fatalf("schedules add with thresholds: exit %d, %q, stderr %q; want enabled, thresholds %+v", code, out, errs, want)
+	}
+	for _, c := range []struct {
+		verb    string
+		enabled string
+	}{{"pause", "false"}, {"resume", "true"}} {
+		code, out, errs = fleetCmd(admin, "schedules", c.verb, sc.ID)
+		if code != 0 || !strings.Contains(out, sc.ID) || !strings.Contains(out, c.enabled) {
+			t.Errorf("schedules %s: exit %d, %q, stderr %q; want the schedule, enabled %s", c.verb, code, out, errs, c.enabled)
+		}
+	}
+	if code, out, _ = fleetCmd(admin, "schedules", "show", sc.ID); code != 0 || !strings.Contains(out, `"max_rtt_ms":50`) {
+		t.Errorf("schedules show: exit %d, %q; want its thresholds", code, out)
+	}
+	code, out, errs = fleetCmd(readFile, "schedules", "pause", sc.ID)
+	refused("a revoked token pausing", code, out, errs)
 }

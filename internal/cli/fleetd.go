@@ -57,7 +57,9 @@ health at /healthz; logs are one JSON object per line with
   fullpipe controller --db postgres://fullpipe@db.example.net/fullpipe --listen :443 \
       --tls-cert ctl.crt --tls-key ctl.key    one of several replicas behind one PostgreSQL
   fullpipe controller --webhook https://archive.example.net/fullpipe
-                                             also POST every stored result there as JSON`,
+                                             also POST every stored result there as JSON
+  fullpipe controller --webhook https://alerts.example.net/hook --webhook-changes
+                                             POST only the results whose health changed`,
 		new: func() command { return &controllerArgs{} },
 	}
 }
@@ -77,6 +79,7 @@ func (a *controllerArgs) flags(fs *pflag.FlagSet) {
 	fs.Var(text(&a.cfg.TLSKey, "", "FILE"), "tls-key", "its private key (PEM)")
 	fs.Var(texts(&a.names, "NAME|IP"), "name", "a DNS name or IP the self-signed certificate is for, beyond the listen address and the host name (repeat)")
 	fs.Var(text(&a.cfg.Webhook, "", "URL"), "webhook", "POST each stored result there as JSON (retried)")
+	fs.BoolVar(&a.cfg.WebhookChanges, "webhook-changes", false, "POST only results whose health changed (ok to alert, alert to ok, a first alert), by their schedules' thresholds")
 	fs.Var(dur(&a.cfg.HeartbeatInterval, 15*time.Second), "heartbeat", "how often agents report; an agent silent for 3 is down")
 	fs.Var(oneOf(&a.logFormat, "json", "text", "json"), "log-format", "log lines on stderr")
 	fs.BoolVarP(&a.quiet, "quiet", "q", false, "log errors only")
@@ -88,6 +91,9 @@ func (a *controllerArgs) validate(in input) error {
 	}
 	if (a.cfg.TLSCert == "") != (a.cfg.TLSKey == "") {
 		return usagef("--tls-cert and --tls-key go together")
+	}
+	if a.cfg.WebhookChanges && a.cfg.Webhook == "" {
+		return usagef("--webhook-changes needs --webhook URL")
 	}
 	if a.cfg.HeartbeatInterval < time.Second {
 		return usagef("--heartbeat %v: want at least 1s", a.cfg.HeartbeatInterval)

@@ -3,12 +3,14 @@ package controller
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
+	"github.com/fullpipe/fullpipe/internal/fleet/check"
 	"github.com/fullpipe/fullpipe/internal/result"
 )
 
@@ -16,7 +18,6 @@ import (
 const (
 	maxEvents    = 10_000 // per request
 	maxAddresses = 16
-	maxLabels    = 64
 )
 
 // register: POST /v1/agent/register.
@@ -44,8 +45,8 @@ func checkRegistration(reg fleet.Registration) error {
 	switch {
 	case len(reg.Addresses) > maxAddresses:
 		return badRequest("%d addresses: at most %d", len(reg.Addresses), maxAddresses)
-	case len(reg.Labels) > maxLabels:
-		return badRequest("%d labels: at most %d", len(reg.Labels), maxLabels)
+	case len(reg.Labels) > check.MaxLabels:
+		return badRequest("%d labels: at most %d", len(reg.Labels), check.MaxLabels)
 	}
 	for _, a := range reg.Addresses {
 		if _, _, err := splitHostPort(a); err != nil {
@@ -186,6 +187,9 @@ func (c *Controller) upload(w http.ResponseWriter, r *http.Request, who fleet.To
 	}
 	ctx, now, stored := r.Context(), c.cfg.Now(), false
 	if res != nil {
+		if err := c.judge(ctx, res, run.ScheduleID, now); err != nil {
+			return err
+		}
 		if stored, err = c.putResult(ctx, res, now); err != nil {
 			return err
 		}
@@ -214,11 +218,44 @@ func (c *Controller) upload(w http.ResponseWriter, r *http.Request, who fleet.To
 	return nil
 }
 
+// judge sets res's schedule and health: by the schedule's thresholds as
+// they are now ("" when it has none or was deleted), and the health of
+// the newest earlier result of that schedule, pair and kind.
+func (c *Controller) judge(ctx context.Context, res *fleet.Result, schedule string, now time.Time) error {
+	res.ScheduleID = schedule
+	if schedule == "" {
+		return nil
+	}
+	sc, err := c.cfg.Store.Schedule(ctx, schedule)
+	switch {
+	case errors.Is(err, fleet.ErrNotFound):
+	case err != nil:
+		return err
+	case sc.Thresholds != nil:
+		res.Health = sc.Thresholds.Health(res.Figures)
+	}
+	// Two: the newest may be this run's own, stored by an upload whose
+	// answer was lost.
+	prev, err := c.cfg.Store.Results(ctx, fleet.ResultFilter{Schedule: schedule, Source: res.Source, Dest: res.Dest,
+		Kind: res.Kind, Until: now, Limit: 2, NoDoc: true})
+	if err != nil {
+		return err
+	}
+	for _, p := range prev {
+		if p.RunID != res.RunID {
+			res.PreviousHealth = p.Health
+			break
+		}
+	}
+	return nil
+}
+
 // putResult stores res (received now), with its webhook delivery
-// recorded in the outbox first.
+// recorded in the outbox first (unless the webhook takes only changes
+// of health and this is none).
 func (c *Controller) putResult(ctx context.Context, res *fleet.Result, now time.Time) (bool, error) {
 	res.Received = now.UTC()
-	if c.hook == nil {
+	if c.hook == nil || c.hook.changesOnly && !healthChanged(*res) {
 		return c.cfg.Store.PutResult(ctx, *res)
 	}
 	existed, err := c.hook.intend(res.RunID)

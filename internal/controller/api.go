@@ -72,6 +72,7 @@ func (c *Controller) table() []route {
 		{"GET", "/v1/schedules", read, 0, c.listSchedules},
 		{"POST", "/v1/schedules", operate, 0, c.createSchedule},
 		{"GET", "/v1/schedules/{id}", read, 0, c.getSchedule},
+		{"PUT", "/v1/schedules/{id}", operate, 0, c.updateSchedule},
 		{"DELETE", "/v1/schedules/{id}", operate, 0, c.deleteSchedule},
 
 		{"GET", "/v1/runs", read, 0, c.listRuns},
@@ -257,11 +258,16 @@ func badRequest(format string, args ...any) error {
 // statusOf maps an error to its status: the API's own, the store's
 // typed errors, a body past its cap; anything else is 500.
 func statusOf(err error) int {
-	var ae *apiError
-	var mb *http.MaxBytesError
+	var (
+		ae *apiError
+		fe *fleet.FieldError
+		mb *http.MaxBytesError
+	)
 	switch {
 	case errors.As(err, &ae):
 		return ae.code
+	case errors.As(err, &fe):
+		return http.StatusBadRequest
 	case errors.As(err, &mb):
 		return http.StatusRequestEntityTooLarge
 	case errors.Is(err, fleet.ErrUnauthorized):

@@ -45,7 +45,10 @@ type Config struct {
 	// JSON, POST), with retries, at least once: pending deliveries wait
 	// in StateDir/outbox across restarts.
 	Webhook string
-	Log     *slog.Logger // nil: JSON to stderr
+	// WebhookChanges sends the webhook only the results whose health
+	// changed: judged both times and different, or a first alert.
+	WebhookChanges bool
+	Log            *slog.Logger // nil: JSON to stderr
 
 	HeartbeatInterval time.Duration // agents' heartbeat period (15 s)
 	DownAfter         time.Duration // an agent silent this long is down (3 heartbeats)
@@ -170,6 +173,7 @@ func New(cfg Config) (*Controller, error) {
 		if cfg.webhookBackoff > 0 {
 			c.hook.backoff = cfg.webhookBackoff
 		}
+		c.hook.changesOnly = cfg.WebhookChanges
 	}
 	c.sched = newScheduler(c)
 	c.srv = &http.Server{

@@ -47,36 +47,78 @@ func Figures(d result.Doc) fleet.Figures {
 	return f
 }
 
+// tcpFigures: the up direction, or the only one (a reverse test's is
+// down), in the plain fields; the down direction's too when the test
+// was bidirectional. The loaded RTT is the mean smoothed RTT of the
+// direction's streams, else the latency probes' mean under load.
 func tcpFigures(d *result.TCP) fleet.Figures {
 	s := d.Summary
 	dir := s.TCPDirection
-	if up := s.Directions[vocab.Up]; up != nil {
+	up, down := s.Directions[vocab.Up], s.Directions[vocab.Down]
+	switch {
+	case up != nil:
 		dir = *up
-	} else if down := s.Directions[vocab.Down]; down != nil && len(s.Directions) == 1 {
-		dir = *down
+	case down != nil && len(s.Directions) == 1:
+		dir, down = *down, nil
 	}
-	f := fleet.Figures{ThroughputBps: dir.ThroughputBps, Partial: s.Partial}
+	f := fleet.Figures{ThroughputBps: dir.ThroughputBps, LossPct: retransPct(dir), Partial: s.Partial}
 	if dir.RTTMinUs > 0 {
 		f.RTTMs = float64(dir.RTTMinUs) / 1e3
 	} else if s.RTTMinUs > 0 {
 		f.RTTMs = float64(s.RTTMinUs) / 1e3
 	}
-	if dir.BytesSent > 0 {
-		f.LossPct = float64(dir.BytesRetrans) / float64(dir.BytesSent) * 100
+	f.RTTLoadedMs = float64(dir.RTTMeanUs) / 1e3
+	if f.RTTLoadedMs == 0 && s.LatencyLoaded != nil && s.LatencyLoaded.Received > 0 {
+		f.RTTLoadedMs = s.LatencyLoaded.MeanUs / 1e3
+	}
+	if up != nil && down != nil {
+		f.DownThroughputBps, f.DownLossPct = down.ThroughputBps, retransPct(*down)
+		f.DownRTTLoadedMs = float64(down.RTTMeanUs) / 1e3
 	}
 	return f
 }
 
+// retransPct is a direction's retransmitted share of the bytes sent.
+func retransPct(d result.TCPDirection) float64 {
+	if d.BytesSent == 0 {
+		return 0
+	}
+	return float64(d.BytesRetrans) / float64(d.BytesSent) * 100
+}
+
+// rfc6349Figures: step 4's throughput test of the up direction, or the
+// only one, in the plain fields, the down direction's when it ran both
+// ways. Loss is 100 − TCP efficiency; the loaded RTT is the average RTT
+// of the transfer, which the buffer delay is measured from (RFC 6349
+// §4.3: baseline × (1 + buffer delay / 100)).
 func rfc6349Figures(d *result.RFC6349) fleet.Figures {
 	f := fleet.Figures{RTTMs: d.RTT.BaselineMs, Partial: d.Partial, Verdict: VerdictFail}
 	if d.Verdict.Pass {
 		f.Verdict = VerdictPass
 	}
+	var rows []*result.ThroughputRow
 	for _, dir := range vocab.Both {
 		if t := d.Throughput[dir]; t != nil {
-			f.ThroughputBps, f.BufferDelayPct = t.ActualBps, t.BufferDelayPct
-			f.LossPct = max(0, 100-t.EfficiencyPct)
-			break
+			rows = append(rows, t)
+		}
+	}
+	loaded := func(t *result.ThroughputRow) float64 {
+		if d.RTT.BaselineMs <= 0 || t.ActualBps <= 0 {
+			return 0
+		}
+		return d.RTT.BaselineMs * (1 + t.BufferDelayPct/100)
+	}
+	if len(rows) > 0 {
+		t := rows[0]
+		f.ThroughputBps, f.IdealBps, f.BufferDelayPct = t.ActualBps, t.IdealBps, t.BufferDelayPct
+		f.LossPct, f.RTTLoadedMs = max(0, 100-t.EfficiencyPct), loaded(t)
+	}
+	if len(rows) == 2 {
+		t := rows[1]
+		f.DownThroughputBps, f.DownBufferDelayPct = t.ActualBps, t.BufferDelayPct
+		f.DownLossPct, f.DownRTTLoadedMs = max(0, 100-t.EfficiencyPct), loaded(t)
+		if t.IdealBps != f.IdealBps {
+			f.DownIdealBps = t.IdealBps
 		}
 	}
 	if d.Partial {

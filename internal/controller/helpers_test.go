@@ -104,6 +104,7 @@ func start(t *testing.T, cfg Config) *env {
 func mergeTest(cfg Config) Config {
 	d := testConfig(cfg.Store, cfg.StateDir)
 	d.Webhook, d.MaxPairs, d.DefaultRTT, d.Horizon, d.webhookBackoff = cfg.Webhook, cfg.MaxPairs, cfg.DefaultRTT, cfg.Horizon, cfg.webhookBackoff
+	d.WebhookChanges, d.Now = cfg.WebhookChanges, cfg.Now
 	if cfg.HeartbeatInterval != 0 {
 		d.HeartbeatInterval = cfg.HeartbeatInterval
 	}

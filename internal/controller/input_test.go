@@ -90,11 +90,13 @@ func TestScheduleValidation(t *testing.T) {
 		{"config of another kind", func(s *fleet.Schedule) { s.Test.Config = json.RawMessage(`{"rate_bps": 1}`) }, "unknown field"},
 		{"invalid config", func(s *fleet.Schedule) { s.Test.Config = json.RawMessage(`{"reverse": true, "bidir": true}`) }, "bidir"},
 		{"bad repeat", func(s *fleet.Schedule) { s.Repeat = "every so often" }, "repeat"},
-		{"empty from", func(s *fleet.Schedule) { s.From = fleet.Selector{} }, "from picks no agents"},
-		{"empty to", func(s *fleet.Schedule) { s.To = fleet.Selector{} }, "to picks no agents"},
+		{"empty from", func(s *fleet.Schedule) { s.From = fleet.Selector{} }, "from: picks no agents"},
+		{"empty to", func(s *fleet.Schedule) { s.To = fleet.Selector{} }, "to: picks no agents"},
 		{"bad name in to", func(s *fleet.Schedule) { s.To.Agents = []string{"a b"} }, "agent name"},
 		{"negative slip", func(s *fleet.Schedule) { s.Slip = -time.Second }, "slip"},
 		{"long name", func(s *fleet.Schedule) { s.Name = strings.Repeat("n", 201) }, "name"},
+		{"negative RTT limit", func(s *fleet.Schedule) { s.Thresholds = &fleet.Thresholds{MaxRTTMs: -1} }, "thresholds.max_rtt_ms: -1"},
+		{"loss over 100 %", func(s *fleet.Schedule) { s.Thresholds = &fleet.Thresholds{MaxLossPct: 150} }, "thresholds.max_loss_pct"},
 	}
 	for _, c := range cases {
 		s := ok

@@ -128,7 +128,7 @@ func (f *fleetCollector) Collect(ch chan<- prometheus.Metric) {
 // kind), the most recently received first; verdicts outside the bounded
 // set are "other".
 func (f *fleetCollector) pairs(ctx context.Context, ch chan<- prometheus.Metric) {
-	latest, err := f.c.cfg.Store.Latest(ctx)
+	latest, err := f.c.cfg.Store.Latest(ctx, "")
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(descTput, err)
 		return

@@ -7,21 +7,17 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strconv"
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
+	"github.com/fullpipe/fullpipe/internal/fleet/check"
 	"github.com/fullpipe/fullpipe/internal/schedule"
 )
 
 func splitHostPort(a string) (string, string, error) { return net.SplitHostPort(a) }
 
 func jsonCompact(dst *bytes.Buffer, src []byte) error { return json.Compact(dst, src) }
-
-// agentName is what an agent may be called: it labels metrics and
-// paths.
-var agentName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 
 // listAgents: GET /v1/agents.
 func (c *Controller) listAgents(w http.ResponseWriter, r *http.Request, _ fleet.Token) error {
@@ -54,7 +50,7 @@ func (c *Controller) enrol(w http.ResponseWriter, r *http.Request, _ fleet.Token
 	if err := decode(r, &e); err != nil {
 		return err
 	}
-	if !agentName.MatchString(e.Name) {
+	if !check.AgentName(e.Name) {
 		return badRequest("agent name %q: want 1 to 63 letters, digits, '.', '_' or '-', starting with a letter or digit", e.Name)
 	}
 	now := c.cfg.Now()
@@ -255,12 +251,15 @@ func (c *Controller) runEvents(w http.ResponseWriter, r *http.Request, _ fleet.T
 // listResults: GET /v1/results?source=&dest=&kind=&since=&limit=&docs=.
 func (c *Controller) listResults(w http.ResponseWriter, r *http.Request, _ fleet.Token) error {
 	q := r.URL.Query()
-	f := fleet.ResultFilter{Source: q.Get("source"), Dest: q.Get("dest"), Kind: q.Get("kind")}
+	f := fleet.ResultFilter{Source: q.Get("source"), Dest: q.Get("dest"), Kind: q.Get("kind"), Schedule: q.Get("schedule")}
 	if f.Kind != "" && !fleet.KnownKind(f.Kind) {
 		return badRequest("kind %q: want one of %v", f.Kind, fleet.Kinds())
 	}
 	var err error
 	if f.Since, err = timeParam(q, "since", time.Time{}); err != nil {
+		return err
+	}
+	if f.Until, err = timeParam(q, "until", time.Time{}); err != nil {
 		return err
 	}
 	if f.Limit, err = limitParam(q); err != nil {
@@ -270,14 +269,10 @@ func (c *Controller) listResults(w http.ResponseWriter, r *http.Request, _ fleet
 	if err != nil {
 		return err
 	}
+	f.NoDoc = !docs
 	rs, err := c.cfg.Store.Results(r.Context(), f)
 	if err != nil {
 		return err
-	}
-	if !docs {
-		for i := range rs {
-			rs[i].Doc = nil
-		}
 	}
 	writeJSON(w, http.StatusOK, nonNil(rs))
 	return nil

@@ -240,7 +240,7 @@ func (s *scheduler) candidates(sc fleet.Schedule, agents []fleet.Agent, now time
 // pessimistic (slotRTT), as schedule.SlotFor asks for the largest RTT
 // the path is expected to have.
 func (s *scheduler) rtts(ctx context.Context) (map[[2]string]time.Duration, error) {
-	latest, err := s.c.cfg.Store.Latest(ctx)
+	latest, err := s.c.cfg.Store.Latest(ctx, "")
 	if err != nil {
 		return nil, err
 	}

@@ -42,15 +42,26 @@ const (
 // enqueue never blocks on the network; run is the one goroutine that
 // sends, and ends with its context.
 type webhook struct {
-	url     string
-	dir     string // the outbox
-	store   fleet.Store
-	log     *slog.Logger
-	m       *metrics
-	wake    chan struct{} // cap 1: something was queued
-	count   atomic.Int64  // files in the outbox, about (set at each sweep)
-	http    *http.Client
-	backoff time.Duration // webhookFirst; shorter in tests
+	url         string
+	changesOnly bool   // Config.WebhookChanges: only results whose health changed (healthChanged)
+	dir         string // the outbox
+	store       fleet.Store
+	log         *slog.Logger
+	m           *metrics
+	wake        chan struct{} // cap 1: something was queued
+	count       atomic.Int64  // files in the outbox, about (set at each sweep)
+	http        *http.Client
+	backoff     time.Duration // webhookFirst; shorter in tests
+}
+
+// healthChanged says whether r's health differs from its previous
+// result's: both judged and different, or a first judgement that is an
+// alert.
+func healthChanged(r fleet.Result) bool {
+	if r.PreviousHealth == "" {
+		return r.Health == fleet.HealthAlert
+	}
+	return r.Health != "" && r.Health != r.PreviousHealth
 }
 
 func newWebhook(url, stateDir string, st fleet.Store, log *slog.Logger, m *metrics) (*webhook, error) {
@@ -177,6 +188,9 @@ func (h *webhook) deliver(ctx context.Context, run string) (done bool) {
 		h.m.webhook.WithLabelValues("failed").Inc()
 		h.log.Error("webhook: reading the result", "run", run, "error", err.Error())
 		return errors.Is(err, fleet.ErrNotFound)
+	}
+	if h.changesOnly && !healthChanged(r) {
+		return true // stored otherwise than an earlier upload judged it
 	}
 	body, err := json.Marshal(r)
 	if err != nil {

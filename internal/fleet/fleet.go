@@ -214,6 +214,7 @@ type Figures struct {
 	Partial        bool    `json:"partial,omitempty"`
 
 	DownThroughputBps  float64 `json:"down_throughput_bps,omitempty"`
+	DownIdealBps       float64 `json:"down_ideal_bps,omitempty"` // when it differs from IdealBps (RFC 6349 on an asymmetric path)
 	DownRTTLoadedMs    float64 `json:"down_rtt_loaded_ms,omitempty"`
 	DownLossPct        float64 `json:"down_loss_pct,omitempty"`
 	DownBufferDelayPct float64 `json:"down_buffer_delay_pct,omitempty"`
@@ -236,7 +237,11 @@ func (f Figures) Down() (d Direction, ok bool) {
 	if f.DownThroughputBps == 0 && f.DownLossPct == 0 && f.DownBufferDelayPct == 0 && f.DownRTTLoadedMs == 0 {
 		return Direction{}, false
 	}
-	return Direction{f.DownThroughputBps, f.IdealBps, f.RTTMs, f.DownRTTLoadedMs, f.DownLossPct, f.DownBufferDelayPct, f.Verdict}, true
+	ideal := f.IdealBps
+	if f.DownIdealBps > 0 {
+		ideal = f.DownIdealBps
+	}
+	return Direction{f.DownThroughputBps, ideal, f.RTTMs, f.DownRTTLoadedMs, f.DownLossPct, f.DownBufferDelayPct, f.Verdict}, true
 }
 
 // Upload is what an agent sends when a run ends: the document, or the

@@ -131,6 +131,17 @@ func StateAt(a Agent, now time.Time, downAfter time.Duration) AgentState {
 	return AgentDown
 }
 
+// ScheduleSwapper is a Store that replaces a schedule (as
+// UpdateSchedule) only while its NextDue is still prev: an operator's
+// update, prepared from the schedule as read, then never undoes an
+// occurrence a scheduler claimed in between (which would book it
+// twice). Stores that lack it fall back on UpdateSchedule.
+type ScheduleSwapper interface {
+	// SwapSchedule is UpdateSchedule when NextDue is prev; false, nil
+	// when it was not.
+	SwapSchedule(ctx context.Context, s Schedule, prev time.Time) (Schedule, bool, error)
+}
+
 // Advancer is a Store that moves a schedule on by compare and set: only
 // when its NextDue is still from. A scheduler claims an occurrence with
 // it before booking the occurrence's runs, so two schedulers (an old

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
@@ -22,9 +23,10 @@ func (d *DB) PutResult(ctx context.Context, r fleet.Result) (bool, error) {
 		return false, fmt.Errorf("store: result of run %q: the document is not JSON: %w", r.RunID, err)
 	}
 	figs, _ := json.Marshal(r.Figures)
-	n, err := affected(d.w.ExecContext(ctx, `INSERT INTO results (run_id, source, dest, kind, received, figures, doc)
-		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (run_id) DO NOTHING`,
-		r.RunID, r.Source, r.Dest, r.Kind, ms(r.Received), string(figs), doc.String()))
+	n, err := affected(d.w.ExecContext(ctx, `INSERT INTO results (run_id, schedule_id, source, dest, kind, received,
+		figures, health, previous_health, doc) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (run_id) DO NOTHING`,
+		r.RunID, r.ScheduleID, r.Source, r.Dest, r.Kind, ms(r.Received), string(figs), string(r.Health), string(r.PreviousHealth),
+		doc.String()))
 	if err != nil {
 		return false, fmt.Errorf("store: result of run %q: %w", r.RunID, err)
 	}
@@ -41,24 +43,50 @@ func (d *DB) PutResult(ctx context.Context, r fleet.Result) (bool, error) {
 	return false, nil
 }
 
-const resultCols = `run_id, source, dest, kind, received, figures, doc`
+// resultCols are a result's columns but the document, which is read
+// only when asked (withDoc).
+const resultCols = `run_id, schedule_id, source, dest, kind, received, figures, health, previous_health`
 
-func scanResult(row interface{ Scan(...any) error }) (fleet.Result, error) {
-	var (
-		r         fleet.Result
-		figs, doc string
-		received  int64
-	)
-	if err := row.Scan(&r.RunID, &r.Source, &r.Dest, &r.Kind, &received, &figs, &doc); err != nil {
-		return r, err
+// resultSelect is the SELECT list of results (of table alias a, when
+// not ""), with the document or without.
+func resultSelect(alias string, withDoc bool) string {
+	cols := resultCols
+	if withDoc {
+		cols += ", doc"
 	}
-	r.Received, r.Doc = fromMS(received), json.RawMessage(doc)
-	return r, unmarshal(figs, &r.Figures)
+	if alias == "" {
+		return cols
+	}
+	return alias + "." + strings.ReplaceAll(cols, ", ", ", "+alias+".")
+}
+
+// scanResult scans the columns of resultSelect(_, withDoc).
+func scanResult(withDoc bool) func(row interface{ Scan(...any) error }) (fleet.Result, error) {
+	return func(row interface{ Scan(...any) error }) (fleet.Result, error) {
+		var (
+			r                  fleet.Result
+			figs, health, prev string
+			doc                string
+			received           int64
+		)
+		dest := []any{&r.RunID, &r.ScheduleID, &r.Source, &r.Dest, &r.Kind, &received, &figs, &health, &prev}
+		if withDoc {
+			dest = append(dest, &doc)
+		}
+		if err := row.Scan(dest...); err != nil {
+			return r, err
+		}
+		r.Received, r.Health, r.PreviousHealth = fromMS(received), fleet.Health(health), fleet.Health(prev)
+		if withDoc {
+			r.Doc = json.RawMessage(doc)
+		}
+		return r, unmarshal(figs, &r.Figures)
+	}
 }
 
 // Result is the result of that run.
 func (d *DB) Result(ctx context.Context, runID string) (fleet.Result, error) {
-	r, err := scanResult(d.r.QueryRowContext(ctx, `SELECT `+resultCols+` FROM results WHERE run_id = $1`, runID))
+	r, err := scanResult(true)(d.r.QueryRowContext(ctx, `SELECT `+resultSelect("", true)+` FROM results WHERE run_id = $1`, runID))
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return fleet.Result{}, notFound("result of run", runID)
@@ -68,42 +96,53 @@ func (d *DB) Result(ctx context.Context, runID string) (fleet.Result, error) {
 	return r, nil
 }
 
-// Results lists results matching f, newest first.
+// Results lists results matching f, newest first. Source, dest, kind
+// and a received range are served by the index results_latest, a
+// schedule's by results_schedule.
 func (d *DB) Results(ctx context.Context, f fleet.ResultFilter) ([]fleet.Result, error) {
 	var w where
-	if f.Source != "" {
-		w.add("source = $?", f.Source)
-	}
-	if f.Dest != "" {
-		w.add("dest = $?", f.Dest)
-	}
-	if f.Kind != "" {
-		w.add("kind = $?", f.Kind)
+	for _, c := range []struct{ col, v string }{{"schedule_id", f.Schedule}, {"source", f.Source}, {"dest", f.Dest}, {"kind", f.Kind}} {
+		if c.v != "" {
+			w.add(c.col+" = $?", c.v)
+		}
 	}
 	if !f.Since.IsZero() {
 		w.add("received >= $?", ms(f.Since))
 	}
-	q := `SELECT ` + resultCols + ` FROM results` + w.String() + fmt.Sprintf(` ORDER BY received DESC, run_id DESC LIMIT %d`, limit(f.Limit))
+	if !f.Until.IsZero() {
+		w.add("received < $?", ms(f.Until))
+	}
+	q := `SELECT ` + resultSelect("", !f.NoDoc) + ` FROM results` + w.String() +
+		fmt.Sprintf(` ORDER BY received DESC, run_id DESC LIMIT %d`, limit(f.Limit))
 	rows, err := d.r.QueryContext(ctx, q, w.args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: listing results: %w", err)
 	}
-	return collect(rows, scanResult)
+	return collect(rows, scanResult(!f.NoDoc))
 }
 
 // Latest is the newest result of each (source, dest, kind), by source,
-// dest and kind: the newest time of each group read from the index
-// results_latest, then its row (of two received in one millisecond, the
-// greater run ID).
-func (d *DB) Latest(ctx context.Context) ([]fleet.Result, error) {
-	rows, err := d.r.QueryContext(ctx, `SELECT r.run_id, r.source, r.dest, r.kind, r.received, r.figures, r.doc
-		FROM results r JOIN (SELECT source, dest, kind, MAX(received) AS received FROM results GROUP BY source, dest, kind) n
-		ON r.source = n.source AND r.dest = n.dest AND r.kind = n.kind AND r.received = n.received
-		ORDER BY r.source, r.dest, r.kind, r.run_id DESC`)
+// dest and kind, of one schedule's results or, with schedule "", of all;
+// without the document: the newest time of each group read from the
+// index results_schedule or results_latest, then its row (of two
+// received in one millisecond, the greater run ID).
+func (d *DB) Latest(ctx context.Context, schedule string) ([]fleet.Result, error) {
+	var (
+		inner, outer string
+		args         []any
+	)
+	if schedule != "" {
+		inner, outer, args = ` WHERE schedule_id = $1`, ` WHERE r.schedule_id = $1`, []any{schedule}
+	}
+	rows, err := d.r.QueryContext(ctx, `SELECT `+resultSelect("r", false)+`
+		FROM results r JOIN (SELECT source, dest, kind, MAX(received) AS received FROM results`+inner+`
+		GROUP BY source, dest, kind) n
+		ON r.source = n.source AND r.dest = n.dest AND r.kind = n.kind AND r.received = n.received`+outer+`
+		ORDER BY r.source, r.dest, r.kind, r.run_id DESC`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: latest results: %w", err)
 	}
-	all, err := collect(rows, scanResult)
+	all, err := collect(rows, scanResult(false))
 	if err != nil {
 		return nil, fmt.Errorf("store: latest results: %w", err)
 	}

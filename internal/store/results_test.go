@@ -55,7 +55,7 @@ func TestResults(t *testing.T) {
 			}
 			return out
 		}
-		if got := fmt.Sprint(ids(must[[]fleet.Result](t)(db.Latest(ctx)))); got != "[r3 r5 r9]" {
+		if got := fmt.Sprint(ids(must[[]fleet.Result](t)(db.Latest(ctx, "")))); got != "[r3 r5 r9]" {
 			t.Errorf("latest %s, want [r3 r5 r9] (a→b rtt, a→b tcp, b→a tcp)", got)
 		}
 		for _, c := range []struct {
@@ -157,6 +157,66 @@ func TestLease(t *testing.T) {
 		}
 		if !must[bool](t)(db.Lease(ctx, "other", "c1", time.Second, t0)) {
 			t.Error("a second lease name refused")
+		}
+	})
+}
+
+// TestResultHealth: a result's schedule and health round trip; NoDoc,
+// Until and Schedule filter; Latest is per schedule and never reads the
+// document.
+func TestResultHealth(t *testing.T) {
+	each(t, func(t *testing.T, db *DB) {
+		put := func(id, sched, src string, at time.Duration, h, prev fleet.Health) {
+			r := result(id, src, "b", "tcp", t0.Add(at), `{"id":"`+id+`"}`)
+			r.ScheduleID, r.Health, r.PreviousHealth = sched, h, prev
+			must[bool](t)(db.PutResult(ctx, r))
+		}
+		put("r1", "s1", "a", 0, fleet.HealthOK, "")
+		put("r2", "s1", "a", time.Minute, fleet.HealthAlert, fleet.HealthOK)
+		put("r3", "s2", "a", 2*time.Minute, "", "")
+		put("r4", "s1", "c", 3*time.Minute, fleet.HealthOK, "")
+		put("r5", "", "a", 4*time.Minute, "", "")
+
+		got := must[fleet.Result](t)(db.Result(ctx, "r2"))
+		if got.ScheduleID != "s1" || got.Health != fleet.HealthAlert || got.PreviousHealth != fleet.HealthOK || string(got.Doc) != `{"id":"r2"}` {
+			t.Errorf("read back %+v", got)
+		}
+		ids := func(rs []fleet.Result) (out []string) {
+			for _, r := range rs {
+				out = append(out, r.RunID)
+			}
+			return out
+		}
+		for _, c := range []struct {
+			f    fleet.ResultFilter
+			want string
+		}{
+			{fleet.ResultFilter{Schedule: "s1"}, "[r4 r2 r1]"},
+			{fleet.ResultFilter{Schedule: "s1", Source: "a", Dest: "b", Kind: "tcp", Limit: 1}, "[r2]"},
+			{fleet.ResultFilter{Until: t0.Add(time.Minute)}, "[r1]"},
+			{fleet.ResultFilter{Since: t0.Add(time.Minute), Until: t0.Add(3 * time.Minute)}, "[r3 r2]"},
+			{fleet.ResultFilter{NoDoc: true, Source: "a"}, "[r5 r3 r2 r1]"},
+		} {
+			rs := must[[]fleet.Result](t)(db.Results(ctx, c.f))
+			if got := fmt.Sprint(ids(rs)); got != c.want {
+				t.Errorf("results %+v: %s, want %s", c.f, got, c.want)
+			}
+			for _, r := range rs {
+				if c.f.NoDoc == (r.Doc != nil) || r.Figures.ThroughputBps == 0 {
+					t.Errorf("results %+v: %s has doc %q, figures %+v", c.f, r.RunID, r.Doc, r.Figures)
+				}
+			}
+		}
+		for _, c := range []struct{ schedule, want string }{{"s1", "[r2 r4]"}, {"s2", "[r3]"}, {"", "[r5 r4]"}, {"none", "[]"}} {
+			rs := must[[]fleet.Result](t)(db.Latest(ctx, c.schedule))
+			if got := fmt.Sprint(ids(rs)); got != c.want {
+				t.Errorf("latest of schedule %q: %s, want %s", c.schedule, got, c.want)
+			}
+			for _, r := range rs {
+				if r.Doc != nil || (r.RunID == "r2" && r.Health != fleet.HealthAlert) {
+					t.Errorf("latest %+v: want no document, health kept", r)
+				}
+			}
 		}
 	})
 }

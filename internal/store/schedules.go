@@ -14,29 +14,82 @@ import (
 // CreateSchedule stores s with a new ID. A zero NextDue is due at once.
 func (d *DB) CreateSchedule(ctx context.Context, s fleet.Schedule) (fleet.Schedule, error) {
 	s.ID = newID()
-	from, _ := json.Marshal(s.From)
-	to, _ := json.Marshal(s.To)
+	from, to, th := scheduleJSON(s)
 	_, err := d.w.ExecContext(ctx, `INSERT INTO schedules (id, name, kind, config, from_sel, to_sel, both_ways, repeat,
-		start, slip_ns, enabled, created, next_due) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-		s.ID, s.Name, s.Test.Kind, string(s.Test.Config), string(from), string(to), s.Both, s.Repeat,
-		ms(s.Start), int64(s.Slip), s.Enabled, ms(s.Created), ms(s.NextDue))
+		start, slip_ns, enabled, created, next_due, thresholds) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+		s.ID, s.Name, s.Test.Kind, string(s.Test.Config), from, to, s.Both, s.Repeat,
+		ms(s.Start), int64(s.Slip), s.Enabled, ms(s.Created), ms(s.NextDue), th)
 	if err != nil {
 		return fleet.Schedule{}, fmt.Errorf("store: creating schedule %q: %w", s.Name, err)
 	}
 	return d.schedule(ctx, d.w, s.ID)
 }
 
-const scheduleCols = `id, name, kind, config, from_sel, to_sel, both_ways, repeat, start, slip_ns, enabled, created, next_due`
+// scheduleJSON is s's selectors and thresholds as stored: JSON, and
+// "" for no thresholds.
+func scheduleJSON(s fleet.Schedule) (from, to, thresholds string) {
+	f, _ := json.Marshal(s.From)
+	t, _ := json.Marshal(s.To)
+	if s.Thresholds != nil {
+		th, _ := json.Marshal(s.Thresholds)
+		thresholds = string(th)
+	}
+	return string(f), string(t), thresholds
+}
+
+var _ fleet.ScheduleSwapper = (*DB)(nil)
+
+// UpdateSchedule replaces all of the schedule s.ID but its ID and
+// Created.
+func (d *DB) UpdateSchedule(ctx context.Context, s fleet.Schedule) (fleet.Schedule, error) {
+	out, _, err := d.updateSchedule(ctx, s, nil)
+	return out, err
+}
+
+// SwapSchedule is UpdateSchedule while the schedule's NextDue is still
+// prev, in one UPDATE (compare and set); false when it moved.
+func (d *DB) SwapSchedule(ctx context.Context, s fleet.Schedule, prev time.Time) (fleet.Schedule, bool, error) {
+	return d.updateSchedule(ctx, s, &prev)
+}
+
+func (d *DB) updateSchedule(ctx context.Context, s fleet.Schedule, prev *time.Time) (fleet.Schedule, bool, error) {
+	from, to, th := scheduleJSON(s)
+	q, args := `UPDATE schedules SET name = $2, kind = $3, config = $4, from_sel = $5, to_sel = $6, both_ways = $7,
+		repeat = $8, start = $9, slip_ns = $10, enabled = $11, next_due = $12, thresholds = $13 WHERE id = $1`,
+		[]any{s.ID, s.Name, s.Test.Kind, string(s.Test.Config), from, to, s.Both, s.Repeat, ms(s.Start), int64(s.Slip), s.Enabled,
+			ms(s.NextDue), th}
+	if prev != nil {
+		q, args = q+` AND next_due = $14`, append(args, ms(*prev))
+	}
+	n, err := affected(d.w.ExecContext(ctx, q, args...))
+	if err != nil {
+		return fleet.Schedule{}, false, fmt.Errorf("store: updating schedule %q: %w", s.ID, err)
+	}
+	out, err := d.schedule(ctx, d.w, s.ID) // ErrNotFound when there is none
+	if err != nil {
+		return fleet.Schedule{}, false, fmt.Errorf("store: updating: %w", err)
+	}
+	return out, n == 1, nil
+}
+
+const scheduleCols = `id, name, kind, config, from_sel, to_sel, both_ways, repeat, start, slip_ns, enabled, created, next_due,
+	thresholds`
 
 func scanSchedule(row interface{ Scan(...any) error }) (fleet.Schedule, error) {
 	var (
 		s                      fleet.Schedule
-		config, from, to       string
+		config, from, to, th   string
 		start, created, due, n int64
 	)
-	err := row.Scan(&s.ID, &s.Name, &s.Test.Kind, &config, &from, &to, &s.Both, &s.Repeat, &start, &n, &s.Enabled, &created, &due)
+	err := row.Scan(&s.ID, &s.Name, &s.Test.Kind, &config, &from, &to, &s.Both, &s.Repeat, &start, &n, &s.Enabled, &created, &due, &th)
 	if err != nil {
 		return s, err
+	}
+	if th != "" {
+		s.Thresholds = new(fleet.Thresholds)
+		if err := json.Unmarshal([]byte(th), s.Thresholds); err != nil {
+			return s, fmt.Errorf("schedule %q thresholds: %w", s.ID, err)
+		}
 	}
 	if config != "" {
 		s.Test.Config = json.RawMessage(config)

@@ -211,3 +211,55 @@ func run(src, dst string, start time.Time, d time.Duration, exclusive bool, sche
 	return fleet.Run{ScheduleID: schedule, Source: src, Dest: dst, Test: fleet.Test{Kind: "tcp"}, Exclusive: exclusive,
 		Start: start, End: start.Add(d), Created: t0}
 }
+
+func TestUpdateSchedule(t *testing.T) {
+	each(t, func(t *testing.T, db *DB) {
+		s := must[fleet.Schedule](t)(db.CreateSchedule(ctx, fleet.Schedule{Name: "hourly", Test: fleet.Test{Kind: "tcp"},
+			From: fleet.Selector{Agents: []string{"a"}}, To: fleet.Selector{Agents: []string{"b"}}, Repeat: "R/PT1H",
+			Start: t0, Enabled: true, Created: t0, NextDue: t0.Add(time.Hour)}))
+		if s.Thresholds != nil {
+			t.Errorf("created without thresholds, read back %+v", *s.Thresholds)
+		}
+		want := fleet.Thresholds{MinThroughputPct: 90, MaxRTTMs: 50, MaxLossPct: 1, FailVerdict: true}
+		u := s
+		u.Name, u.Test, u.Both, u.Repeat, u.Slip, u.Enabled = "daily", fleet.Test{Kind: "rtt", Config: []byte(`{"count":5}`)}, true, "R/P1D", time.Minute, false
+		u.NextDue, u.Thresholds = t0.Add(24*time.Hour), &want
+		u.Created = t0.Add(time.Hour) // not changed
+		got := must[fleet.Schedule](t)(db.UpdateSchedule(ctx, u))
+		if got.ID != s.ID || !got.Created.Equal(t0) || got.Name != "daily" || got.Test.Kind != "rtt" || string(got.Test.Config) != `{"count":5}` ||
+			!got.Both || got.Repeat != "R/P1D" || got.Slip != time.Minute || got.Enabled || !got.NextDue.Equal(t0.Add(24*time.Hour)) {
+			t.Errorf("updated %+v", got)
+		}
+		if got = must[fleet.Schedule](t)(db.Schedule(ctx, s.ID)); got.Thresholds == nil || *got.Thresholds != want {
+			t.Errorf("thresholds read back %+v, want %+v", got.Thresholds, want)
+		}
+		u.Thresholds = nil
+		if got = must[fleet.Schedule](t)(db.UpdateSchedule(ctx, u)); got.Thresholds != nil {
+			t.Errorf("thresholds removed, read back %+v", *got.Thresholds)
+		}
+		// Compare and set on NextDue: refused once it moved on.
+		u.Name = "swapped"
+		if got, ok := must2(t)(db.SwapSchedule(ctx, u, t0)); ok || got.Name != "daily" {
+			t.Errorf("swap from a stale next due: %v, %q; want refused, unchanged", ok, got.Name)
+		}
+		if got, ok := must2(t)(db.SwapSchedule(ctx, u, t0.Add(24*time.Hour))); !ok || got.Name != "swapped" {
+			t.Errorf("swap from the next due: %v, %q; want swapped", ok, got.Name)
+		}
+		u.ID = "nope"
+		_, err := db.UpdateSchedule(ctx, u)
+		wantErr(t, err, fleet.ErrNotFound)
+		_, _, err = db.SwapSchedule(ctx, u, t0)
+		wantErr(t, err, fleet.ErrNotFound)
+	})
+}
+
+// must2 fails the test on err and returns the two values.
+func must2(t testing.TB) func(s fleet.Schedule, ok bool, err error) (fleet.Schedule, bool) {
+	return func(s fleet.Schedule, ok bool, err error) (fleet.Schedule, bool) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, ok
+	}
+}

@@ -131,6 +131,17 @@ func (c *Client) Schedule(ctx context.Context, id string) (fleet.Schedule, error
 	return s, err
 }
 
+// UpdateSchedule replaces schedule s.ID (PUT /v1/schedules/{id};
+// operate): s is the whole schedule, as Schedule gave it and changed.
+// The controller keeps ID and Created, recomputes NextDue when Repeat or
+// Start changed, and takes Enabled: false pauses, true resumes (from
+// the next occurrence after now).
+func (c *Client) UpdateSchedule(ctx context.Context, s fleet.Schedule) (fleet.Schedule, error) {
+	var out fleet.Schedule
+	err := c.do(ctx, http.MethodPut, "/v1/schedules/"+url.PathEscape(s.ID), nil, s, &out)
+	return out, err
+}
+
 // DeleteSchedule removes a schedule and cancels its runs not yet
 // started (DELETE /v1/schedules/{id}; operate).
 func (c *Client) DeleteSchedule(ctx context.Context, id string) error {
@@ -189,7 +200,9 @@ func (c *Client) Results(ctx context.Context, f fleet.ResultFilter, docs bool) (
 	set(q, "source", f.Source)
 	set(q, "dest", f.Dest)
 	set(q, "kind", f.Kind)
+	set(q, "schedule", f.Schedule)
 	setTime(q, "since", f.Since)
+	setTime(q, "until", f.Until)
 	if f.Limit > 0 {
 		q.Set("limit", strconv.Itoa(f.Limit))
 	}
