@@ -54,7 +54,7 @@ var layers = [][]string{
 	{"internal/agent", "internal/controller"},
 	// The command line, and the tests of what the binary emits.
 	{"internal/cli"},
-	{"cmd/fullpipe", "internal/doctest", "internal/fleetlab", "bench/fleetload"},
+	{"cmd/fullpipe", "internal/doctest", "internal/fleetlab", "bench/fleetload", "bench/webrender"},
 }
 
 // root is the module's directory.

@@ -176,8 +176,12 @@ func New(cfg Config) (*Controller, error) {
 		c.hook.changesOnly = cfg.WebhookChanges
 	}
 	c.sched = newScheduler(c)
+	site, err := c.newWeb()
+	if err != nil {
+		return nil, err
+	}
 	c.srv = &http.Server{
-		Handler:           c.routes(),
+		Handler:           withWeb(site.Handler(), c.routes()),
 		TLSConfig:         tc,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       2 * time.Minute,

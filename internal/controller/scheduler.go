@@ -225,10 +225,10 @@ func (s *scheduler) candidates(sc fleet.Schedule, agents []fleet.Agent, now time
 			continue
 		}
 		byName[a.Name] = a
-		if selects(sc.From, a) {
+		if sc.From.Picks(a) {
 			from = append(from, a.Name)
 		}
-		if selects(sc.To, a) {
+		if sc.To.Picks(a) {
 			to = append(to, a.Name)
 		}
 	}

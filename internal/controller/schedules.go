@@ -71,25 +71,3 @@ func (c *Controller) createSchedule(w http.ResponseWriter, r *http.Request, _ fl
 	writeJSON(w, http.StatusCreated, out)
 	return nil
 }
-
-// selects says whether sel picks agent a: by name, or its site, or
-// every one of its labels.
-func selects(sel fleet.Selector, a fleet.Agent) bool {
-	for _, n := range sel.Agents {
-		if n == a.Name {
-			return true
-		}
-	}
-	if sel.Site != "" && sel.Site == a.Site {
-		return true
-	}
-	if len(sel.Labels) == 0 {
-		return false
-	}
-	for k, v := range sel.Labels {
-		if a.Labels[k] != v {
-			return false
-		}
-	}
-	return true
-}

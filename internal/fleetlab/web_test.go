@@ -65,7 +65,7 @@ func TestWebInTheLab(t *testing.T) {
 	// Raise the bar past the path: the same result is now an alert.
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(f.url+"/ui/schedules/"+sched), chromedp.WaitVisible(chromedp.CSS("#thr_min_mbps")),
-		chromedp.SetValue(chromedp.CSS("#thr_min_mbps"), "100"), chromedp.Submit(chromedp.CSS("#thr_min_mbps")),
+		setValue("thr_min_mbps", "100"), chromedp.Submit(chromedp.CSS("#thr_min_mbps")),
 		chromedp.WaitVisible(chromedp.CSS(".summary")),
 	); err != nil {
 		t.Fatal(err)
@@ -73,10 +73,7 @@ func TestWebInTheLab(t *testing.T) {
 	if got := cellColour(t, ctx, mesh, "a", "b"); got != red {
 		t.Errorf("with at least 100 Mbit/s wanted, a→b is %q, want red %s", got, red)
 	}
-	openReport(t, ctx, f.url)
-	if shots != "" {
-		shotTo(t, ctx, filepath.Join(shots, "lab-run.png"))
-	}
+	openReport(t, ctx, f.url, shots)
 	readOnly(t, ctx, f.url, reader.Secret, sched)
 }
 
@@ -127,7 +124,7 @@ func createInForm(t *testing.T, ctx context.Context, base string) string {
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(base+"/ui/schedules/new"), chromedp.WaitVisible(chromedp.CSS("#name")),
 		chromedp.SendKeys(chromedp.CSS("#name"), "web lab"),
-		chromedp.SetValue(chromedp.CSS("#kind"), "tcp"),
+		setValue("kind", "tcp"),
 		chromedp.SendKeys(chromedp.CSS("#duration"), "3s"),
 		chromedp.SendKeys(chromedp.CSS("#from_agents"), "a"),
 		chromedp.SendKeys(chromedp.CSS("#to_agents"), "b"),
@@ -143,7 +140,7 @@ func createInForm(t *testing.T, ctx context.Context, base string) string {
 		t.Errorf("the error beside repeat says %q", msg)
 	}
 	if err := chromedp.Do(ctx,
-		chromedp.SetValue(chromedp.CSS("#repeat"), ""), chromedp.Submit(chromedp.CSS("#name")),
+		setValue("repeat", ""), chromedp.Submit(chromedp.CSS("#name")),
 		chromedp.WaitVisible(chromedp.CSS(".summary")),
 	); err != nil {
 		t.Fatal(err)
@@ -162,7 +159,7 @@ func cellColour(t *testing.T, ctx context.Context, mesh, src, dst string) string
 	if err := chromedp.Do(ctx, chromedp.Navigate(mesh), chromedp.WaitVisible(chromedp.CSS("table.mesh"))); err != nil {
 		t.Fatal(err)
 	}
-	js := fmt.Sprintf(`(a => a ? getComputedStyle(a).backgroundColor : "")(document.querySelector('a.c[href*="pair=%s%%3a%s&"]'))`, src, dst)
+	js := fmt.Sprintf(`(a => a ? getComputedStyle(a).backgroundColor : "")(document.querySelector('a.c[href*="pair=%s%%3A%s&"]'))`, src, dst)
 	c, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
 	if err != nil {
 		t.Fatal(err)
@@ -197,13 +194,27 @@ func (f *fixture) watchLive(t *testing.T, ctx context.Context, sched string) {
 
 // openReport opens a→b's history from the mesh and its newest run's
 // report from there.
-func openReport(t *testing.T, ctx context.Context, base string) {
+func openReport(t *testing.T, ctx context.Context, base, shots string) {
 	t.Helper()
-	if err := chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`a.c[href*="pair=a%3ab&"]`)), chromedp.WaitVisible(chromedp.CSS("body[data-drawn]")),
-		chromedp.Click(chromedp.CSS(`table.list tbody a`)), chromedp.WaitVisible(chromedp.CSS("iframe.report")),
-	); err != nil {
-		t.Fatal(err)
+	for _, step := range []struct {
+		what string
+		do   chromedp.Action[chromedp.Void]
+	}{
+		{"open a→b's history from its cell", chromedp.Click(chromedp.CSS(`a.c[href*="pair=a%3Ab&"]`))},
+		{"the history's charts drawn", chromedp.WaitVisible(chromedp.CSS("body[data-drawn]"))},
+		{"open its newest run", chromedp.Click(chromedp.CSS(`table.list tbody a`))},
+		{"the run's report", chromedp.WaitVisible(chromedp.CSS("iframe.report"))},
+	} {
+		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := chromedp.Do(sctx, step.do)
+		cancel()
+		if err != nil {
+			loc, _ := chromedp.Run(ctx, chromedp.Location())
+			t.Fatalf("%s: %v (at %s)", step.what, err, loc)
+		}
+	}
+	if shots != "" {
+		shotTo(t, ctx, filepath.Join(shots, "lab-run.png"))
 	}
 	src, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("iframe.report").getAttribute("src")`))
 	if err != nil {
@@ -216,7 +227,6 @@ func openReport(t *testing.T, ctx context.Context, base string) {
 	if !strings.Contains(body, "Mbit/s") {
 		t.Errorf("the report has no throughput: %.300s", body)
 	}
-	_ = chromedp.Do(ctx, chromedp.NavigateBack())
 }
 
 // readOnly logs out, logs in with a read token and finds no control
@@ -242,11 +252,20 @@ func readOnly(t *testing.T, ctx context.Context, base, secret, sched string) {
 
 func shotTo(t *testing.T, ctx context.Context, file string) {
 	t.Helper()
-	b, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+	b, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err == nil {
 		err = os.WriteFile(file, b, 0o644)
 	}
 	if err != nil {
 		t.Error(err)
 	}
+}
+
+// setValue sets a form control's value, as choosing or clearing it
+// would (chromedp's SetValue does not take a select).
+func setValue(id, v string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := chromedp.Evaluate[any](fmt.Sprintf(`document.getElementById(%q).value = %q`, id, v))(ctx, t)
+		return err
+	})
 }

@@ -134,6 +134,8 @@ func TestBrowser(t *testing.T) {
 		{"agent", "/ui/agents/ams-1", "dl.facts"},
 		{"mesh", "/ui/mesh?schedule=" + sc, "table.mesh"},
 		{"pair", "/ui/pair?pair=ams-1:fra-1&pair=lon-1:fra-1&range=30d", "body[data-drawn]"},
+		{"pair-one", "/ui/pair?pair=ams-1:fra-1&range=6h", "body[data-drawn]"},   // one point
+		{"pair-none", "/ui/pair?pair=ams-1:nobody&range=6h", "body[data-drawn]"}, // none
 		{"run", "/ui/runs/" + run, "iframe.report"},
 		{"schedules", "/ui/schedules", "#schedules"},
 		{"schedule", "/ui/schedules/" + sc, "form.schedule"},
@@ -186,7 +188,7 @@ func keyboard(t *testing.T, ctx context.Context, base string) {
 
 func shot(t *testing.T, ctx context.Context, file string) {
 	t.Helper()
-	b, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+	b, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +205,7 @@ func (f *fixture) seedMesh(names []string) string {
 	ctx := context.Background()
 	sc, err := f.st.CreateSchedule(ctx, fleet.Schedule{Name: "mesh every 6 h", Test: fleet.Test{Kind: "rfc6349"}, Both: true,
 		From: fleet.Selector{Labels: map[string]string{"fleet": "lab"}}, To: fleet.Selector{Labels: map[string]string{"fleet": "lab"}},
-		Repeat: "R/PT6H", Enabled: true, Created: time.Now(), Thresholds: &fleet.Thresholds{MinThroughputPct: 80, MaxRTTLoadedMs: 60}})
+		Enabled: true, Created: time.Now(), Repeat: "R/PT6H", NextDue: time.Now().Add(time.Hour), Thresholds: &fleet.Thresholds{MinThroughputPct: 80, MaxRTTLoadedMs: 60}})
 	if err != nil {
 		f.t.Fatal(err)
 	}

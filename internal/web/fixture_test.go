@@ -140,7 +140,7 @@ type browser struct {
 func (f *fixture) browser() *browser {
 	jar, _ := cookiejar.New(nil)
 	return &browser{t: f.t, f: f, http: &http.Client{Jar: jar, Timeout: 30 * time.Second,
-		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, // the controller's self-signed certificate, on loopback
+		Transport:     &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, // the controller's self-signed certificate, on loopback
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 }
 

@@ -134,7 +134,7 @@ func formOf(sc fleet.Schedule) form {
 		f.Config = string(sc.Test.Config)
 	}
 	if !sc.Start.IsZero() {
-		f.Start = sc.Start.UTC().Format(time.RFC3339)
+		f.Start = sc.Start.UTC().Format(time.RFC3339Nano) // to the millisecond, as stored: an edit that keeps it does not move it
 	}
 	if sc.Slip > 0 {
 		f.Slip = sc.Slip.String()

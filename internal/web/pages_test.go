@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -15,7 +16,7 @@ import (
 // meshCell is the class of the cell for pair src:dst of kind, "" when
 // the grid has no link for it.
 func meshCell(body, src, dst, kind string) string {
-	re := regexp.MustCompile(`<a class="c ([a-z]+)" href="/ui/pair\?pair=` + src + `%3a` + dst + `&amp;kind=` + kind + `"`)
+	re := regexp.MustCompile(`<a class="c ([a-z]+)" href="/ui/pair\?pair=` + src + `%3A` + dst + `&amp;kind=` + kind + `"`)
 	m := re.FindStringSubmatch(body)
 	if m == nil {
 		return ""
@@ -31,7 +32,7 @@ func TestMeshColours(t *testing.T) {
 	ctx := context.Background()
 	sc, err := f.st.CreateSchedule(ctx, fleet.Schedule{Name: "m", Test: fleet.Test{Kind: "tcp"}, Both: true,
 		From: fleet.Selector{Labels: map[string]string{"fleet": "lab"}}, To: fleet.Selector{Labels: map[string]string{"fleet": "lab"}},
-		Enabled: true, Created: time.Now(), Thresholds: &fleet.Thresholds{MaxRTTMs: 20}})
+		Enabled: true, Created: time.Now(), Repeat: "R/PT1H", NextDue: time.Now().Add(time.Hour), Thresholds: &fleet.Thresholds{MaxRTTMs: 20}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,6 +44,9 @@ func TestMeshColours(t *testing.T) {
 	b := f.browser()
 	b.login(f.reader)
 	body := b.get("/ui/mesh?schedule=" + sc.ID).body
+	if i := strings.Index(body, `class="c `); i >= 0 {
+		t.Logf("first cell: %.200s", body[i:])
+	}
 	if got := meshCell(body, "a", "b", "tcp"); got != "ok" {
 		t.Errorf("a→b (latest RTT 10 ms, max 20): cell %q, want ok", got)
 	}
@@ -145,7 +149,9 @@ func TestRunPage(t *testing.T) {
 		t.Errorf("report CSP %q: want sandboxed, framed only here, no script", csp)
 	}
 	js := b.get("/ui/runs/" + id + "/result.json")
-	if js.body != string(d) || !strings.HasPrefix(js.h.Get("Content-Disposition"), "attachment") {
+	var want bytes.Buffer
+	json.Compact(&want, d)
+	if js.body != want.String() || !strings.HasPrefix(js.h.Get("Content-Disposition"), "attachment") {
 		t.Errorf("result.json: %d bytes (want %d), disposition %q", len(js.body), len(d), js.h.Get("Content-Disposition"))
 	}
 	// A running run's progress, from the events its agent streams.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
@@ -70,7 +71,7 @@ type scheduleData struct {
 }
 
 func (s *Site) newSchedulePage(w http.ResponseWriter, r *http.Request, v *viewer) error {
-	s.render(w, r, "schedule", v, scheduleData{F: form{Kind: "rfc6349", Both: true}, Kinds: fleet.Kinds()})
+	s.renderSchedule(w, r, v, scheduleData{F: form{Kind: "rfc6349", Both: true}, Kinds: fleet.Kinds()})
 	return nil
 }
 
@@ -83,8 +84,17 @@ func (s *Site) editSchedulePage(w http.ResponseWriter, r *http.Request, v *viewe
 	if d.Runs, err = s.cfg.Store.Runs(r.Context(), fleet.RunFilter{Schedule: sc.ID, Limit: 20}); err != nil {
 		return err
 	}
-	s.render(w, r, "schedule", v, d)
+	s.renderSchedule(w, r, v, d)
 	return nil
+}
+
+// renderSchedule renders the schedule form (its Errors never nil, so
+// the template reads a missing field's as "").
+func (s *Site) renderSchedule(w http.ResponseWriter, r *http.Request, v *viewer, d scheduleData) {
+	if d.Errors == nil {
+		d.Errors = map[string]string{}
+	}
+	s.render(w, r, "schedule", v, d)
 }
 
 // createSchedule: POST /ui/schedules.
@@ -97,10 +107,10 @@ func (s *Site) createSchedule(w http.ResponseWriter, r *http.Request, v *viewer)
 			http.Redirect(w, r, Prefix+"schedules/"+out.ID, http.StatusSeeOther)
 			return nil
 		}
-		errs = fieldErrors(err)
+		errs = f.fieldErrors(err)
 	}
 	w.WriteHeader(http.StatusUnprocessableEntity)
-	s.render(w, r, "schedule", v, scheduleData{F: f, Errors: errs, Kinds: fleet.Kinds()})
+	s.renderSchedule(w, r, v, scheduleData{F: f, Errors: errs, Kinds: fleet.Kinds()})
 	return nil
 }
 
@@ -118,11 +128,11 @@ func (s *Site) updateSchedule(w http.ResponseWriter, r *http.Request, v *viewer)
 			http.Redirect(w, r, Prefix+"schedules/"+old.ID, http.StatusSeeOther)
 			return nil
 		} else {
-			errs = fieldErrors(err)
+			errs = f.fieldErrors(err)
 		}
 	}
 	w.WriteHeader(http.StatusUnprocessableEntity)
-	s.render(w, r, "schedule", v, scheduleData{ID: old.ID, Enabled: old.Enabled, NextDue: old.NextDue, F: f, Errors: errs, Kinds: fleet.Kinds()})
+	s.renderSchedule(w, r, v, scheduleData{ID: old.ID, Enabled: old.Enabled, NextDue: old.NextDue, F: f, Errors: errs, Kinds: fleet.Kinds()})
 	return nil
 }
 
@@ -157,11 +167,16 @@ func (s *Site) deleteSchedule(w http.ResponseWriter, r *http.Request, v *viewer)
 }
 
 // fieldErrors places the controller's refusal beside its field, or at
-// the form's top.
-func fieldErrors(err error) map[string]string {
+// the form's top; a duration the kind does not take (its config has no
+// duration_ns) is said beside the duration.
+func (f form) fieldErrors(err error) map[string]string {
 	var fe *fleet.FieldError
-	if errors.As(err, &fe) {
-		return map[string]string{formField(fe.Field): fe.Msg}
+	if !errors.As(err, &fe) {
+		return map[string]string{"form": err.Error()}
 	}
-	return map[string]string{"form": err.Error()}
+	field := formField(fe.Field)
+	if field == "config" && f.Duration != "" && strings.Contains(fe.Msg, `"duration_ns"`) {
+		return map[string]string{"duration": "a " + f.Kind + " test takes no duration: leave it empty, or set its config"}
+	}
+	return map[string]string{field: fe.Msg}
 }

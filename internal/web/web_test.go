@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"html"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -26,7 +27,7 @@ func TestLogin(t *testing.T) {
 	for _, c := range []struct{ name, secret, want string }{
 		{"unknown", "fp_nottoken", "unknown or revoked token"},
 		{"empty", "", "unknown or revoked token"},
-		{"agent", f.issue(fleet.RoleAgent, "a"), "agent's token"},
+		{"agent", f.issue(fleet.RoleAgent, "a"), "an agent"},
 	} {
 		a := b.post("/ui/login", url.Values{"token": {c.secret}}, false)
 		if a.code != http.StatusUnauthorized || !strings.Contains(a.body, c.want) {
@@ -115,7 +116,7 @@ func TestCSRF(t *testing.T) {
 	f.agents("a", "b")
 	b := f.browser()
 	b.login(f.op)
-	form := url.Values{"name": {"x"}, "kind": {"rtt"}, "from_agents": {"a"}, "to_agents": {"b"}, "duration": {"2s"}}
+	form := url.Values{"name": {"x"}, "kind": {"tcp"}, "from_agents": {"a"}, "to_agents": {"b"}, "duration": {"2s"}}
 	if a := b.post("/ui/schedules", form, false); a.code != http.StatusForbidden || !strings.Contains(a.body, "CSRF") {
 		t.Errorf("no CSRF token: %d %q, want 403 naming CSRF", a.code, a.body)
 	}
@@ -131,7 +132,7 @@ func TestCSRF(t *testing.T) {
 		t.Fatalf("a refused post stored %d schedules", len(ss))
 	}
 	if a := b.post("/ui/schedules", form, false); a.code != http.StatusSeeOther {
-		t.Errorf("same-origin post with the token: %d %.300s, want 303", a.code, a.body)
+		t.Errorf("same-origin post with the token: %d %s, want 303", a.code, regexp.MustCompile(`class="(err|error)"[^>]*>[^<]*`).FindAllString(a.body, -1))
 	}
 }
 
@@ -141,7 +142,7 @@ func TestReadOnly(t *testing.T) {
 	f := newFixture(t)
 	f.agents("a", "b")
 	sc, err := f.st.CreateSchedule(context.Background(), fleet.Schedule{Name: "s", Test: fleet.Test{Kind: "rtt"},
-		From: fleet.Selector{Agents: []string{"a"}}, To: fleet.Selector{Agents: []string{"b"}}, Enabled: true, Created: time.Now()})
+		From: fleet.Selector{Agents: []string{"a"}}, To: fleet.Selector{Agents: []string{"b"}}, Enabled: true, Created: time.Now(), Repeat: "R/PT1H", NextDue: time.Now().Add(time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,8 +246,45 @@ func TestScheduleForm(t *testing.T) {
 	if sc, _ = f.st.Schedule(context.Background(), id); !sc.Enabled {
 		t.Error("resume left the schedule paused")
 	}
+	// A one-off schedule that has run (disabled, nothing due) takes an
+	// edit of its thresholds: the form keeps its start to the
+	// millisecond, so nothing moves.
+	once := good()
+	once.Set("repeat", "")
+	a = b.post("/ui/schedules", once, true)
+	onceID := strings.TrimPrefix(a.h.Get("Location"), "/ui/schedules/")
+	ran, _ := f.st.Schedule(context.Background(), onceID)
+	if ok, err := f.st.(fleet.Advancer).AdvanceSchedule(context.Background(), onceID, ran.NextDue, time.Time{}, false); !ok || err != nil {
+		t.Fatalf("marking the one-off run: %v %v", ok, err)
+	}
+	if a := b.post("/ui/schedules/"+onceID, formValues(b.get("/ui/schedules/"+onceID).body, "thr_max_rtt", "5"), true); a.code != http.StatusSeeOther {
+		t.Errorf("editing a one-off that ran: %d %s", a.code, regexp.MustCompile(`class="(err|error)"[^>]*>[^<]*`).FindAllString(a.body, -1))
+	}
+	if got, _ := f.st.Schedule(context.Background(), onceID); got.Thresholds == nil || got.Thresholds.MaxRTTMs != 5 || !got.Start.Equal(ran.Start) {
+		t.Errorf("the one-off after the edit: %+v", got)
+	}
 	b.post("/ui/schedules/"+id+"/delete", url.Values{}, true)
 	if _, err := f.st.Schedule(context.Background(), id); err == nil {
 		t.Error("delete left the schedule")
 	}
+}
+
+// formValues reads the form's text fields as a page shows them, with
+// one set to v (what a person editing one field posts).
+func formValues(body, field, v string) url.Values {
+	out := url.Values{}
+	for _, m := range regexp.MustCompile(`<input id="([a-z_]+)" name="[a-z_]+" type="[a-z]+"\s+(?:step="any" min="0"\s+)?value="([^"]*)"`).FindAllStringSubmatch(body, -1) {
+		out.Set(m[1], html.UnescapeString(m[2]))
+	}
+	if m := regexp.MustCompile(`<option value="([a-z0-9-]+)" selected>`).FindStringSubmatch(body); m != nil {
+		out.Set("kind", m[1])
+	}
+	if m := regexp.MustCompile(`<textarea id="config"[^>]*>([^<]*)</textarea>`).FindStringSubmatch(body); m != nil {
+		out.Set("config", html.UnescapeString(m[1]))
+	}
+	for _, m := range regexp.MustCompile(`<input type="checkbox" id="([a-z_]+)" name="[a-z_]+" value="1" checked>`).FindAllStringSubmatch(body, -1) {
+		out.Set(m[1], "1")
+	}
+	out.Set(field, v)
+	return out
 }
