@@ -159,7 +159,7 @@ func cellColour(t *testing.T, ctx context.Context, mesh, src, dst string) string
 	if err := chromedp.Do(ctx, chromedp.Navigate(mesh), chromedp.WaitVisible(chromedp.CSS("table.mesh"))); err != nil {
 		t.Fatal(err)
 	}
-	js := fmt.Sprintf(`(a => a ? getComputedStyle(a).backgroundColor : "")(document.querySelector('a.c[href*="pair=%s%%3A%s&"]'))`, src, dst)
+	js := fmt.Sprintf(`(a => a ? getComputedStyle(a).backgroundColor : "")(document.querySelector('a.c[href*="pair=%s:%s&"]'))`, src, dst)
 	c, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
 	if err != nil {
 		t.Fatal(err)
@@ -200,7 +200,7 @@ func openReport(t *testing.T, ctx context.Context, base, shots string) {
 		what string
 		do   chromedp.Action[chromedp.Void]
 	}{
-		{"open a→b's history from its cell", chromedp.Click(chromedp.CSS(`a.c[href*="pair=a%3Ab&"]`))},
+		{"open a→b's history from its cell", chromedp.Click(chromedp.CSS(`a.c[href*="pair=a:b&"]`))},
 		{"the history's charts drawn", chromedp.WaitVisible(chromedp.CSS("body[data-drawn]"))},
 		{"open its newest run", chromedp.Click(chromedp.CSS(`table.list tbody a`))},
 		{"the run's report", chromedp.WaitVisible(chromedp.CSS("iframe.report"))},

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -25,6 +26,10 @@ type meshData struct {
 	Rows      []meshRow
 	Cut       int // agents left out of a side
 	Cells     int // cells with a result
+	// TipsURL answers the cells' numbers in words, by row and column,
+	// for mesh.js to show on hover or focus (kept out of the page: the
+	// words of 10,000 cells would triple it).
+	TipsURL string
 }
 
 type meshRow struct {
@@ -32,22 +37,45 @@ type meshRow struct {
 	Cells []cell
 }
 
-// cell is one pair: its link, its words (title: the numbers on hover)
-// and the classes of its two halves (up: source to destination, the
-// upper left; down: back, the lower right, when the test measured it).
+// cell is one pair: its link, its name for a screen reader (the pair
+// and its state), its numbers in words (shown on hover or focus), and
+// the classes of its two halves (up: source to destination, the upper
+// left; down: back, the lower right, when the test measured it).
 type cell struct {
-	Href, Text string
-	Up, Down   string
+	Href, Label, Text string
+	Up, Down          string
 }
 
 // meshPage: GET /ui/mesh?schedule=&kind=.
 func (s *Site) meshPage(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	d, _, err := s.grid(r)
+	if err != nil {
+		return err
+	}
+	d.TipsURL = Prefix + "mesh/tips?schedule=" + urlq(d.Schedule) + "&kind=" + urlq(d.Kind)
+	s.render(w, r, "mesh", v, d)
+	return nil
+}
+
+// meshTips: GET /ui/mesh/tips?schedule=&kind=: the grid's cells in
+// words, by row and column ("" where no result), as JSON.
+func (s *Site) meshTips(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	_, tips, err := s.grid(r)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	return json.NewEncoder(w).Encode(tips)
+}
+
+// grid is the mesh the query asks for, and its cells' words.
+func (s *Site) grid(r *http.Request) (meshData, [][]string, error) {
 	q := r.URL.Query()
 	d := meshData{Schedule: q.Get("schedule"), Kind: q.Get("kind")}
 	ctx := r.Context()
 	var err error
 	if d.Schedules, err = s.cfg.Store.Schedules(ctx); err != nil {
-		return err
+		return d, nil, err
 	}
 	byID := map[string]*fleet.Schedule{}
 	for i := range d.Schedules {
@@ -55,15 +83,15 @@ func (s *Site) meshPage(w http.ResponseWriter, r *http.Request, v *viewer) error
 	}
 	sc := byID[d.Schedule]
 	if d.Schedule != "" && sc == nil {
-		return notFound("schedule " + d.Schedule)
+		return d, nil, notFound("schedule " + d.Schedule)
 	}
 	latest, err := s.cfg.Store.Latest(ctx, d.Schedule)
 	if err != nil {
-		return err
+		return d, nil, err
 	}
 	agents, err := s.cfg.Store.Agents(ctx)
 	if err != nil {
-		return err
+		return d, nil, err
 	}
 	d.Kinds, d.Kind = kindsOf(latest, sc, d.Kind)
 	rows, cols := meshSides(agents, sc)
@@ -77,18 +105,20 @@ func (s *Site) meshPage(w http.ResponseWriter, r *http.Request, v *viewer) error
 		}
 	}
 	now := s.cfg.Now()
+	tips := make([][]string, 0, len(rows))
 	for _, src := range rows {
 		row := meshRow{Name: src, Cells: make([]cell, len(cols))}
+		tip := make([]string, len(cols))
 		for j, dst := range cols {
 			if res, ok := cells[[2]string{src, dst}]; ok {
 				row.Cells[j] = cellOf(res, byID[res.ScheduleID], now)
+				tip[j] = row.Cells[j].Text
 				d.Cells++
 			}
 		}
-		d.Rows = append(d.Rows, row)
+		d.Rows, tips = append(d.Rows, row), append(tips, tip)
 	}
-	s.render(w, r, "mesh", v, d)
-	return nil
+	return d, tips, nil
 }
 
 // kindsOf are the kinds the latest results have, and the one to show:
@@ -147,7 +177,8 @@ func meshSides(agents []fleet.Agent, sc *fleet.Schedule) (rows, cols []string) {
 // thresholds now (so changed thresholds recolour the grid), or, when
 // the schedule is gone, by the health stored with it.
 func cellOf(res fleet.Result, sc *fleet.Schedule, now time.Time) cell {
-	c := cell{Href: Prefix + "pair?pair=" + urlq(res.Source+":"+res.Dest) + "&kind=" + urlq(res.Kind)}
+	// Agent names and kinds need no escaping in a query ([A-Za-z0-9._-]).
+	c := cell{Href: Prefix + "pair?pair=" + res.Source + ":" + res.Dest + "&kind=" + res.Kind}
 	var th fleet.Thresholds
 	judged := sc != nil && sc.Thresholds != nil
 	if judged {
@@ -183,6 +214,10 @@ func cellOf(res fleet.Result, sc *fleet.Schedule, now time.Time) cell {
 		words = append(words, "no thresholds")
 	}
 	c.Text = strings.Join(words, "\n")
+	c.Label = res.Source + " → " + res.Dest + ": " + map[string]string{"ok": "within thresholds", "alert": "alert", "seen": "no thresholds"}[c.Up]
+	if c.Down == "alert" && c.Up != "alert" {
+		c.Label += ", alert back"
+	}
 	return c
 }
 

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"fmt"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -16,7 +17,7 @@ import (
 // meshCell is the class of the cell for pair src:dst of kind, "" when
 // the grid has no link for it.
 func meshCell(body, src, dst, kind string) string {
-	re := regexp.MustCompile(`<a class="c ([a-z]+)" href="/ui/pair\?pair=` + src + `%3A` + dst + `&amp;kind=` + kind + `"`)
+	re := regexp.MustCompile(`<a class="c ([a-z]+)[^"]*" href="/ui/pair\?pair=` + src + `:` + dst + `&amp;kind=` + kind + `"`)
 	m := re.FindStringSubmatch(body)
 	if m == nil {
 		return ""
@@ -53,14 +54,21 @@ func TestMeshColours(t *testing.T) {
 	if got := meshCell(body, "b", "a", "tcp"); got != "alert" {
 		t.Errorf("b→a (RTT 30 ms, max 20): cell %q, want alert", got)
 	}
-	if !strings.Contains(body, `<i class="d alert">`) {
+	if !strings.Contains(body, ` d-alert"`) {
 		t.Error("b→a measured both ways: no down half")
 	}
 	if got := meshCell(body, "a", "c", "tcp"); got != "" {
 		t.Errorf("a→c has no result but a cell %q", got)
 	}
-	if !strings.Contains(body, "RTT 30 ms idle") || !strings.Contains(body, "ALERT: RTT 30 ms is above 20 ms") {
-		t.Error("the b→a cell's title lacks its numbers or the crossed limit")
+	var tips [][]string // by row (a, b, c) and column (a, b, c)
+	if err := json.Unmarshal([]byte(b.get("/ui/mesh/tips?kind=tcp&schedule="+sc.ID).body), &tips); err != nil || len(tips) != 3 {
+		t.Fatalf("tips: %v %v", tips, err)
+	}
+	if tip := tips[1][0]; !strings.Contains(tip, "RTT 30 ms idle") || !strings.Contains(tip, "ALERT: RTT 30 ms is above 20 ms") {
+		t.Errorf("the b→a cell's words lack its numbers or the crossed limit: %q", tip)
+	}
+	if tips[0][2] != "" || tips[0][0] != "" {
+		t.Errorf("cells without a result have words: %q", tips[0])
 	}
 	if n := strings.Count(body, "<tr><th scope=\"row\">"); n != 3 {
 		t.Errorf("%d rows, want 3 (a, b, c)", n)
@@ -87,25 +95,24 @@ func TestPairHistory(t *testing.T) {
 	f.result("", "c", "b", "tcp", now.Add(-2*time.Hour), &fleet.Figures{ThroughputBps: 20e6}, d)
 	b := f.browser()
 	b.login(f.reader)
-	series := func(q string) []struct {
+	type pairSeries struct {
 		Label string    `json:"label"`
 		T     []int64   `json:"t"`
 		Tput  []float64 `json:"tput"`
-	} {
-		a := b.get("/ui/pair?" + q)
-		m := regexp.MustCompile(`(?s)<script type="application/json" id="pair-data">(.*?)</script>`).FindStringSubmatch(a.body)
-		if a.code != 200 || m == nil {
-			t.Fatalf("pair %s: %d, no data: %.300s", q, a.code, a.body)
+	}
+	series := func(q string) []pairSeries {
+		if a := b.get("/ui/pair?" + q); a.code != 200 || !strings.Contains(a.body, `data-src="/ui/pair/data?`) {
+			t.Fatalf("pair %s: %d, no data source: %.300s", q, a.code, a.body)
 		}
+		if !strings.Contains(q, "kind=") {
+			q += "&kind=tcp"
+		}
+		a := b.get("/ui/pair/data?" + q)
 		var v struct {
-			Pairs []struct {
-				Label string    `json:"label"`
-				T     []int64   `json:"t"`
-				Tput  []float64 `json:"tput"`
-			} `json:"pairs"`
+			Pairs []pairSeries `json:"pairs"`
 		}
-		if err := json.Unmarshal([]byte(m[1]), &v); err != nil {
-			t.Fatal(err)
+		if err := json.Unmarshal([]byte(a.body), &v); err != nil {
+			t.Fatalf("pair data %s: %d %v: %.300s", q, a.code, err, a.body)
 		}
 		return v.Pairs
 	}
@@ -120,9 +127,24 @@ func TestPairHistory(t *testing.T) {
 		t.Errorf("a→b with c→b overlaid: %+v", s)
 	}
 	for _, q := range []string{"pair=a:b&range=2w", "range=7d", "pair=ab", "pair=a:b&end=yesterday"} {
-		if a := b.get("/ui/pair?" + q); a.code != http.StatusBadRequest {
-			t.Errorf("pair?%s: %d, want 400", q, a.code)
+		for _, p := range []string{"/ui/pair?", "/ui/pair/data?kind=tcp&"} {
+			if a := b.get(p + q); a.code != http.StatusBadRequest {
+				t.Errorf("%s%s: %d, want 400", p, q, a.code)
+			}
 		}
+	}
+	// A chart's point opens its run: the result received in that second.
+	at := now.Add(-5*time.Hour - time.Minute)
+	rs, _ := f.st.Results(context.Background(), fleet.ResultFilter{Source: "a", Dest: "b", Since: at.Add(-time.Second), Until: at.Add(time.Second), NoDoc: true})
+	if len(rs) != 1 {
+		t.Fatalf("%d results near %v", len(rs), at)
+	}
+	a := b.get(fmt.Sprintf("/ui/pair/run?pair=a:b&kind=tcp&t=%d", rs[0].Received.Unix()))
+	if a.code != http.StatusSeeOther || a.h.Get("Location") != "/ui/runs/"+rs[0].RunID {
+		t.Errorf("the point at %v: %d to %q, want its run %s", at, a.code, a.h.Get("Location"), rs[0].RunID)
+	}
+	if a := b.get(fmt.Sprintf("/ui/pair/run?pair=a:b&kind=tcp&t=%d", now.Add(-30*time.Minute).Unix())); a.code != http.StatusNotFound {
+		t.Errorf("a time with no result: %d, want 404", a.code)
 	}
 }
 
