@@ -4,6 +4,7 @@ go 1.26.8
 
 // Each dependency, and why (see also README, Dependencies):
 require (
+	github.com/chromedp/chromedp v0.23.0 // tests and bench/webrender only (internal/testkit/chrome): drives headless Chromium over the DevTools protocol, over a pipe (so a browser in a lab namespace needs no port); the maintained Go CDP client, not linked into the binary
 	github.com/invopop/jsonschema v0.14.0 // schemagen only (not in the binary): JSON Schema 2020-12 reflected from the result types, honouring json tags and omitempty, with descriptions from Go comments and Mapper/Namer hooks for our enums; the common, maintained choice
 	github.com/jackc/pgx/v5 v5.12.0 // store: the maintained PostgreSQL driver, used through its database/sql adapter (stdlib) so SQLite and PostgreSQL share one code path; its PgError codes tell serialization failures and deadlocks to retry
 	github.com/netresearch/go-cron v0.9.1 // schedule: parses 5-field cron and @hourly-style descriptors and finds the next time; the maintained fork of robfig/cron (unmaintained since 2020), no dependencies, fuzzed; used as a parser only, with its options named (DowOrDom: the standard day rule)
@@ -29,8 +30,6 @@ require (
 	golang.org/x/text v0.43.0 // indirect
 	golang.zx2c4.com/wintun v0.0.0-20230126152724-0fa3db229ce2 // indirect
 )
-
-require github.com/chromedp/chromedp v0.23.0
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect

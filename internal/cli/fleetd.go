@@ -50,7 +50,8 @@ Every connection is TLS: with --tls-cert and --tls-key the operator's
 certificate, else a self-signed one made once in the state directory; its
 SHA-256 fingerprint is logged at start, and agents and operators pass it
 as --pin. On first start an admin token is written to
-STATE/admin.token (mode 0600). Metrics for Prometheus at /metrics,
+STATE/admin.token (mode 0600). The web page is at https://ADDR/ (log in
+with an API token; docs/web.md). Metrics for Prometheus at /metrics,
 health at /healthz; logs are one JSON object per line with
 --log-format json.`,
 		example: `  fullpipe controller                        SQLite in the state directory, port 6350, self-signed TLS

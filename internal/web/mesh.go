@@ -18,14 +18,15 @@ const maxMeshSide = 300
 // meshData is the mesh page: a grid of sources by destinations, each
 // cell the pair's latest result of one kind.
 type meshData struct {
-	Schedules []fleet.Schedule
-	Schedule  string
-	Kind      string
-	Kinds     []string
-	Cols      []string
-	Rows      []meshRow
-	Cut       int // agents left out of a side
-	Cells     int // cells with a result
+	Schedules  []fleet.Schedule
+	Schedule   string
+	Kind       string
+	Kinds      []string
+	Cols       []string
+	Rows       []meshRow
+	Thresholds string // the schedule's, in words
+	Cut        int    // agents left out of a side
+	Cells      int    // cells with a result
 	// TipsURL answers the cells' numbers in words, by row and column,
 	// for mesh.js to show on hover or focus (kept out of the page: the
 	// words of 10,000 cells would triple it).
@@ -94,6 +95,9 @@ func (s *Site) grid(r *http.Request) (meshData, [][]string, error) {
 		return d, nil, err
 	}
 	d.Kinds, d.Kind = kindsOf(latest, sc, d.Kind)
+	if sc != nil {
+		d.Thresholds = thresholdsText(sc.Thresholds)
+	}
 	rows, cols := meshSides(agents, sc)
 	d.Cut = max(0, len(rows)-maxMeshSide, len(cols)-maxMeshSide)
 	rows, cols = rows[:min(len(rows), maxMeshSide)], cols[:min(len(cols), maxMeshSide)]

@@ -106,6 +106,30 @@ var funcs = template.FuncMap{
 	"dur":   func(d time.Duration) string { return d.String() },
 	"title": titleOf,
 	"args":  fieldArgs,
+	"thr":   thresholdsText,
+}
+
+// thresholdsText says a schedule's limits in a line ("none").
+func thresholdsText(t *fleet.Thresholds) string {
+	if t == nil {
+		return "none"
+	}
+	var ws []string
+	add := func(ok bool, format string, v float64) {
+		if ok {
+			ws = append(ws, fmt.Sprintf(format, v))
+		}
+	}
+	add(t.MinThroughputPct > 0, "throughput ≥ %g %% of ideal", t.MinThroughputPct)
+	add(t.MinThroughputBps > 0, "throughput ≥ %g Mbit/s", t.MinThroughputBps/1e6)
+	add(t.MaxRTTMs > 0, "RTT ≤ %g ms", t.MaxRTTMs)
+	add(t.MaxRTTLoadedMs > 0, "loaded RTT ≤ %g ms", t.MaxRTTLoadedMs)
+	add(t.MaxLossPct > 0, "loss ≤ %g %%", t.MaxLossPct)
+	add(t.MaxBufferDelayPct > 0, "buffer delay ≤ %g %%", t.MaxBufferDelayPct)
+	if t.FailVerdict {
+		ws = append(ws, "verdict pass")
+	}
+	return strings.Join(ws, ", ")
 }
 
 // fieldArgs are a form field's: id (and name), label, value, error,
