@@ -73,6 +73,9 @@ func TestWebInTheLab(t *testing.T) {
 	if got := cellColour(t, ctx, mesh, "a", "b"); got != red {
 		t.Errorf("with at least 100 Mbit/s wanted, a→b is %q, want red %s", got, red)
 	}
+	if shots != "" {
+		shotTo(t, ctx, filepath.Join(shots, "lab-mesh-alert.png"))
+	}
 	openReport(t, ctx, f.url, shots)
 	readOnly(t, ctx, f.url, reader.Secret, sched)
 }
@@ -159,7 +162,7 @@ func cellColour(t *testing.T, ctx context.Context, mesh, src, dst string) string
 	if err := chromedp.Do(ctx, chromedp.Navigate(mesh), chromedp.WaitVisible(chromedp.CSS("table.mesh"))); err != nil {
 		t.Fatal(err)
 	}
-	js := fmt.Sprintf(`(a => a ? getComputedStyle(a).backgroundColor : "")(document.querySelector('a.c[href*="pair=%s:%s&"]'))`, src, dst)
+	js := fmt.Sprintf(`(c => c ? getComputedStyle(c).backgroundColor : "")(document.querySelector('td.c[aria-label^="%s → %s:"]'))`, src, dst)
 	c, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
 	if err != nil {
 		t.Fatal(err)
@@ -200,7 +203,7 @@ func openReport(t *testing.T, ctx context.Context, base, shots string) {
 		what string
 		do   chromedp.Action[chromedp.Void]
 	}{
-		{"open a→b's history from its cell", chromedp.Click(chromedp.CSS(`a.c[href*="pair=a:b&"]`))},
+		{"open a→b's history from its cell", chromedp.Click(chromedp.CSS(`td.c[aria-label^="a → b:"]`))},
 		{"the history's charts drawn", chromedp.WaitVisible(chromedp.CSS("body[data-drawn]"))},
 		{"open its newest run", chromedp.Click(chromedp.CSS(`table.list tbody a`))},
 		{"the run's report", chromedp.WaitVisible(chromedp.CSS("iframe.report"))},

@@ -3,7 +3,6 @@ package web_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
 	"github.com/fullpipe/fullpipe/internal/testkit/chrome"
@@ -80,7 +80,7 @@ const unnamed = `(() => {
     if (["A", "BUTTON", "SUMMARY"].includes(el.tagName) && el.textContent.trim()) return true;
     return !!(el.getAttribute("title") || "").trim();
   };
-  document.querySelectorAll('a[href], button, input:not([type=hidden]), select, textarea, [role=img], iframe, meter').forEach(el => {
+  document.querySelectorAll('a[href], button, input:not([type=hidden]), select, textarea, [role=img], iframe, meter, [tabindex]:not(main)').forEach(el => {
     if (el.tagName === "IFRAME") { if (!el.title) out.push("iframe without title"); return; }
     if (!name(el)) out.push(el.outerHTML.slice(0, 140));
   });
@@ -147,6 +147,71 @@ func TestBrowser(t *testing.T) {
 		}
 	}
 	keyboard(t, ctx, f.url)
+	meshKeys(t, ctx, f.url, sc)
+}
+
+// active describes the focused element: a cell's label, else its id or
+// text.
+const active = `(e => e.getAttribute("aria-label") || e.id || e.tagName + ":" + e.textContent.trim())(document.activeElement)`
+
+// meshKeys: the grid is one Tab stop, the arrows move in it, the
+// focused cell's numbers show, Enter opens its pair, and the next Tab
+// leaves the grid.
+func meshKeys(t *testing.T, ctx context.Context, base, sc string) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/ui/mesh?schedule="+sc), chromedp.WaitVisible(chromedp.CSS("table.mesh"))); err != nil {
+		t.Fatal(err)
+	}
+	press := func(key string) string {
+		t.Helper()
+		if err := chromedp.Do(ctx, chromedp.KeyEvent(key)); err != nil {
+			t.Fatal(err)
+		}
+		a, err := chromedp.Run(ctx, chromedp.Evaluate[string](active))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	var at string
+	for i := 0; i < 30 && !strings.Contains(at, "→"); i++ {
+		at = press("\t")
+	}
+	if !strings.HasPrefix(at, "ams-1 → fra-1: ") {
+		t.Fatalf("Tab into the grid reached %q, want its first result, ams-1 → fra-1", at)
+	}
+	if at = press(kb.ArrowDown); at != "TD:" {
+		t.Errorf("ArrowDown from ams-1 → fra-1 reached %q, want the empty fra-1 → fra-1", at)
+	}
+	if at = press(kb.ArrowDown); !strings.HasPrefix(at, "lon-1 → fra-1: ") {
+		t.Errorf("ArrowDown again reached %q, want lon-1 → fra-1", at)
+	}
+	tipCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := chromedp.Do(tipCtx, chromedp.WaitVisible(chromedp.CSS("#tip"))); err != nil {
+		t.Errorf("no tooltip for the focused cell: %v", err)
+	} else if tip, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#tip"))); !strings.Contains(tip, "Mbit/s") {
+		t.Errorf("the tooltip says %q, want the numbers", tip)
+	}
+	if dir := os.Getenv("FULLPIPE_SCREENSHOTS"); dir != "" {
+		shot(t, ctx, filepath.Join(dir, "mesh-focus.png"))
+	}
+	if at = press(kb.End); !strings.HasPrefix(at, "lon-1 → sin-1: ") {
+		t.Errorf("End reached %q, want lon-1 → sin-1", at)
+	}
+	press("\t")
+	if tag, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.activeElement.tagName`)); tag == "TD" {
+		t.Error("Tab from the grid stayed in it, want out of it")
+	}
+	if err := chromedp.Do(ctx, chromedp.KeyEvent("\t", chromedp.KeyModifiers(chromedp.ModifierShift))); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS("body[data-drawn]"))); err != nil {
+		t.Fatal(err)
+	}
+	if loc, _ := chromedp.Run(ctx, chromedp.Location()); !strings.Contains(loc, "pair=lon-1%3Asin-1") {
+		t.Errorf("Enter on lon-1 → sin-1 opened %s", loc)
+	}
 }
 
 // keyboard tabs through the new-schedule form from the page's top: the
@@ -223,10 +288,14 @@ func (f *fixture) seedMesh(names []string) string {
 				if (i*7+j*3+k)%11 == 0 {
 					share = 0.6 // a policer's bad day
 				}
+				down := share - 0.01
+				if (i+2*j)%5 == 1 {
+					down = 0.55 // a slow way back
+				}
 				rtt := float64(5 + 3*i + 2*j)
 				fg := fleet.Figures{ThroughputBps: ideal * share, IdealBps: ideal, RTTMs: rtt, RTTLoadedMs: rtt * (1.2 + 0.1*float64(k%5)),
 					BufferDelayPct: 20 + 10*float64(k%5), LossPct: 0.01 * float64(k%3), Verdict: "pass",
-					DownThroughputBps: ideal * (share - 0.01), DownRTTLoadedMs: rtt * 1.3, DownBufferDelayPct: 30}
+					DownThroughputBps: ideal * down, DownRTTLoadedMs: rtt * 1.3, DownBufferDelayPct: 30}
 				if share < 0.8 {
 					fg.Verdict = "fail"
 				}
@@ -246,6 +315,3 @@ func (f *fixture) latestRun(t *testing.T, sc string) string {
 	}
 	return rs[0].ID
 }
-
-var _ = fmt.Sprint
-var _ = strings.Contains

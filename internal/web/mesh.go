@@ -38,13 +38,19 @@ type meshRow struct {
 	Cells []cell
 }
 
-// cell is one pair: its link, its name for a screen reader (the pair
-// and its state), its numbers in words (shown on hover or focus), and
-// the classes of its two halves (up: source to destination, the upper
-// left; down: back, the lower right, when the test measured it).
+// cell is one pair: its name for a screen reader (the pair and its
+// state), its numbers in words (shown on hover or focus), and the
+// classes of its two halves (up: source to destination, the upper left;
+// down: back, the lower right, when the test measured it). The grid is
+// one Tab stop (First: the cell that takes it); mesh.js moves in it
+// with the arrow keys and opens a cell's pair on click or Enter. Cells
+// are not links: 10,000 links cost Chromium 0.4 s more to load
+// (each is a URL to parse and a visited-link lookup), and Tab would stop
+// at each.
 type cell struct {
-	Href, Label, Text string
-	Up, Down          string
+	Label, Text string
+	Up, Down    string
+	First       bool
 }
 
 // meshPage: GET /ui/mesh?schedule=&kind=.
@@ -116,6 +122,7 @@ func (s *Site) grid(r *http.Request) (meshData, [][]string, error) {
 		for j, dst := range cols {
 			if res, ok := cells[[2]string{src, dst}]; ok {
 				row.Cells[j] = cellOf(res, byID[res.ScheduleID], now)
+				row.Cells[j].First = d.Cells == 0
 				tip[j] = row.Cells[j].Text
 				d.Cells++
 			}
@@ -181,8 +188,7 @@ func meshSides(agents []fleet.Agent, sc *fleet.Schedule) (rows, cols []string) {
 // thresholds now (so changed thresholds recolour the grid), or, when
 // the schedule is gone, by the health stored with it.
 func cellOf(res fleet.Result, sc *fleet.Schedule, now time.Time) cell {
-	// Agent names and kinds need no escaping in a query ([A-Za-z0-9._-]).
-	c := cell{Href: Prefix + "pair?pair=" + res.Source + ":" + res.Dest + "&kind=" + res.Kind}
+	var c cell
 	var th fleet.Thresholds
 	judged := sc != nil && sc.Thresholds != nil
 	if judged {

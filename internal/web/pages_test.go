@@ -17,7 +17,7 @@ import (
 // meshCell is the class of the cell for pair src:dst of kind, "" when
 // the grid has no link for it.
 func meshCell(body, src, dst, kind string) string {
-	re := regexp.MustCompile(`<a class="c ([a-z]+)[^"]*" href="/ui/pair\?pair=` + src + `:` + dst + `&amp;kind=` + kind + `"`)
+	re := regexp.MustCompile(`<td class="c ([a-z]+)[^"]*" aria-label="` + src + ` → ` + dst + `: `)
 	m := re.FindStringSubmatch(body)
 	if m == nil {
 		return ""
@@ -45,7 +45,7 @@ func TestMeshColours(t *testing.T) {
 	b := f.browser()
 	b.login(f.reader)
 	body := b.get("/ui/mesh?schedule=" + sc.ID).body
-	if i := strings.Index(body, `class="c `); i >= 0 {
+	if i := strings.Index(body, `<td class="c `); i >= 0 {
 		t.Logf("first cell: %.200s", body[i:])
 	}
 	if got := meshCell(body, "a", "b", "tcp"); got != "ok" {
@@ -54,7 +54,7 @@ func TestMeshColours(t *testing.T) {
 	if got := meshCell(body, "b", "a", "tcp"); got != "alert" {
 		t.Errorf("b→a (RTT 30 ms, max 20): cell %q, want alert", got)
 	}
-	if !strings.Contains(body, ` d-alert"`) {
+	if !strings.Contains(body, ` d-alert" aria-label="b → a: alert"`) {
 		t.Error("b→a measured both ways: no down half")
 	}
 	if got := meshCell(body, "a", "c", "tcp"); got != "" {

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -193,7 +192,43 @@ func (s *Site) pairSeries(w http.ResponseWriter, r *http.Request, v *viewer) err
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	return json.NewEncoder(w).Encode(map[string]any{"from": pq.From.Unix(), "to": pq.To.Unix(), "pairs": all})
+	_, err = w.Write(appendSeries(nil, pq.From.Unix(), pq.To.Unix(), all))
+	return err
+}
+
+// appendSeries writes the history's JSON by hand: encoding/json would
+// check the columns' own JSON again (megabytes of numbers) after they
+// wrote it.
+func appendSeries(b []byte, from, to int64, all []series) []byte {
+	b = fmt.Appendf(b, `{"from":%d,"to":%d,"pairs":[`, from, to)
+	for i, s := range all {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		label, _ := json.Marshal(s.Label)
+		pair, _ := json.Marshal(s.Pair)
+		b = fmt.Appendf(b, `{"label":%s,"pair":%s,`, label, pair)
+		if s.Truncated {
+			b = append(b, `"truncated":true,`...)
+		}
+		b = append(b, `"t":[`...)
+		for j, t := range s.T {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, t, 10)
+		}
+		b = append(b, ']')
+		for _, c := range []struct {
+			key string
+			col nums
+		}{{"tput", s.Tput}, {"down", s.Down}, {"rtt", s.RTT}, {"rttl", s.RTTL}, {"loss", s.Loss}, {"delay", s.Delay}} {
+			b = append(b, `,"`+c.key+`":`...)
+			b = c.col.append(b)
+		}
+		b = append(b, '}')
+	}
+	return append(b, "]}\n"...)
 }
 
 // pairRun: GET /ui/pair/run?pair=A:B&kind=K&t=UNIX: the run whose
@@ -261,20 +296,19 @@ func orNaN(v float64) float64 {
 // null (not measured), so a year of ten pairs stays a few megabytes.
 type nums []float64
 
-func (ns nums) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.Grow(len(ns) * 6)
-	b.WriteByte('[')
+func (ns nums) MarshalJSON() ([]byte, error) { return ns.append(nil), nil }
+
+func (ns nums) append(b []byte) []byte {
+	b = append(b, '[')
 	for i, v := range ns {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			b.WriteString("null")
+			b = append(b, "null"...)
 			continue
 		}
-		b.WriteString(strconv.FormatFloat(v, 'g', 4, 64))
+		b = strconv.AppendFloat(b, v, 'g', 4, 64)
 	}
-	b.WriteByte(']')
-	return b.Bytes(), nil
+	return append(b, ']')
 }

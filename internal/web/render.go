@@ -2,6 +2,8 @@ package web
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"html/template"
@@ -107,7 +109,27 @@ var funcs = template.FuncMap{
 	"title": titleOf,
 	"args":  fieldArgs,
 	"thr":   thresholdsText,
+	"asset": asset,
 }
+
+// assetVersion is a hash of the embedded assets, so that a page names
+// the assets of its own build and a browser's cached copies (kept a
+// day) never outlive an upgrade.
+var assetVersion = func() string {
+	h := sha256.New()
+	_ = fs.WalkDir(staticFS, "static", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := staticFS.ReadFile(p)
+			h.Write([]byte(p))
+			h.Write(b)
+		}
+		return nil
+	})
+	return hex.EncodeToString(h.Sum(nil))[:12]
+}()
+
+// asset is an embedded asset's URL, with the build's version.
+func asset(name string) string { return Prefix + "static/" + name + "?v=" + assetVersion }
 
 // thresholdsText says a schedule's limits in a line ("none").
 func thresholdsText(t *fleet.Thresholds) string {

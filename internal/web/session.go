@@ -195,6 +195,10 @@ func (s *Site) login(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusForbidden)
 		return
 	}
+	if s.logins.blocked(host(r), s.cfg.Now()) {
+		http.Error(w, "too many failed logins from your address: wait a minute", http.StatusTooManyRequests)
+		return
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, 4<<10)
 	secret := strings.TrimSpace(r.PostFormValue("token"))
 	next := safeNext(r.PostFormValue("next"))
@@ -204,6 +208,7 @@ func (s *Site) login(w http.ResponseWriter, r *http.Request) {
 		if err == nil && tok.Role == fleet.RoleAgent {
 			msg = "that is an agent's token: log in with an API token (read, operate or admin)"
 		}
+		s.logins.fail(host(r), s.cfg.Now())
 		w.WriteHeader(http.StatusUnauthorized)
 		s.render(w, r, "login", nil, loginData{Next: next, Error: msg})
 		return

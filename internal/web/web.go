@@ -7,7 +7,8 @@
 // (static/app.js) draws the history charts with uPlot (vendored, MIT,
 // 51 kB: canvas, not one DOM node per point, so a year of hourly results
 // for ten pairs draws in milliseconds) and polls a running run's
-// progress. Every page works without it, save the charts.
+// progress, and makes the mesh a keyboard grid. Every page works
+// without it, save the charts and the mesh's click.
 //
 // Access is the fleet's: an operator logs in with an API token (read,
 // operate or admin; never an agent's). The token stays on the server,
@@ -70,6 +71,7 @@ type Config struct {
 type Site struct {
 	cfg      Config
 	sessions *sessions
+	logins   *limiter
 	pages    map[string]*page
 }
 
@@ -88,7 +90,7 @@ func New(cfg Config) (*Site, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Site{cfg: cfg, sessions: newSessions(), pages: pages}, nil
+	return &Site{cfg: cfg, sessions: newSessions(), logins: newLimiter(), pages: pages}, nil
 }
 
 // Prefix is where the page lives; the controller sends "/" here.

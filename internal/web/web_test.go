@@ -63,6 +63,21 @@ func TestLogin(t *testing.T) {
 	}
 }
 
+// TestLoginLimit: an address that fails ten logins in a minute is
+// refused even a good token until the minute passes.
+func TestLoginLimit(t *testing.T) {
+	f := newFixture(t)
+	b := f.browser()
+	for i := 0; i < 10; i++ {
+		if c := b.login("fp_wrong"); c != http.StatusUnauthorized {
+			t.Fatalf("failed login %d: %d, want 401", i+1, c)
+		}
+	}
+	if c := b.login(f.reader); c != http.StatusTooManyRequests {
+		t.Errorf("a good token after 10 failures: %d, want 429", c)
+	}
+}
+
 // checkHeaders: the security headers every page carries.
 func checkHeaders(t *testing.T, p string, h http.Header) {
 	t.Helper()
