@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/certs"
 	"github.com/fullpipe/fullpipe/internal/ctxtime"
 	"github.com/fullpipe/fullpipe/internal/fleet"
 	"github.com/fullpipe/fullpipe/internal/fleet/client"
@@ -24,7 +26,7 @@ type sim struct {
 }
 
 func load(ctx context.Context, o opts) (Out, error) {
-	p, err := pin(o.stateDir)
+	p, err := certs.PinFile(filepath.Join(o.stateDir, "tls.crt"))
 	if err != nil {
 		return Out{}, err
 	}

@@ -13,10 +13,7 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"encoding/pem"
 	"flag"
 	"fmt"
 	"os"
@@ -133,20 +130,6 @@ func quants(ds []time.Duration) Quants {
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	at := func(q float64) float64 { return ms(s[min(len(s)-1, int(q*float64(len(s))))]) }
 	return Quants{N: len(s), P50: at(0.50), P99: at(0.99), Max: ms(s[len(s)-1])}
-}
-
-// pin is the controller certificate's SHA-256, read from its state directory.
-func pin(dir string) (string, error) {
-	b, err := os.ReadFile(dir + "/tls.crt")
-	if err != nil {
-		return "", err
-	}
-	blk, _ := pem.Decode(b)
-	if blk == nil {
-		return "", fmt.Errorf("%s/tls.crt: no PEM block", dir)
-	}
-	sum := sha256.Sum256(blk.Bytes)
-	return hex.EncodeToString(sum[:]), nil
 }
 
 // rttDoc measures one real rtt document on loopback.

@@ -13,8 +13,10 @@ import (
 	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"net"
+	"os"
 	"time"
 )
 
@@ -64,4 +66,18 @@ func SelfSigned(cn string, names []string, now time.Time, validity time.Duration
 func Pin(der []byte) string {
 	s := sha256.Sum256(der)
 	return hex.EncodeToString(s[:])
+}
+
+// PinFile is the pin of the first certificate in a PEM file (a
+// controller's STATE/tls.crt), for the tools that dial it.
+func PinFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	blk, _ := pem.Decode(b)
+	if blk == nil || blk.Type != "CERTIFICATE" {
+		return "", fmt.Errorf("%s: no PEM certificate", path)
+	}
+	return Pin(blk.Bytes), nil
 }

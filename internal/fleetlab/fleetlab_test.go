@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/certs"
 	"github.com/fullpipe/fullpipe/internal/fleet"
 	"github.com/fullpipe/fullpipe/internal/lab"
 	"github.com/fullpipe/fullpipe/internal/testkit"
@@ -62,7 +63,7 @@ func newFixture(t *testing.T) *fixture {
 	f.ctlArgs = []string{"controller", "--listen", addr, "--state-dir", filepath.Join(f.dir, "ctl"), "--heartbeat", heartbeat, "--log-format", "json"}
 	f.startController(t)
 	f.admin = filepath.Join(f.dir, "ctl", "admin.token")
-	if f.pin, err = pinOf(filepath.Join(f.dir, "ctl", "tls.crt")); err != nil {
+	if f.pin, err = certs.PinFile(filepath.Join(f.dir, "ctl", "tls.crt")); err != nil {
 		t.Fatal(err)
 	}
 	for i := 1; i < len(s.Config.Sites); i++ {

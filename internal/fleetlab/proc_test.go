@@ -2,10 +2,7 @@ package fleetlab
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"os"
 	"os/exec"
@@ -92,18 +89,4 @@ func (f *fixture) fleetCLI(t *testing.T, out any, args ...string) error {
 		}
 	}
 	return nil
-}
-
-// pinOf is the SHA-256 of the PEM certificate in file.
-func pinOf(file string) (string, error) {
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return "", err
-	}
-	blk, _ := pem.Decode(b)
-	if blk == nil {
-		return "", fmt.Errorf("%s: no PEM block", file)
-	}
-	sum := sha256.Sum256(blk.Bytes)
-	return hex.EncodeToString(sum[:]), nil
 }
