@@ -75,14 +75,12 @@ var titles = map[string]string{
 	"run": "Run", "schedules": "Schedules", "schedule": "Schedule",
 }
 
-// fail answers a handler's error: not found, forbidden, or the store's
+// fail answers a handler's error: not found, a bad query, or the store's
 // trouble as a 500 with the error's line.
 func (s *Site) fail(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.Is(err, fleet.ErrNotFound):
 		http.Error(w, err.Error(), http.StatusNotFound)
-	case errors.Is(err, errForbidden):
-		http.Error(w, err.Error(), http.StatusForbidden)
 	case errors.Is(err, errBadInput):
 		http.Error(w, err.Error(), http.StatusBadRequest)
 	default:
@@ -105,8 +103,6 @@ var funcs = template.FuncMap{
 	"when":  when,
 	"ago":   ago,
 	"join":  strings.Join,
-	"dur":   func(d time.Duration) string { return d.String() },
-	"title": titleOf,
 	"args":  fieldArgs,
 	"thr":   thresholdsText,
 	"asset": asset,
@@ -200,11 +196,4 @@ func ago(now, t time.Time) string {
 		return fmt.Sprintf("%d h ago", int(d.Hours()))
 	}
 	return fmt.Sprintf("%d days ago", int(d.Hours()/24))
-}
-
-func titleOf(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
 }

@@ -17,6 +17,7 @@ import (
 
 // Sessions' bounds.
 const (
+	maxForm       = 64 << 10 // a posted form's body (the schedule form's config is the largest field)
 	sessionCookie = "fp_session"
 	sessionTTL    = 12 * time.Hour // a login lasts this long, then asks again
 	maxSessions   = 10_000         // more: the oldest are dropped
@@ -101,9 +102,6 @@ type viewer struct {
 // CanOperate says whether to show edit controls.
 func (v *viewer) CanOperate() bool { return v.Role.Allows(fleet.RoleOperate) }
 
-// errForbidden answers a session whose role is too low.
-var errForbidden = errors.New("forbidden")
-
 // guard authenticates the session, checks the role and, on a POST, the
 // CSRF token and the origin, then runs h and writes its error.
 func (s *Site) guard(need fleet.Role, h func(http.ResponseWriter, *http.Request, *viewer) error) http.Handler {
@@ -122,6 +120,7 @@ func (s *Site) guard(need fleet.Role, h func(http.ResponseWriter, *http.Request,
 			return
 		}
 		if r.Method == http.MethodPost {
+			r.Body = http.MaxBytesReader(w, r.Body, maxForm)
 			if err := checkPost(r, v); err != nil {
 				http.Error(w, err.Error(), http.StatusForbidden)
 				return

@@ -143,6 +143,14 @@ func TestCSRF(t *testing.T) {
 	if a := b.do(req); a.code != http.StatusForbidden {
 		t.Errorf("cross-site post with the right token: %d, want 403", a.code)
 	}
+	big := url.Values{}
+	for k, v := range form {
+		big[k] = v
+	}
+	big.Set("config", `{"x":"`+strings.Repeat("a", 70<<10)+`"}`) // past the 64 KiB a form may be
+	if a := b.post("/ui/schedules", big, false); a.code != http.StatusForbidden {
+		t.Errorf("a 70 KiB form: %d, want 403 (its body is not read past 64 KiB)", a.code)
+	}
 	if ss, _ := f.st.Schedules(context.Background()); len(ss) != 0 {
 		t.Fatalf("a refused post stored %d schedules", len(ss))
 	}
