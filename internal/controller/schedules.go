@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
@@ -61,13 +62,19 @@ func (c *Controller) createSchedule(w http.ResponseWriter, r *http.Request, _ fl
 	if err := decode(r, &s); err != nil {
 		return err
 	}
-	if err := check.NewSchedule(&s, c.cfg.Now()); err != nil {
-		return err
-	}
-	out, err := c.cfg.Store.CreateSchedule(r.Context(), s)
+	out, err := c.newSchedule(r.Context(), s)
 	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusCreated, out)
 	return nil
+}
+
+// newSchedule checks and prepares s (check.NewSchedule) and stores it:
+// the API's POST and the web page's form alike.
+func (c *Controller) newSchedule(ctx context.Context, s fleet.Schedule) (fleet.Schedule, error) {
+	if err := check.NewSchedule(&s, c.cfg.Now()); err != nil {
+		return fleet.Schedule{}, err
+	}
+	return c.cfg.Store.CreateSchedule(ctx, s)
 }

@@ -20,10 +20,7 @@ func (o webOps) Authenticate(ctx context.Context, secret string) (fleet.Token, e
 }
 
 func (o webOps) CreateSchedule(ctx context.Context, s fleet.Schedule) (fleet.Schedule, error) {
-	if err := check.NewSchedule(&s, o.c.cfg.Now()); err != nil {
-		return fleet.Schedule{}, err
-	}
-	return o.c.cfg.Store.CreateSchedule(ctx, s)
+	return o.c.newSchedule(ctx, s)
 }
 
 func (o webOps) UpdateSchedule(ctx context.Context, s fleet.Schedule) (fleet.Schedule, error) {
