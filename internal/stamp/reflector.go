@@ -164,7 +164,7 @@ func (r *Reflector) Run(ctx context.Context) error {
 func (r *Reflector) reflect(b []byte, from netip.AddrPort, t2 time.Time) []byte {
 	var req SenderPacket
 	var err error
-	if r.cfg.Key != nil {
+	if len(r.cfg.Key) > 0 {
 		req, err = DecodeSenderAuth(b, r.cfg.Key)
 	} else if len(b) >= TWAMPReflectedMin { // no reply larger than the request
 		req, err = DecodeSender(b, true)
@@ -191,7 +191,7 @@ func (r *Reflector) reflect(b []byte, from netip.AddrPort, t2 time.Time) []byte 
 		SenderTTL: 255, // the received TTL is not read yet (IP_RECVTTL): see docs/stamp.md
 	}
 	rep.Timestamp = Stamp(r.now(), r.cfg.Format) // T3, as late as we can before the write
-	if r.cfg.Key != nil {
+	if len(r.cfg.Key) > 0 {
 		err = EncodeReflectorAuth(b, rep, r.cfg.Key)
 	} else {
 		err = EncodeReflector(b, rep)

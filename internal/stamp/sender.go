@@ -47,7 +47,7 @@ func (c SenderConfig) validate() (SenderConfig, error) {
 		c.Wait = time.Second
 	}
 	minSize := SenderSize
-	if c.Key != nil {
+	if len(c.Key) > 0 {
 		minSize = AuthSize
 	}
 	if c.Size == 0 {
@@ -157,7 +157,7 @@ func (s *Sender) send(ctx context.Context, conn *net.UDPConn, recs []Record, mu 
 		t1 := s.now()
 		p := SenderPacket{Seq: uint32(k), Timestamp: Stamp(t1, s.cfg.Format), ErrorEstimate: est}
 		var err error
-		if s.cfg.Key != nil {
+		if len(s.cfg.Key) > 0 {
 			err = EncodeSenderAuth(buf, p, s.cfg.Key)
 		} else {
 			err = EncodeSender(buf, p, false)
@@ -200,7 +200,7 @@ func (s *Sender) receive(conn *net.UDPConn, recs []Record, mu *sync.Mutex, extra
 			t4 = st.At
 		}
 		var p ReflectorPacket
-		if s.cfg.Key != nil {
+		if len(s.cfg.Key) > 0 {
 			p, err = DecodeReflectorAuth(buf[:n], s.cfg.Key)
 		} else {
 			p, err = DecodeReflector(buf[:n])
