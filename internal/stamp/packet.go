@@ -35,6 +35,11 @@ const (
 	// every field. A request shorter than this gets no reply from our
 	// Reflector, whose replies are never larger than their request.
 	TWAMPReflectedMin = 41
+	// ReflectedTimingMin is a reflected packet through the Session-Sender
+	// Error Estimate: every timing field, without the MBZ and Sender TTL.
+	// Some TWAMP-Light responders send only that much (nokia/twampy's,
+	// unpadded); our Sender reads such replies with a Sender TTL of 0.
+	ReflectedTimingMin = 38
 )
 
 // DefaultPort is the UDP port IANA assigned to OWAMP-Test/TWAMP-Test

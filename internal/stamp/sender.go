@@ -199,6 +199,10 @@ func (s *Sender) receive(conn *net.UDPConn, recs []Record, mu *sync.Mutex, extra
 		if st := sockopt.ParseRxStamp(oob[:oobn]); st.Stamped {
 			t4 = st.At
 		}
+		if n >= ReflectedTimingMin && n < TWAMPReflectedMin && len(s.cfg.Key) == 0 {
+			clear(buf[n:TWAMPReflectedMin]) // a TWAMP-Light reply without its Sender TTL: read it as 0
+			n = TWAMPReflectedMin
+		}
 		var p ReflectorPacket
 		if len(s.cfg.Key) > 0 {
 			p, err = DecodeReflectorAuth(buf[:n], s.cfg.Key)

@@ -202,3 +202,37 @@ func TestSenderConfig(t *testing.T) {
 		}
 	}
 }
+
+// A TWAMP-Light responder that sends only the 38 octets of timing fields
+// (no MBZ, no Sender TTL; nokia/twampy does, unpadded) is still read.
+func TestSenderShortTWAMPReplies(t *testing.T) {
+	pc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	t.Cleanup(func() { pc.Close(); <-done })
+	go func() { // ends when pc is closed
+		defer close(done)
+		buf := make([]byte, 2048)
+		for {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			req, err := DecodeSender(buf[:n], true)
+			if err != nil {
+				continue
+			}
+			out := make([]byte, TWAMPReflectedMin)
+			now := Stamp(time.Now(), NTP)
+			EncodeReflector(out, ReflectorPacket{Seq: req.Seq, Timestamp: now, ReceiveTimestamp: now, SenderSeq: req.Seq,
+				SenderTimestamp: req.Timestamp, SenderErrorEstimate: req.ErrorEstimate, SenderTTL: 64})
+			pc.WriteTo(out[:ReflectedTimingMin], from)
+		}
+	}()
+	res := runSender(t, SenderConfig{Target: pc.LocalAddr().String(), Count: 5, Interval: time.Millisecond, Wait: 200 * time.Millisecond})
+	if res.Received != 5 || res.Unknown != 0 {
+		t.Errorf("%+v", res)
+	}
+}
