@@ -69,6 +69,7 @@ type Reflector struct {
 	cfg    ReflectorConfig
 	conn   *net.UDPConn
 	kernel bool // receive timestamps from the kernel (SO_TIMESTAMPNS)
+	ttl    bool // received TTL / Hop Limit from the kernel (IP_RECVTTL, IPV6_RECVHOPLIMIT)
 	now    func() time.Time
 
 	mu      sync.Mutex // guards sources
@@ -100,6 +101,7 @@ func NewReflector(cfg ReflectorConfig) (*Reflector, error) {
 	if rc, err := conn.SyscallConn(); err == nil && sockopt.EnableRxStamps(rc) == nil {
 		r.kernel = true
 	}
+	r.ttl = enableTTL(conn)
 	return r, nil
 }
 
@@ -110,6 +112,11 @@ func (r *Reflector) Addr() *net.UDPAddr { return r.conn.LocalAddr().(*net.UDPAdd
 // kernel (SO_TIMESTAMPNS, when the datagram reached the socket) rather
 // than from the clock read right after the read returned.
 func (r *Reflector) KernelTimestamps() bool { return r.kernel }
+
+// ReceivedTTLs reports whether the Ses-Sender TTL of replies is the
+// received packet's TTL or Hop Limit (IP_RECVTTL, IPV6_RECVHOPLIMIT were
+// taken); if not, or when a datagram carries none, it is 255.
+func (r *Reflector) ReceivedTTLs() bool { return r.ttl }
 
 // Stats is a snapshot of the counters.
 func (r *Reflector) Stats() ReflectorStats {
@@ -135,7 +142,7 @@ func (r *Reflector) Run(ctx context.Context) error {
 	defer stop()
 	defer r.Close()
 	buf := make([]byte, 65536)
-	oob := make([]byte, sockopt.RxStampSpace)
+	oob := make([]byte, sockopt.RxStampSpace+ttlSpace)
 	for {
 		n, oobn, _, from, err := r.conn.ReadMsgUDPAddrPort(buf, oob)
 		t2 := r.now()
@@ -148,8 +155,12 @@ func (r *Reflector) Run(ctx context.Context) error {
 		if st := sockopt.ParseRxStamp(oob[:oobn]); st.Stamped {
 			t2 = st.At
 		}
+		ttl, ok := parseTTL(oob[:oobn])
+		if !ok {
+			ttl = 255 // unknown: see docs/stamp.md
+		}
 		r.received.Add(1)
-		if reply := r.reflect(buf[:n], from, t2); reply != nil {
+		if reply := r.reflect(buf[:n], from, t2, ttl); reply != nil {
 			if _, err := r.conn.WriteToUDPAddrPort(reply, from); err != nil {
 				r.sendErr.Add(1)
 				continue
@@ -161,7 +172,7 @@ func (r *Reflector) Run(ctx context.Context) error {
 
 // reflect turns a request into its reply, in place (the reply is the
 // request's buffer, the same length), or nil to drop it.
-func (r *Reflector) reflect(b []byte, from netip.AddrPort, t2 time.Time) []byte {
+func (r *Reflector) reflect(b []byte, from netip.AddrPort, t2 time.Time, ttl uint8) []byte {
 	var req SenderPacket
 	var err error
 	if len(r.cfg.Key) > 0 {
@@ -188,7 +199,7 @@ func (r *Reflector) reflect(b []byte, from netip.AddrPort, t2 time.Time) []byte 
 		Seq: seq, ErrorEstimate: r.cfg.ErrorEstimate,
 		ReceiveTimestamp: Stamp(t2, r.cfg.Format),
 		SenderSeq:        req.Seq, SenderTimestamp: req.Timestamp, SenderErrorEstimate: req.ErrorEstimate,
-		SenderTTL: 255, // the received TTL is not read yet (IP_RECVTTL): see docs/stamp.md
+		SenderTTL: ttl,
 	}
 	rep.Timestamp = Stamp(r.now(), r.cfg.Format) // T3, as late as we can before the write
 	if len(r.cfg.Key) > 0 {

@@ -7,6 +7,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // startReflector runs a Reflector on 127.0.0.1 until the test ends.
@@ -99,6 +101,7 @@ func TestReflectStateless(t *testing.T) {
 		t.Error("SO_TIMESTAMPNS was refused on Linux")
 	}
 	c := dial(t, r)
+	setTTL(t, c, 17)
 	req := senderPacket(t, 5, SenderSize)
 	before := time.Now()
 	rep := exchange(t, c, req, 2*time.Second)
@@ -111,6 +114,9 @@ func TestReflectStateless(t *testing.T) {
 		t.Fatal(err)
 	}
 	sp, _ := DecodeSender(req, false)
+	if !r.ReceivedTTLs() || p.SenderTTL != 17 {
+		t.Errorf("Ses-Sender TTL %d (received TTLs: %v), want 17 as sent", p.SenderTTL, r.ReceivedTTLs())
+	}
 	if p.Seq != 5 || p.SenderSeq != 5 || p.SenderTimestamp != sp.Timestamp || p.SenderErrorEstimate != sp.ErrorEstimate {
 		t.Errorf("reply %+v to %+v", p, sp)
 	}
@@ -121,6 +127,19 @@ func TestReflectStateless(t *testing.T) {
 	}
 	if p.ErrorEstimate.Valid() != nil || p.ErrorEstimate.Format != NTP {
 		t.Errorf("reflector's error estimate %+v", p.ErrorEstimate)
+	}
+}
+
+// setTTL sets the TTL of c's packets.
+func setTTL(t *testing.T, c *net.UDPConn, ttl int) {
+	t.Helper()
+	rc, err := c.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_TTL, ttl) }); err != nil || serr != nil {
+		t.Fatal(err, serr)
 	}
 }
 
