@@ -26,8 +26,10 @@ var layers = [][]string{
 	// reads the trains'.
 	{"internal/train", "internal/train/traintest", "internal/sweep", "internal/pathmtu"},
 	{"internal/rfc6349"},
-	// The control protocol's messages and rules.
-	{"internal/wire"},
+	// The control protocol's messages and rules; STAMP's (RFC 8762)
+	// packets, with its small UDP reflector and sender, which need only
+	// the words and tools below (sockopt's receive stamps, stats).
+	{"internal/wire", "internal/stamp"},
 	// The documents and the configs they record.
 	{"internal/result"},
 	// The fleet's timetable: pure, over the documents' configs.

@@ -1,0 +1,255 @@
+package stamp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/sockopt"
+)
+
+// ReflectorConfig configures a Reflector. The zero value serves stateless,
+// unauthenticated STAMP and TWAMP-Light on every address, port 862.
+type ReflectorConfig struct {
+	Addr          string        // "host:port" to listen on; default ":862"
+	Stateful      bool          // reply with our own per-sender counter (RFC 8762 §4.3.1), not the sender's sequence
+	Format        Format        // our timestamps' format (T2, T3); default NTP
+	ErrorEstimate ErrorEstimate // of our clock; default unsynchronized, 1 ms (we do not know better)
+	Key           []byte        // authenticated mode (RFC 8762 §4.2.2, §4.3.2) when set: HMAC key; unauthenticated packets are then dropped
+	MaxSources    int           // senders (address and port) we keep state for; default 4096; past it new senders wait until one is idle
+	Idle          time.Duration // a sender's state is forgotten after this long without a packet; default 5 min
+	RatePPS       float64       // packets a second we answer per sender; default 1000
+	Burst         int           // packets a sender may send at once above RatePPS; default 100
+}
+
+func (c ReflectorConfig) withDefaults() ReflectorConfig {
+	if c.Addr == "" {
+		c.Addr = fmt.Sprintf(":%d", DefaultPort)
+	}
+	if c.ErrorEstimate.Multiplier == 0 {
+		c.ErrorEstimate = EstimateFor(time.Millisecond, c.Format, false)
+	}
+	c.ErrorEstimate.Format = c.Format
+	if c.MaxSources <= 0 {
+		c.MaxSources = 4096
+	}
+	if c.Idle <= 0 {
+		c.Idle = 5 * time.Minute
+	}
+	if c.RatePPS <= 0 {
+		c.RatePPS = 1000
+	}
+	if c.Burst <= 0 {
+		c.Burst = 100
+	}
+	return c
+}
+
+// ReflectorStats counts what a Reflector did with each datagram.
+type ReflectorStats struct {
+	Received    uint64 // datagrams read
+	Reflected   uint64 // replies sent
+	Short       uint64 // too short to reflect without amplifying (below TWAMPReflectedMin, or AuthSize in authenticated mode)
+	BadAuth     uint64 // authenticated mode: HMAC mismatch
+	RateLimited uint64 // over the sender's rate
+	TableFull   uint64 // a new sender while MaxSources senders were active
+	SendErrors  uint64
+}
+
+// Reflector is a STAMP Session-Reflector (RFC 8762 §4.3) that also answers
+// TWAMP-Light Session-Senders (RFC 5357 appendix I): it reads test packets
+// on one UDP socket and sends each back, timestamped, to its source, the
+// same size as it came. Run serves; Close (or Run's context) ends it.
+type Reflector struct {
+	cfg    ReflectorConfig
+	conn   *net.UDPConn
+	kernel bool // receive timestamps from the kernel (SO_TIMESTAMPNS)
+	ttl    bool // received TTL / Hop Limit from the kernel (IP_RECVTTL, IPV6_RECVHOPLIMIT)
+	now    func() time.Time
+
+	mu      sync.Mutex // guards sources
+	sources map[netip.AddrPort]*source
+
+	received, reflected, short, badAuth, limited, full, sendErr atomic.Uint64
+	closeOnce                                                   sync.Once
+}
+
+// source is what a Reflector keeps of one sender.
+type source struct {
+	seq    uint32    // stateful mode: our next sequence number for it
+	tokens float64   // rate limit bucket
+	last   time.Time // last packet, for the bucket and for idleness
+}
+
+// NewReflector binds the socket; Run serves it.
+func NewReflector(cfg ReflectorConfig) (*Reflector, error) {
+	cfg = cfg.withDefaults()
+	ua, err := net.ResolveUDPAddr("udp", cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("stamp reflector address %q: %w", cfg.Addr, err)
+	}
+	conn, err := net.ListenUDP("udp", ua)
+	if err != nil {
+		return nil, fmt.Errorf("stamp reflector: %w (port %d needs root or CAP_NET_BIND_SERVICE; pass another port)", err, ua.Port)
+	}
+	r := &Reflector{cfg: cfg, conn: conn, now: time.Now, sources: map[netip.AddrPort]*source{}}
+	if rc, err := conn.SyscallConn(); err == nil && sockopt.EnableRxStamps(rc) == nil {
+		r.kernel = true
+	}
+	r.ttl = enableTTL(conn)
+	return r, nil
+}
+
+// Addr is the address the Reflector serves.
+func (r *Reflector) Addr() *net.UDPAddr { return r.conn.LocalAddr().(*net.UDPAddr) }
+
+// KernelTimestamps reports whether receive timestamps (T2) come from the
+// kernel (SO_TIMESTAMPNS, when the datagram reached the socket) rather
+// than from the clock read right after the read returned.
+func (r *Reflector) KernelTimestamps() bool { return r.kernel }
+
+// ReceivedTTLs reports whether the Ses-Sender TTL of replies is the
+// received packet's TTL or Hop Limit (IP_RECVTTL, IPV6_RECVHOPLIMIT were
+// taken); if not, or when a datagram carries none, it is 255.
+func (r *Reflector) ReceivedTTLs() bool { return r.ttl }
+
+// Stats is a snapshot of the counters.
+func (r *Reflector) Stats() ReflectorStats {
+	return ReflectorStats{
+		Received: r.received.Load(), Reflected: r.reflected.Load(), Short: r.short.Load(),
+		BadAuth: r.badAuth.Load(), RateLimited: r.limited.Load(), TableFull: r.full.Load(), SendErrors: r.sendErr.Load(),
+	}
+}
+
+// Close closes the socket, which ends Run. It is safe to call more than
+// once and concurrently with Run.
+func (r *Reflector) Close() error {
+	var err error
+	r.closeOnce.Do(func() { err = r.conn.Close() })
+	return err
+}
+
+// Run reads and reflects packets, one at a time on the calling goroutine,
+// until ctx is done or Close is called; it closes the socket on return
+// and returns nil after either, or the read error that stopped it.
+func (r *Reflector) Run(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, func() { r.Close() })
+	defer stop()
+	defer r.Close()
+	buf := make([]byte, 65536)
+	oob := make([]byte, sockopt.RxStampSpace+ttlSpace)
+	for {
+		n, oobn, _, from, err := r.conn.ReadMsgUDPAddrPort(buf, oob)
+		t2 := r.now()
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			return fmt.Errorf("stamp reflector read: %w", err)
+		}
+		if st := sockopt.ParseRxStamp(oob[:oobn]); st.Stamped {
+			t2 = st.At
+		}
+		ttl, ok := parseTTL(oob[:oobn])
+		if !ok {
+			ttl = 255 // unknown: see docs/stamp.md
+		}
+		r.received.Add(1)
+		if reply := r.reflect(buf[:n], from, t2, ttl); reply != nil {
+			if _, err := r.conn.WriteToUDPAddrPort(reply, from); err != nil {
+				r.sendErr.Add(1)
+				continue
+			}
+			r.reflected.Add(1)
+		}
+	}
+}
+
+// reflect turns a request into its reply, in place (the reply is the
+// request's buffer, the same length), or nil to drop it.
+func (r *Reflector) reflect(b []byte, from netip.AddrPort, t2 time.Time, ttl uint8) []byte {
+	var req SenderPacket
+	var err error
+	if len(r.cfg.Key) > 0 {
+		req, err = DecodeSenderAuth(b, r.cfg.Key)
+	} else if len(b) >= TWAMPReflectedMin { // no reply larger than the request
+		req, err = DecodeSender(b, true)
+	} else {
+		err = &ShortError{Layout: "session-sender", Len: len(b), Min: TWAMPReflectedMin}
+	}
+	var short *ShortError
+	switch {
+	case errors.As(err, &short):
+		r.short.Add(1)
+		return nil
+	case err != nil:
+		r.badAuth.Add(1)
+		return nil
+	}
+	seq, ok := r.admit(from, req.Seq, t2)
+	if !ok {
+		return nil
+	}
+	rep := ReflectorPacket{
+		Seq: seq, ErrorEstimate: r.cfg.ErrorEstimate,
+		ReceiveTimestamp: Stamp(t2, r.cfg.Format),
+		SenderSeq:        req.Seq, SenderTimestamp: req.Timestamp, SenderErrorEstimate: req.ErrorEstimate,
+		SenderTTL: ttl,
+	}
+	rep.Timestamp = Stamp(r.now(), r.cfg.Format) // T3, as late as we can before the write
+	if len(r.cfg.Key) > 0 {
+		err = EncodeReflectorAuth(b, rep, r.cfg.Key)
+	} else {
+		err = EncodeReflector(b, rep)
+	}
+	if err != nil {
+		return nil // cannot happen: the sizes were checked above
+	}
+	return b
+}
+
+// admit applies the sender's rate limit and keeps its state; it returns
+// the sequence number to reply with, or false to drop the packet.
+func (r *Reflector) admit(from netip.AddrPort, senderSeq uint32, now time.Time) (uint32, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.sources[from]
+	if s == nil {
+		if len(r.sources) >= r.cfg.MaxSources && !r.evictIdle(now) {
+			r.full.Add(1)
+			return 0, false
+		}
+		s = &source{tokens: float64(r.cfg.Burst), last: now}
+		r.sources[from] = s
+	}
+	s.tokens = min(float64(r.cfg.Burst), s.tokens+now.Sub(s.last).Seconds()*r.cfg.RatePPS)
+	s.last = now
+	if s.tokens < 1 {
+		r.limited.Add(1)
+		return 0, false
+	}
+	s.tokens--
+	if !r.cfg.Stateful {
+		return senderSeq, true
+	}
+	seq := s.seq
+	s.seq++
+	return seq, true
+}
+
+// evictIdle forgets every sender idle for longer than cfg.Idle and
+// reports whether there is now room. Called with mu held, only when the
+// table is full: O(MaxSources).
+func (r *Reflector) evictIdle(now time.Time) bool {
+	for k, s := range r.sources {
+		if now.Sub(s.last) > r.cfg.Idle {
+			delete(r.sources, k)
+		}
+	}
+	return len(r.sources) < r.cfg.MaxSources
+}

@@ -1,0 +1,327 @@
+package stamp
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// startReflector runs a Reflector on 127.0.0.1 until the test ends.
+func startReflector(t *testing.T, cfg ReflectorConfig) *Reflector {
+	t.Helper()
+	cfg.Addr = "127.0.0.1:0"
+	r, err := NewReflector(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Error("Run did not return 5 s after its context was cancelled")
+		}
+	})
+	return r
+}
+
+// dial is a client socket to r, closed when the test ends.
+func dial(t *testing.T, r *Reflector) *net.UDPConn {
+	t.Helper()
+	c, err := net.DialUDP("udp", nil, r.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// exchange sends b and returns the reply, or nil after wait.
+func exchange(t *testing.T, c *net.UDPConn, b []byte, wait time.Duration) []byte {
+	t.Helper()
+	if _, err := c.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	return readReply(t, c, wait)
+}
+
+func readReply(t *testing.T, c *net.UDPConn, wait time.Duration) []byte {
+	t.Helper()
+	buf := make([]byte, 65536)
+	c.SetReadDeadline(time.Now().Add(wait))
+	n, err := c.Read(buf)
+	if err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return nil
+		}
+		t.Fatal(err)
+	}
+	return buf[:n]
+}
+
+func senderPacket(t *testing.T, seq uint32, size int) []byte {
+	t.Helper()
+	b := make([]byte, size)
+	if err := EncodeSender(b, SenderPacket{Seq: seq, Timestamp: Stamp(time.Now(), NTP), ErrorEstimate: ErrorEstimate{Multiplier: 1}}, true); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// waitStats polls r's counters until ok, for at most 2 s.
+func waitStats(t *testing.T, r *Reflector, ok func(ReflectorStats) bool) ReflectorStats {
+	t.Helper()
+	for range 200 {
+		if s := r.Stats(); ok(s) {
+			return s
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	s := r.Stats()
+	t.Fatalf("counters did not reach the expected state in 2 s: %+v", s)
+	return s
+}
+
+func TestReflectStateless(t *testing.T) {
+	r := startReflector(t, ReflectorConfig{})
+	t.Logf("kernel receive timestamps: %v", r.KernelTimestamps())
+	if !r.KernelTimestamps() {
+		t.Error("SO_TIMESTAMPNS was refused on Linux")
+	}
+	c := dial(t, r)
+	setTTL(t, c, 17)
+	req := senderPacket(t, 5, SenderSize)
+	before := time.Now()
+	rep := exchange(t, c, req, 2*time.Second)
+	after := time.Now()
+	if len(rep) != len(req) {
+		t.Fatalf("reply of %d octets to a request of %d", len(rep), len(req))
+	}
+	p, err := DecodeReflector(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, _ := DecodeSender(req, false)
+	if !r.ReceivedTTLs() || p.SenderTTL != 17 {
+		t.Errorf("Ses-Sender TTL %d (received TTLs: %v), want 17 as sent", p.SenderTTL, r.ReceivedTTLs())
+	}
+	if p.Seq != 5 || p.SenderSeq != 5 || p.SenderTimestamp != sp.Timestamp || p.SenderErrorEstimate != sp.ErrorEstimate {
+		t.Errorf("reply %+v to %+v", p, sp)
+	}
+	t2, t3 := p.ReceiveTimestamp.Time(NTP), p.Timestamp.Time(NTP)
+	slack := time.Microsecond // the NTP fraction's rounding
+	if t2.Before(before.Add(-slack)) || t3.Before(t2) || t3.After(after.Add(slack)) {
+		t.Errorf("before %v ≤ T2 %v ≤ T3 %v ≤ after %v does not hold", before, t2, t3, after)
+	}
+	if p.ErrorEstimate.Valid() != nil || p.ErrorEstimate.Format != NTP {
+		t.Errorf("reflector's error estimate %+v", p.ErrorEstimate)
+	}
+}
+
+// setTTL sets the TTL of c's packets.
+func setTTL(t *testing.T, c *net.UDPConn, ttl int) {
+	t.Helper()
+	rc, err := c.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_TTL, ttl) }); err != nil || serr != nil {
+		t.Fatal(err, serr)
+	}
+}
+
+func TestReflectStateful(t *testing.T) {
+	r := startReflector(t, ReflectorConfig{Stateful: true, Format: PTP})
+	a, b := dial(t, r), dial(t, r)
+	for i, seq := range []uint32{100, 200, 300} {
+		p, err := DecodeReflector(exchange(t, a, senderPacket(t, seq, SenderSize), 2*time.Second))
+		if err != nil || p.Seq != uint32(i) || p.SenderSeq != seq || p.ErrorEstimate.Format != PTP {
+			t.Errorf("a's packet %d: %+v, %v", i, p, err)
+		}
+		if err := p.Timestamp.Valid(PTP); err != nil {
+			t.Error(err)
+		}
+	}
+	p, err := DecodeReflector(exchange(t, b, senderPacket(t, 7, SenderSize), 2*time.Second))
+	if err != nil || p.Seq != 0 || p.SenderSeq != 7 {
+		t.Errorf("b's first packet: %+v, %v (each sender has its own counter)", p, err)
+	}
+}
+
+// TWAMP-Light requests of every size a reflected packet fits in get a
+// reply of their own size; shorter ones none.
+func TestReflectTWAMPSizes(t *testing.T) {
+	r := startReflector(t, ReflectorConfig{})
+	c := dial(t, r)
+	for _, size := range []int{TWAMPSenderMin, 40, 41, 42, 43, 44, 45, 128, 1472, 9000} {
+		rep := exchange(t, c, senderPacket(t, uint32(size), size), 500*time.Millisecond)
+		switch {
+		case size < TWAMPReflectedMin && rep != nil:
+			t.Errorf("%d octets: a reply of %d (amplification)", size, len(rep))
+		case size >= TWAMPReflectedMin && len(rep) != size:
+			t.Errorf("%d octets: a reply of %d, want the same size", size, len(rep))
+		case rep != nil:
+			if p, err := DecodeReflector(rep); err != nil || p.SenderSeq != uint32(size) {
+				t.Errorf("%d octets: %+v, %v", size, p, err)
+			}
+		}
+	}
+	if s := r.Stats(); s.Short != 2 || s.Reflected != 8 {
+		t.Errorf("stats %+v: want 2 short, 8 reflected", s)
+	}
+}
+
+// Garbage of every length, sent as fast as the socket takes it, is never
+// answered with more octets than it had; the reflector keeps serving.
+func TestReflectGarbage(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	r := startReflector(t, ReflectorConfig{RatePPS: 1e6, Burst: 100_000})
+	c := dial(t, r)
+	const n = 2000
+	sent := 0
+	for i := range n {
+		b := make([]byte, rng.IntN(200))
+		if i%100 == 0 {
+			b = make([]byte, 1+rng.IntN(65000))
+		}
+		for j := range b {
+			b[j] = byte(rng.Uint32())
+		}
+		if _, err := c.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		sent++
+		if rep := readReply(t, c, 0); rep != nil && len(rep) > len(b) {
+			t.Fatalf("reply of %d octets to %d", len(rep), len(b))
+		}
+	}
+	// Drain: replies are never larger than 65000, and are at least 41.
+	for range n {
+		rep := readReply(t, c, 200*time.Millisecond)
+		if rep == nil {
+			break
+		}
+		if len(rep) < TWAMPReflectedMin {
+			t.Fatalf("a reply of %d octets", len(rep))
+		}
+	}
+	s := r.Stats()
+	t.Logf("sent %d: %+v", sent, s)
+	if s.Received == 0 || s.Reflected+s.Short != s.Received {
+		t.Errorf("counters do not add up: %+v", s)
+	}
+	// Still serving.
+	if rep := exchange(t, c, senderPacket(t, 1, SenderSize), 2*time.Second); len(rep) != SenderSize {
+		t.Errorf("after the garbage: reply %d octets", len(rep))
+	}
+}
+
+// A burst past the rate limit is cut to the bucket; other senders are
+// served meanwhile.
+func TestReflectRateLimit(t *testing.T) {
+	r := startReflector(t, ReflectorConfig{RatePPS: 1, Burst: 10})
+	a, b := dial(t, r), dial(t, r)
+	for i := range 100 {
+		if _, err := a.Write(senderPacket(t, uint32(i), SenderSize)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := waitStats(t, r, func(s ReflectorStats) bool { return s.Received == 100 })
+	// 10 from the bucket, and at most 1 more a second refilled it.
+	if s.Reflected < 10 || s.Reflected > 12 || s.RateLimited != s.Received-s.Reflected {
+		t.Errorf("100 packets at once, burst 10: %+v", s)
+	}
+	if rep := exchange(t, b, senderPacket(t, 1, SenderSize), 2*time.Second); rep == nil {
+		t.Error("another sender was not served")
+	}
+}
+
+// MaxSources bounds the state: a new sender past it is not answered until
+// one has been idle for Idle.
+func TestReflectSourceTable(t *testing.T) {
+	r := startReflector(t, ReflectorConfig{MaxSources: 2, Idle: 300 * time.Millisecond, Stateful: true})
+	a, b, c := dial(t, r), dial(t, r), dial(t, r)
+	for _, conn := range []*net.UDPConn{a, b} {
+		if exchange(t, conn, senderPacket(t, 1, SenderSize), 2*time.Second) == nil {
+			t.Fatal("no reply")
+		}
+	}
+	if rep := exchange(t, c, senderPacket(t, 1, SenderSize), 200*time.Millisecond); rep != nil {
+		t.Error("a third sender was answered with 2 places")
+	}
+	if s := r.Stats(); s.TableFull != 1 {
+		t.Errorf("stats %+v", s)
+	}
+	time.Sleep(400 * time.Millisecond) // past Idle: a and b's state may go
+	if rep := exchange(t, c, senderPacket(t, 1, SenderSize), 2*time.Second); rep == nil {
+		t.Error("the third sender was not answered once the others were idle")
+	}
+}
+
+func TestReflectAuthenticated(t *testing.T) {
+	key := []byte("reflector key")
+	r := startReflector(t, ReflectorConfig{Key: key})
+	c := dial(t, r)
+	req := make([]byte, AuthSize+16)
+	if err := EncodeSenderAuth(req, SenderPacket{Seq: 9, ErrorEstimate: ErrorEstimate{Multiplier: 1}}, key); err != nil {
+		t.Fatal(err)
+	}
+	rep := exchange(t, c, req, 2*time.Second)
+	if len(rep) != len(req) {
+		t.Fatalf("reply of %d octets to %d", len(rep), len(req))
+	}
+	if p, err := DecodeReflectorAuth(rep, key); err != nil || p.SenderSeq != 9 {
+		t.Errorf("reply %+v, %v", p, err)
+	}
+	if exchange(t, c, senderPacket(t, 1, SenderSize), 200*time.Millisecond) != nil {
+		t.Error("an unauthenticated packet was answered in authenticated mode")
+	}
+	req[3] ^= 1
+	if exchange(t, c, req, 200*time.Millisecond) != nil {
+		t.Error("a packet with a bad HMAC was answered")
+	}
+	if s := r.Stats(); s.Short != 1 || s.BadAuth != 1 || s.Reflected != 1 {
+		t.Errorf("stats %+v", s)
+	}
+}
+
+func TestReflectorClose(t *testing.T) {
+	r, err := NewReflector(ReflectorConfig{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- r.Run(context.Background()) }()
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run after Close: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return 5 s after Close")
+	}
+	if err := r.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if _, err := NewReflector(ReflectorConfig{Addr: "127.0.0.1:notaport"}); err == nil {
+		t.Error("a bad address was taken")
+	}
+}
