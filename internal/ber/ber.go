@@ -119,19 +119,19 @@ func (v Verdict) String() string {
 // each with its profile-likelihood interval [Low, High] at Confidence;
 // see Verdict for when they are bounds only.
 type Estimate struct {
-	Verdict       Verdict
-	BER           float64 // bit error ratio
-	BERLow        float64
-	BERHigh       float64
-	Q             float64 // size-independent loss probability
-	QLow          float64
-	QHigh         float64
-	Sent, Lost    uint64 // all sizes together
-	Sizes         int    // distinct bit counts
-	Deviance      float64
-	DF            int     // degrees of freedom of the fit test: rows − 2; 0 when not tested
-	FitP          float64 // p-value of the fit test; 1 when not tested
-	ConfidenceLvl float64 // of the intervals (Confidence)
+	Verdict    Verdict
+	BER        float64 // bit error ratio
+	BERLow     float64
+	BERHigh    float64
+	Q          float64 // size-independent loss probability
+	QLow       float64
+	QHigh      float64
+	Sent, Lost uint64 // all sizes together
+	Sizes      int    // distinct bit counts
+	Deviance   float64
+	DF         int     // degrees of freedom of the fit test: rows − 2; 0 when not tested
+	FitP       float64 // p-value of the fit test; 1 when not tested
+	Confidence float64 // of the intervals (the package's Confidence)
 }
 
 // ErrNoData is returned when there is nothing to fit.
@@ -145,7 +145,7 @@ func Fit(points []Point, bits Bits) (Estimate, error) {
 	if err != nil {
 		return Estimate{}, err
 	}
-	e := Estimate{Sent: m.sentN, Lost: m.lostN, Sizes: m.sizes, FitP: 1, ConfidenceLvl: Confidence}
+	e := Estimate{Sent: m.sentN, Lost: m.lostN, Sizes: m.sizes, FitP: 1, Confidence: Confidence}
 	switch {
 	case m.lost == 0:
 		m.noLoss(&e)

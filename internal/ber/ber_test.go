@@ -2,9 +2,13 @@ package ber
 
 import (
 	"flag"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
+
+	"github.com/fullpipe/fullpipe/internal/stats"
 
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -88,6 +92,7 @@ func TestFitLaw(t *testing.T) {
 	for _, c := range cases {
 		var nWithin, coverB, coverQ, nVerdict int
 		var worst uint64
+		var ratios []float64
 		seeds := make([]uint64, trials)
 		for i := range seeds {
 			seeds[i] = uint64(1000 + i)
@@ -103,6 +108,7 @@ func TestFitLaw(t *testing.T) {
 			if *seedFlag != 0 {
 				t.Logf("BER %g q %g seed %d: %+v", c.ber, c.q, seed, e)
 			}
+			ratios = append(ratios, e.BER/c.ber)
 			ok := within(e.BER, c.ber, 1.5)
 			if ok {
 				nWithin++
@@ -120,8 +126,14 @@ func TestFitLaw(t *testing.T) {
 			}
 		}
 		n := float64(len(seeds))
-		t.Logf("BER %g q %g: within ×1.5 %d/%d, BER interval covers %d, q interval covers %d, verdict %v %d",
-			c.ber, c.q, nWithin, len(seeds), coverB, coverQ, c.verdict, nVerdict)
+		slices.Sort(ratios)
+		spread := "" // BER/truth's 5th, 50th and 95th percentiles
+		if c.ber > 0 {
+			spread = fmt.Sprintf("estimate/truth 5th %.3f median %.3f 95th %.3f; ",
+				stats.Percentile(ratios, 5), stats.Percentile(ratios, 50), stats.Percentile(ratios, 95))
+		}
+		t.Logf("BER %g q %g: %swithin ×1.5 %d/%d, BER interval covers %d, q interval covers %d, verdict %v %d",
+			c.ber, c.q, spread, nWithin, len(seeds), coverB, coverQ, c.verdict, nVerdict)
 		if *seedFlag != 0 {
 			continue
 		}

@@ -252,3 +252,27 @@ func TestIntervalIsLikelihoodRatio(t *testing.T) {
 		}
 	}
 }
+
+// TestBitsMapping: the law of a wrong Bits mapping, on 10^12 frames per
+// size with the expected losses (no noise). Bits short by a constant (the
+// frame's 18 bytes of Ethernet counted nowhere) leave BER exact and put
+// the missing bits' loss in q: 144 × BER. Bits counted that the line does
+// not corrupt would need q < 0: BER comes out low and the fit fails.
+func TestBitsMapping(t *testing.T) {
+	expected := func(truth Bits) []Point {
+		var pts []Point
+		for _, l := range RFC2544Sizes {
+			n := uint64(1e12)
+			pts = append(pts, Point{l, n, n - uint64(math.Round(LossProb(1e-6, 0, truth(l))*1e12))})
+		}
+		return pts
+	}
+	short, err := Fit(expected(FrameBits), EthernetIPBits)
+	if err != nil || short.Verdict != BitErrors || !within(short.BER, 1e-6, 1+1e-6) || !within(short.Q, LossProb(1e-6, 0, 8*EthernetOverhead), 1.001) {
+		t.Errorf("frame's bits read as the IP packet's: %+v, want BER 1e-6 and q %g", short, LossProb(1e-6, 0, 8*EthernetOverhead))
+	}
+	long, err := Fit(expected(EthernetIPBits), FrameBits)
+	if err != nil || long.Verdict != NotRandom || long.BER > 0.98e-6 {
+		t.Errorf("IP packet's bits read as the frame's: %+v, want BER low and not random", long)
+	}
+}
