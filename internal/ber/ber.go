@@ -44,19 +44,19 @@ type Bits func(frameBytes int) int
 // RFC 2544's frame sizes include around the IP packet.
 const EthernetOverhead = 18
 
-var (
-	// FrameBits counts every bit of the frame as given: on an Ethernet
-	// line, an error anywhere from the destination address to the FCS
-	// loses the frame (RFC 2544's 64…1518-byte sizes include the FCS).
-	FrameBits Bits = func(frameBytes int) int { return 8 * frameBytes }
-	// EthernetIPBits counts the IP packet an Ethernet frame carries, the
-	// frame less EthernetOverhead: the lab's emulator (link.BER) corrupts
-	// the IP packet only, so RFC 2544 over UDP in the lab uses this.
-	EthernetIPBits Bits = func(frameBytes int) int { return 8 * (frameBytes - EthernetOverhead) }
-)
+// FrameBits counts every bit of the frame as given: on an Ethernet line,
+// an error anywhere from the destination address to the FCS loses the
+// frame (RFC 2544's 64…1518-byte sizes include the FCS).
+func FrameBits(frameBytes int) int { return 8 * frameBytes }
 
-// RFC2544Sizes are RFC 2544's Ethernet frame sizes (section 9.1), bytes.
-var RFC2544Sizes = []int{64, 128, 256, 512, 1024, 1280, 1518}
+// EthernetIPBits counts the IP packet an Ethernet frame carries, the
+// frame less EthernetOverhead: the lab's emulator (link.BER) corrupts the
+// IP packet only, so RFC 2544 over UDP in the lab uses this.
+func EthernetIPBits(frameBytes int) int { return 8 * (frameBytes - EthernetOverhead) }
+
+// RFC2544Sizes returns RFC 2544's Ethernet frame sizes (section 9.1), bytes;
+// a new slice each call.
+func RFC2544Sizes() []int { return []int{64, 128, 256, 512, 1024, 1280, 1518} }
 
 // LossProb is the model's loss probability of a frame of n corruptible
 // bits: 1 − (1 − q)·(1 − ber)^n, exact for tiny ber and huge n.
@@ -81,11 +81,13 @@ const (
 // Verdict is what the loss against size says.
 type Verdict int
 
-// Verdicts, from the most informative.
+// Verdicts, from the most informative; the zero value is none (Fit
+// returned an error).
 const (
+	NoVerdict Verdict = iota
 	// BitErrors: the data fit the model and loss grows with size (BER's
 	// interval excludes 0): random bit errors, BER as estimated.
-	BitErrors Verdict = iota
+	BitErrors
 	// SizeIndependent: the data fit the model but loss does not grow
 	// with size (BER's interval includes 0): random loss (or a rate
 	// limit at a constant bit rate: ask JudgeRate), q as estimated.
@@ -106,7 +108,7 @@ const (
 	AllLost
 )
 
-var verdictNames = [...]string{"bit errors", "size-independent loss", "not random", "too few losses", "no loss", "one size", "all lost"}
+var verdictNames = [...]string{"no verdict", "bit errors", "size-independent loss", "not random", "too few losses", "no loss", "one size", "all lost"}
 
 func (v Verdict) String() string {
 	if v >= 0 && int(v) < len(verdictNames) {

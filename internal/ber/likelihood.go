@@ -130,6 +130,9 @@ func argmax(p profile, start float64) float64 {
 // t0 (value lmax): where 2·(lmax − p(t)) ≤ c. The lower end is 0 when
 // p(0) is within it, the upper +Inf when no bracket reaches below it.
 func interval(p profile, t0, lmax, c float64) (lo, hi float64) {
+	if math.IsInf(t0, 1) {
+		return 0, t0
+	}
 	target := lmax - c/2
 	f := func(t float64) (float64, float64) { l, d1, _ := p(t); return l - target, d1 }
 	if l0, _, _ := p(0); t0 > 0 && l0 < target {
@@ -197,6 +200,8 @@ func (m *model) fit(e *Estimate) {
 		e.FitP = chi2Survival(e.Deviance, e.DF)
 	}
 	switch {
+	case math.IsInf(g, 1) || math.IsInf(a, 1):
+		e.Verdict = NotRandom // ℓ rises without end: cannot happen while some size has survivors
 	case m.lost < MinLosses:
 		e.Verdict = TooFewLosses
 	case e.DF > 0 && e.FitP < FitAlpha:

@@ -17,13 +17,14 @@ type RatePoint struct {
 // RateVerdict is whether loss depends on the offered rate.
 type RateVerdict int
 
-// Rate verdicts.
+// Rate verdicts; the zero value is none (JudgeRate returned an error).
 const (
+	NoRateVerdict RateVerdict = iota
 	// RateIndependent: the loss ratio is the same at every rate (within
 	// chance): a lossy line, not a rate limit, at the rates tried. RFC
 	// 2544's zero-loss throughput is then not meaningful (no rate is
 	// loss-free); report loss against rate instead.
-	RateIndependent RateVerdict = iota
+	RateIndependent
 	// RateDependent: the loss ratios differ beyond chance (at RateAlpha):
 	// a rate limit (policer, queue) or congestion at some rates tried.
 	RateDependent
@@ -34,7 +35,7 @@ const (
 	RateTooFewLosses
 )
 
-var rateNames = [...]string{"rate-independent loss", "rate-dependent loss", "no loss", "too few losses"}
+var rateNames = [...]string{"no verdict", "rate-independent loss", "rate-dependent loss", "no loss", "too few losses"}
 
 func (v RateVerdict) String() string {
 	if v >= 0 && int(v) < len(rateNames) {
@@ -105,6 +106,7 @@ func JudgeRate(points []RatePoint) (RateJudgement, error) {
 		return j, nil
 	}
 	j.P = chi2Survival(j.Chi2, j.DF)
+	j.Verdict = RateIndependent
 	if j.P < RateAlpha {
 		j.Verdict = RateDependent
 	}
