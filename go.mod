@@ -19,6 +19,7 @@ require (
 	golang.org/x/net v0.61.0 // tests only (report): an HTML tokenizer, to check each report page is well formed; already in the graph as wireguard's (raised to goose's minimum)
 	golang.org/x/sys v0.49.0 // TCP_INFO, SIOCOUTQ, socket options and TUN ioctls not in syscall
 	golang.zx2c4.com/wireguard v0.0.0-20260522210424-ecfc5a8d5446 // lab: TUN with virtio-net offloads (GSO split, GRO coalesce) for a fast forwarder
+	gonum.org/v1/gonum v0.17.0 // ber: the chi-square distribution (quantile for the profile-likelihood intervals, survival for the fit and homogeneity tests) and, in tests, exact binomial draws from a seeded source; Gonum is the maintained numerical library for Go, pure Go, only stat/distuv and what it needs are linked
 	modernc.org/sqlite v1.62.0 // store: SQLite without cgo (CGO_ENABLED=0), SQLite's C translated to Go; chosen over ncruces/go-sqlite3 (SQLite as WASM under wazero: compiled to native only on amd64/arm64, an interpreter elsewhere, and a runtime inside the binary) for its long use behind goose and golang-migrate, plain native code on every GOARCH Go supports, and _txlock=immediate in the DSN
 )
 
