@@ -1,0 +1,92 @@
+package icmpping
+
+import (
+	"context"
+	"net/netip"
+	"os"
+	"testing"
+	"time"
+)
+
+var loopback = netip.MustParseAddr("127.0.0.1")
+
+// Echo to the loopback: every probe answered, RTTs positive and short,
+// each timed by the kernel's stamp.
+func TestEchoLoopback(t *testing.T) {
+	r, err := Start(context.Background(), Config{Dst: loopback, Probe: Echo, Count: 50, Interval: time.Millisecond, Size: 56, Wait: time.Second}, nil)
+	if err != nil {
+		if os.Geteuid() != 0 {
+			t.Skipf("no ICMP socket for this user: %v", err)
+		}
+		t.Fatal(err)
+	}
+	t.Logf("socket %s, stamped %d", r.Socket, r.Stamped)
+	for i, f := range r.Fates {
+		if !f.Answered || f.RTT <= 0 || f.RTT > 100*time.Millisecond {
+			t.Fatalf("probe %d: %+v", i, f)
+		}
+		if i > 0 && f.Sent <= r.Fates[i-1].Sent {
+			t.Fatalf("probe %d sent at %v, before %v", i, f.Sent, r.Fates[i-1].Sent)
+		}
+	}
+	if r.Stamped != 50 || r.Duplicates != 0 {
+		t.Errorf("stamped %d, duplicates %d", r.Stamped, r.Duplicates)
+	}
+	if span := r.Fates[49].Sent - r.Fates[0].Sent; span < 49*time.Millisecond || span > 200*time.Millisecond {
+		t.Errorf("49 intervals of 1 ms took %v", span)
+	}
+}
+
+// UDP to a closed port of the loopback: every probe draws a port
+// unreachable (the loopback is exempt from Linux's ICMP rate limit).
+func TestUnreachLoopback(t *testing.T) {
+	r, err := Start(context.Background(), Config{Dst: loopback, Probe: Unreach, Port: closedPort(t), Count: 30, Interval: time.Millisecond, Size: 32, Wait: time.Second}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range r.Fates {
+		if f.Answered {
+			n++
+		}
+	}
+	if n != 30 || r.SendErrors != 0 || r.Unmatched != 0 {
+		t.Errorf("answered %d of 30, send errors %d, unmatched %d, other %d", n, r.SendErrors, r.Unmatched, r.OtherICMP)
+	}
+}
+
+// closedPort is a UDP port nothing listens on, as far as a bind can
+// tell.
+func closedPort(t *testing.T) int {
+	t.Helper()
+	return 33434 + os.Getpid()%1000
+}
+
+func TestStopsWithContext(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	r, err := Start(ctx, Config{Dst: loopback, Probe: Unreach, Port: closedPort(t), Count: 1000, Interval: 10 * time.Millisecond, Size: 32, Wait: time.Second}, nil)
+	if err == nil || r == nil {
+		t.Fatalf("got %v, %v; want a partial run and ctx's error", r, err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("stopped after %v", d)
+	}
+}
+
+func TestConfigRefused(t *testing.T) {
+	good := Config{Dst: loopback, Probe: Echo, Count: 1, Interval: time.Millisecond, Size: 12, Wait: time.Second}
+	for name, f := range map[string]func(*Config){
+		"ipv6": func(c *Config) { c.Dst = netip.MustParseAddr("::1") }, "probe": func(c *Config) { c.Probe = "tcp" },
+		"count": func(c *Config) { c.Count = MaxCount + 1 }, "interval": func(c *Config) { c.Interval = time.Microsecond },
+		"size": func(c *Config) { c.Size = 11 }, "port": func(c *Config) { c.Probe = Unreach },
+		"wait": func(c *Config) { c.Wait = 0 },
+	} {
+		c := good
+		f(&c)
+		if _, err := Start(context.Background(), c, nil); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
