@@ -153,6 +153,8 @@ var outOfRange = map[string][][]string{
 	"sweep window":           {{"127.0.0.1", "--baseline-probes", "1"}, {"127.0.0.1", "-t", "61"}},
 	"sweep msglen":           {{"127.0.0.1", "--udp-rate", "0"}, {"127.0.0.1", "--sizes", "0"}},
 	"trains":                 {{"127.0.0.1", "--rate", "10M", "--rtt", "20ms", "--mtu", "100"}, {"127.0.0.1", "--rate", "10M", "--rtt", "11"}},
+	"ping":                   {{"127.0.0.1", "-n", "0"}, {"127.0.0.1", "-s", "8"}, {"127.0.0.1", "--rate-search", "--max-rate", "30000"}, {"127.0.0.1", "--rate-search", "--loss-ratio", "0"}},
+	"unreach":                {{"127.0.0.1", "--port", "0"}, {"127.0.0.1", "-i", "10us"}},
 	"lab up":                 {{"--loss", "2"}, {"--profile", "nosuch"}, {"--rate", "fast"}, {"--up-rtt", "soon"}},
 	"lab exec":               {{"router", "--", "true"}},
 	"demo":                   {{"-t", "0"}},

@@ -50,6 +50,8 @@ func TestEmittedValidate(t *testing.T) {
 		{"trains", []string{"trains", target, "--rate", "100M", "--rtt", "1ms"}},
 		{"sweep window", []string{"sweep", "window", target, "--from", "4mss", "--to", "8mss", "--step", "4mss", "-t", "1s", "--baseline-probes", "3"}},
 		{"sweep msglen", []string{"sweep", "msglen", target, "--sizes", "1024,8192", "-t", "1s"}},
+		{"unreach", []string{"unreach", "127.0.0.1", "-n", "5", "-i", "10ms"}},
+		{"unreach rate search", []string{"unreach", "127.0.0.1", "--rate-search", "--max-rate", "500", "--trial", "200ms", "--wait", "200ms"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := run(t, tc.args...)

@@ -25,6 +25,8 @@ func Execute(ctx context.Context, n Network, cfg any, progress Progress) (result
 		return step(StepMsgLen, progress, func() (*result.MsgLenSweep, error) { return RunMsgLenSweep(ctx, n, c, progress) })
 	case result.TrainsConfig:
 		return step(StepTrains, progress, func() (*result.Trains, error) { return Trains(ctx, n, c, progress) })
+	case result.PingConfig:
+		return step(StepPing, progress, func() (*result.Ping, error) { return Ping(ctx, n, c, progress, nil) })
 	case result.TCPConfig:
 		return step(StepTCP, progress, func() (*result.TCP, error) {
 			dir := vocab.Of(c.Reverse)

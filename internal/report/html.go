@@ -64,6 +64,8 @@ func pageOf(d result.Doc) (page, error) {
 		return page{"Window sweep", "sweep-window", newWindowSweepView(r), r.Config, windowSweepFooter}, nil
 	case *result.MsgLenSweep:
 		return page{"Message-length sweep", "sweep-msglen", newMsgLenView(r), r.Config, msgLenFooter}, nil
+	case *result.Ping:
+		return page{"Single-ended test (no responder)", "ping", newPingView(r), r.Config, pingFooter}, nil
 	}
 	return page{}, &UnknownError{d}
 }
@@ -94,6 +96,7 @@ var funcs = template.FuncMap{
 	"bytes32": func(n uint32) string { return BytesExact(int64(n)) },
 	"bytesF":  func(n float64) string { return BytesExact(int64(n)) },
 	"us":      usF,
+	"ms":      msUs,
 	"usInt":   func(us int64) string { return usF(float64(us)) },
 	"dur":     units.FormatDuration,
 	"dash":    orDash,
@@ -118,7 +121,7 @@ var funcs = template.FuncMap{
 
 // pages is the shared page and every document's body.
 var pages = parse("page", pageTemplate, "rfc6349", rfc6349Body, "tcp", tcpBody, "udp", udpBody, "rtt", rttBody, "mtu", mtuBody,
-	"trains", trainsBody, "sweep-window", windowSweepBody, "sweep-msglen", msgLenBody)
+	"trains", trainsBody, "sweep-window", windowSweepBody, "sweep-msglen", msgLenBody, "ping", pingBody)
 
 // parse reads name, source pairs into one set of templates.
 func parse(pairs ...string) *template.Template {

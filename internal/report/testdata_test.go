@@ -25,6 +25,7 @@ var keyFigures = map[string]struct{ text, html []string }{
 	"rfc6349":      {[]string{"RFC 6349 verdict"}, []string{"Verdict:", "Window walk", "<svg"}},
 	"sweep window": {[]string{"773.62 Mbit/s", "5,792 B (5.66 KiB)"}, []string{"773.62 Mbit/s", "5,792 B (5.66 KiB)", "goodput against the window"}},
 	"sweep msglen": {[]string{"TCP goodput", "1,024 B (1.00 KiB)"}, []string{"TCP goodput", "UDP received", "1,024 B (1.00 KiB)"}},
+	"ping":         {[]string{"5 probes, 5 answered", "median 0.030 ms", "no loss"}, []string{"0.030 ms", "0.039 ms", "every probe answered"}},
 }
 
 // TestOldDocuments: every document an earlier binary emitted

@@ -41,6 +41,12 @@ type Path struct {
 	LossPct     float64       // random loss on the line, at any load
 	MTU         int           // the path MTU (0: 1500, the interface's)
 	ICMP        bool          // a frag-needed comes back for larger packets (else a black hole)
+	// ICMPLimitPPS is the far host's ICMP rate limit (as Linux's
+	// icmp_ratelimit with echo-reply in icmp_ratemask, or a router's): a
+	// token bucket of that many replies/s and ICMPBurst deep (0: 1),
+	// full at each run's start. 0: none.
+	ICMPLimitPPS float64
+	ICMPBurst    int
 	// StallAfter, when > 0, makes every test after that many fail as a
 	// responder that vanished: partial, wrapping result.ErrPartial.
 	StallAfter int
