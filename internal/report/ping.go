@@ -35,8 +35,8 @@ func PingVerdict(r *result.Ping) string {
 		}
 		return "no echo reply came back: the host is down or filters ICMP echo (try unreach)"
 	case ping.RateLimited:
-		return fmt.Sprintf("ICMP rate-limited at about %.0f/s (burst %d): the host or a router answered the first %d probes, then about %.0f of the %.0f offered per second; the %.1f %% unanswered are the limiter's refusals, not the path's loss",
-			v.LimitPerSec, v.Burst, v.Burst, v.LimitPerSec, v.OfferedPerSec, v.LossPct)
+		return fmt.Sprintf("ICMP rate-limited at about %s/s (burst %d): the host or a router answered a burst of %d, then about %s of the %.0f probes offered per second; the %.1f %% unanswered are the limiter's refusals, not the path's loss",
+			perSec(v.LimitPerSec), v.Burst, v.Burst, perSec(v.LimitPerSec), v.OfferedPerSec, v.LossPct)
 	case ping.Capacity:
 		return fmt.Sprintf("at the path's capacity: about %.0f probes/s passed of the %.0f offered, and the RTT grew by %s as a queue filled; the %.1f %% lost are the path's, at this rate",
 			v.LimitPerSec, v.OfferedPerSec, units.FormatDuration(v.QueueDelay), v.LossPct)
@@ -44,6 +44,15 @@ func PingVerdict(r *result.Ping) string {
 		return fmt.Sprintf("%.2f %% of probes lost, at random as far as the pattern tells (not a rate limiter's burst then steady rate)", v.LossPct)
 	}
 	return "no probe sent"
+}
+
+// perSec prints a rate to two significant digits below 10 (a limit of
+// 0.5/s), whole above.
+func perSec(r float64) string {
+	if r < 10 {
+		return fmt.Sprintf("%.2g", r)
+	}
+	return fmt.Sprintf("%.0f", r)
 }
 
 // pingText is the run's RTTs and loss or the search's trials, then the
