@@ -94,7 +94,7 @@ func TestSingleEndedLoss(t *testing.T) {
 	l := startLab(t, "tsgl1", Direction{Delay: time.Millisecond, Loss: 0.05})
 	p, text := singleEnded(t, bin, l, "ping", "-n", "1000", "-i", "2ms")
 	const want = 9.75
-	sd := math.Sqrt(want*(100-want)/1000) // %
+	sd := math.Sqrt(want * (100 - want) / 1000) // %
 	if got := p.Summary.LossPct; math.Abs(got-want) > 4*sd {
 		t.Errorf("loss %.2f %%, want %.2f ± %.2f %%", got, want, 4*sd)
 	}
