@@ -77,7 +77,7 @@ type pingArgs struct {
 	cfg              result.PingConfig
 	size             int64
 	minRate, maxRate int
-	lossPct          float64
+	lossPct, resPct  float64
 }
 
 func (a *pingArgs) flags(fs *pflag.FlagSet) {
@@ -93,6 +93,7 @@ func (a *pingArgs) flags(fs *pflag.FlagSet) {
 	fs.Var(num(&a.maxRate, result.DefaultPingMaxRate, "probes/s"), "max-rate", fmt.Sprintf("rate search: the highest rate tried (at most %d)", result.MaxPingRate))
 	fs.Var(dur(&a.cfg.TrialDuration, result.DefaultPingTrial), "trial", "rate search: each trial's sending time")
 	fs.Var(pct(&a.lossPct, result.DefaultPingLossRatio*100), "loss-ratio", "rate search: the second target's loss, percent")
+	fs.Var(pct(&a.resPct, result.DefaultPingResolution*100), "resolution", "rate search: how close, relative, the rates found are to the true ones, percent")
 	fs.BoolVarP(&a.json, "json", "J", false, "print one JSON document (schema in docs/json.md) instead of the summary")
 	fs.Var(text(&a.report, "", "FILE"), "report", "also write the result as one self-contained HTML page to this file")
 }
@@ -110,9 +111,9 @@ func (a *pingArgs) validate(in input) error {
 	}
 	a.target = tester.Target{Addr: in.args[0]}
 	a.cfg.Probe, a.cfg.Size = a.probe, int(a.size)
-	a.cfg.MinRate, a.cfg.MaxRate, a.cfg.LossRatio = float64(a.minRate), float64(a.maxRate), a.lossPct/100
+	a.cfg.MinRate, a.cfg.MaxRate, a.cfg.LossRatio, a.cfg.Resolution = float64(a.minRate), float64(a.maxRate), a.lossPct/100, a.resPct/100
 	if !a.cfg.RateSearch {
-		a.cfg.MinRate, a.cfg.MaxRate, a.cfg.TrialDuration, a.cfg.LossRatio = 0, 0, 0, 0
+		a.cfg.MinRate, a.cfg.MaxRate, a.cfg.TrialDuration, a.cfg.LossRatio, a.cfg.Resolution = 0, 0, 0, 0, 0
 	}
 	return nil
 }

@@ -68,8 +68,9 @@ type Verdict struct {
 // Random loss spaces them geometrically. The limiter is preferred when
 // its model of the gaps (those two values, a share ε of others) beats
 // the geometric one by the Bayesian information criterion's margin for
-// its two extra parameters plus e^5 odds. A limiter whose answered
-// probes' RTT rose after the burst is a queue at the path's capacity.
+// its two extra parameters plus e^5 odds. A limiter whose answers late in
+// the run all wait longer than the burst's fastest is a queue at the
+// path's capacity (queueDelay).
 func Classify(fates []Fate) Verdict {
 	n := len(fates)
 	v := Verdict{Sent: n}
@@ -173,11 +174,14 @@ func binLL(k, n int) float64 {
 	return ll
 }
 
-// queueDelay is the rise of the answered probes' median RTT in the
-// second half of the run after the first refusal (head) over the
-// smallest RTT before it, when the rise exceeds four times the spread
-// of those late RTTs (their interquartile range), 200 µs and a tenth of
-// the smallest: a queue that filled and stayed full. Zero otherwise.
+// queueDelay is how much the answered probes' RTTs in the second half
+// of the run after the first refusal (head) stay above the smallest RTT
+// before it: their 10th percentile's rise, when it exceeds 200 µs and a
+// tenth of that smallest RTT. A queue the probes oversubscribe never
+// empties, so even its fastest answers wait; a limiter's answers go
+// through an empty path, and the fastest tenth of many are no slower
+// than the fastest of the burst. The rise returned is the median's (the
+// queue's typical delay). Zero when no queue shows.
 func queueDelay(fates []Fate, head int) time.Duration {
 	var before, after []time.Duration
 	for i, f := range fates {
@@ -195,9 +199,8 @@ func queueDelay(fates []Fate, head int) time.Duration {
 	slices.Sort(after)
 	q := func(p float64) time.Duration { return after[int(p*float64(len(after)-1))] }
 	base := slices.Min(before)
-	rise := q(0.5) - base
-	if rise > 4*(q(0.75)-q(0.25)) && rise > 200*time.Microsecond && rise > base/10 {
-		return rise
+	if rise := q(0.1) - base; rise > 200*time.Microsecond && rise > base/10 {
+		return q(0.5) - base
 	}
 	return 0
 }

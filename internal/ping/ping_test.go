@@ -150,3 +150,33 @@ func TestSearchNothingPasses(t *testing.T) {
 		t.Errorf("got %v %v, want none", z, l)
 	}
 }
+
+// A limiter on a jittery path (RTT 20 ms + up to 5 ms) stays a limiter:
+// its late answers are no slower than its burst's.
+func TestClassifyJitteryLimiter(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 2))
+		fates := run(seed, 400, 100, 10, 6, 0, 20*time.Millisecond)
+		for i := range fates {
+			fates[i].RTT += time.Duration(rng.IntN(5_000_000))
+		}
+		if v := Classify(fates); v.Kind != RateLimited {
+			t.Fatalf("seed %d: %+v", seed, v)
+		}
+	}
+}
+
+// A queue whose late answers vary widely (both directions' queues
+// filling and draining) is still a queue: its fastest late answer waits.
+func TestClassifyNoisyQueue(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	fates := run(9, 1000, 8000, 2000, 200, 0, 3*time.Millisecond)
+	for i := range fates {
+		if fates[i].Answered && i > 200 {
+			fates[i].RTT += 60*time.Millisecond + time.Duration(rng.IntN(80_000_000))
+		}
+	}
+	if v := Classify(fates); v.Kind != Capacity {
+		t.Fatalf("%+v, want capacity", v)
+	}
+}
