@@ -149,7 +149,7 @@ func TestSingleEndedUnreach(t *testing.T) {
 	serverSysctl(t, l, "net.ipv4.icmp_ratelimit=0")
 	p, _ = singleEnded(t, bin, l, "unreach", "-n", "100", "-i", "10ms")
 	if s := p.Summary; s.Received != 100 || p.Verdict.Kind != ping.Clean || s.MinUs < 4000 || s.OtherICMP != 0 {
-		t.Errorf("unlimited: %d of 100 unreachables, min RTT %.0f µs (want ≥ 4 ms), verdict %s, other ICMP %d", s.Received, s.MinUs, p.Verdict.Kind, s.OtherICMP)
+		t.Errorf("unlimited: %d of 100 unreachables, min RTT %.0f µs (want ≥ 4 ms), verdict %s, other ICMP %d, send errors %d, unmatched %d", s.Received, s.MinUs, p.Verdict.Kind, s.OtherICMP, s.SendErrors, s.Unmatched)
 	}
 }
 
