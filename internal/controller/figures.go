@@ -2,6 +2,7 @@ package controller
 
 import (
 	"github.com/fullpipe/fullpipe/internal/fleet"
+	"github.com/fullpipe/fullpipe/internal/ping"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/vocab"
 )
@@ -40,6 +41,8 @@ func Figures(d result.Doc) fleet.Figures {
 		f.Partial = d.Partial
 	case *result.MsgLenSweep:
 		f.Partial = d.Partial
+	case *result.Ping:
+		f = pingFigures(d)
 	}
 	if f.Partial && f.Verdict == "" {
 		f.Verdict = VerdictPartial
@@ -123,6 +126,23 @@ func rfc6349Figures(d *result.RFC6349) fleet.Figures {
 	}
 	if d.Partial {
 		f.Verdict = VerdictPartial
+	}
+	return f
+}
+
+// pingFigures: the single-ended run's minimum RTT and loss (none when
+// the losses were an ICMP rate limiter's refusals, not the path's), the
+// rate search's zero-loss rate in frame bit/s, and the verdict's kind.
+func pingFigures(d *result.Ping) fleet.Figures {
+	f := fleet.Figures{Verdict: string(d.Verdict.Kind), Partial: d.Partial}
+	if s := d.Summary; s != nil {
+		f.RTTMs = s.MinUs / 1e3
+		if d.Verdict.Kind != ping.RateLimited {
+			f.LossPct = s.LossPct
+		}
+	}
+	if d.Search != nil {
+		f.ThroughputBps = d.Search.ZeroLossBps
 	}
 	return f
 }
