@@ -62,6 +62,7 @@ type Run struct {
 	OtherICMP  int         // Unreach: ICMP errors other than port unreachable (host or net unreachable, prohibited...)
 	Unmatched  int         // Unreach: errors quoting too little of the datagram to tell which probe
 	SendErrors int         // probes the local stack refused to send (counted lost)
+	LocalDrops uint32      // echo: datagrams this host's socket dropped for want of buffer (SO_RXQ_OVFL)
 }
 
 func (c Config) check() error {
@@ -85,12 +86,14 @@ func (c Config) check() error {
 }
 
 // reply is one answer a socket read: the probe's sequence number, when
-// it arrived, and whether the kernel stamped that time.
+// it arrived, whether the kernel stamped that time, and the socket's
+// count of datagrams dropped so far.
 type reply struct {
 	seq     uint32
 	at      time.Time // wall clock of the kernel's stamp, or of the read
 	mono    time.Time // the read, on the monotonic clock
 	stamped bool
+	drops   uint32
 }
 
 // conn is a socket that sends probe i and reads replies.
@@ -201,8 +204,8 @@ func receive(ctx context.Context, c conn, cfg Config, p *probes, token []byte, r
 	end := time.Time{} // unknown until the last send
 	answered := 0
 	for answered < cfg.Count {
-		deadline := time.Now().Add(50 * time.Millisecond)
-		if !end.IsZero() {
+		deadline := time.Now().Add(50 * time.Millisecond) // short, so that ctx is heard
+		if !end.IsZero() && end.Before(deadline) {
 			deadline = end
 		}
 		select {
@@ -230,6 +233,7 @@ func receive(ctx context.Context, c conn, cfg Config, p *probes, token []byte, r
 		if int(rep.seq) >= cfg.Count || p.mono[rep.seq].Load() == 0 {
 			continue
 		}
+		r.LocalDrops = max(r.LocalDrops, rep.drops)
 		f := &r.Fates[rep.seq]
 		if f.Answered {
 			r.Duplicates++

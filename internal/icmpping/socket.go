@@ -18,6 +18,12 @@ import (
 	"github.com/fullpipe/fullpipe/internal/sockopt"
 )
 
+// recvBuffer is the sockets' receive buffer: 4 MiB holds about 100 ms of
+// replies at the highest rate (20,000/s, up to 2 KiB of kernel memory
+// each), so a receiver the scheduler delays loses none. Linux grants
+// less without privilege (net.core.rmem_max).
+const recvBuffer = 4 << 20
+
 // errTimeout is a read whose deadline passed.
 var errTimeout = errors.New("icmpping: read deadline")
 
@@ -76,6 +82,9 @@ func openEcho(dst netip.Addr) (*echoConn, error) {
 	if c.rc, err = sc.SyscallConn(); err == nil {
 		err = sockopt.EnableRxStamps(c.rc)
 	}
+	if err == nil {
+		_, err = sockopt.SetRecvBuffer(c.rc, recvBuffer)
+	}
 	if err != nil {
 		pc.Close()
 		return nil, fmt.Errorf("icmpping: %w", err)
@@ -132,7 +141,7 @@ func (c *echoConn) read(token []byte, deadline time.Time, _ *Run) (reply, error)
 		if st.Stamped {
 			at = st.At
 		}
-		return reply{seq: seq, at: at, mono: mono, stamped: st.Stamped}, nil
+		return reply{seq: seq, at: at, mono: mono, stamped: st.Stamped, drops: st.Drops}, nil
 	}
 }
 
@@ -167,6 +176,9 @@ func openUnreach(dst netip.Addr, port int) (*unreachConn, error) {
 	}
 	if err == nil {
 		err = sockopt.EnableRxStamps(u.rc)
+	}
+	if err == nil {
+		_, err = sockopt.SetRecvBuffer(u.rc, recvBuffer) // the error queue counts against it too
 	}
 	if err != nil {
 		c.Close()

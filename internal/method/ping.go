@@ -78,7 +78,8 @@ func pingSummary(run *result.PingRun) *result.PingSummary {
 		}
 	}
 	s := &result.PingSummary{RTTStats: *result.NewRTTStats(len(run.Fates), rtts), Stamped: run.Stamped,
-		Duplicates: run.Duplicates, OtherICMP: run.OtherICMP, Unmatched: run.Unmatched, SendErrors: run.SendErrors}
+		Duplicates: run.Duplicates, OtherICMP: run.OtherICMP, Unmatched: run.Unmatched, SendErrors: run.SendErrors,
+		LocalDrops: run.LocalDrops}
 	us := make([]float64, len(rtts))
 	for i, d := range rtts {
 		us[i] = float64(d.Nanoseconds()) / 1e3
@@ -172,6 +173,9 @@ func pingWarnings(p *result.Ping) []string {
 		}
 		if s.SendErrors > 0 {
 			w = append(w, fmt.Sprintf("%d probes could not be sent (this host's stack refused them): counted as lost", s.SendErrors))
+		}
+		if s.LocalDrops > 0 {
+			w = append(w, fmt.Sprintf("this host's socket dropped %d replies for want of buffer: they count as lost, but were lost here, not on the path (send more slowly, or raise net.core.rmem_max)", s.LocalDrops))
 		}
 		if s.OtherICMP > 0 {
 			w = append(w, fmt.Sprintf("%d ICMP errors other than port unreachable came back (host or network unreachable, administratively prohibited): something on the path filters", s.OtherICMP))

@@ -168,9 +168,10 @@ type PingRun struct {
 	Socket     string      // "ping" (unprivileged ICMP), "raw" or "udp"
 	Stamped    int         // replies timed by the kernel's receive stamp
 	Duplicates int
-	OtherICMP  int // unreach: ICMP errors other than port unreachable
-	Unmatched  int // unreach: errors quoting too little to tell the probe
-	SendErrors int // probes this host failed to send (counted lost)
+	OtherICMP  int    // unreach: ICMP errors other than port unreachable
+	Unmatched  int    // unreach: errors quoting too little to tell the probe
+	SendErrors int    // probes this host failed to send (counted lost)
+	LocalDrops uint32 // replies this host's socket dropped for want of buffer (counted lost)
 }
 
 // Ping is a single-ended test's document.
@@ -196,6 +197,7 @@ type PingSummary struct {
 	OtherICMP  int     `json:"other_icmp"` // unreach: ICMP errors other than port unreachable
 	Unmatched  int     `json:"unmatched"`  // unreach: errors quoting too little of the datagram to tell its probe
 	SendErrors int     `json:"send_errors"`
+	LocalDrops uint32  `json:"local_drops,omitempty"` // replies this host's socket dropped for want of buffer: lost here, not on the path
 }
 
 // PingSearch is a rate search's outcome: the highest rates that passed,

@@ -32,7 +32,7 @@ func RunPing(ctx context.Context, t Target, cfg result.PingConfig, onReply func(
 		return nil, err
 	}
 	out := &result.PingRun{Fates: run.Fates, Socket: run.Socket, Stamped: run.Stamped, Duplicates: run.Duplicates,
-		OtherICMP: run.OtherICMP, Unmatched: run.Unmatched, SendErrors: run.SendErrors}
+		OtherICMP: run.OtherICMP, Unmatched: run.Unmatched, SendErrors: run.SendErrors, LocalDrops: run.LocalDrops}
 	if err != nil && ctx.Err() != nil {
 		err = fmt.Errorf("%w: %v", result.ErrPartial, err)
 	}
