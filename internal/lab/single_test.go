@@ -179,3 +179,23 @@ func TestSingleEndedRateSearch(t *testing.T) {
 		t.Errorf("a bottleneck read as a rate limiter: %+v", p.Verdict)
 	}
 }
+
+// TestSingleEndedPingSocket: with root's group let into ping sockets in
+// the client namespace (net.ipv4.ping_group_range is per namespace),
+// fullpipe ping uses an unprivileged ICMP datagram socket, whose replies
+// the kernel matches by the socket's own identifier, and times them the
+// same way.
+func TestSingleEndedPingSocket(t *testing.T) {
+	needRoot(t)
+	bin := buildFullpipe(t)
+	l := startLab(t, "tsgl5", Direction{Delay: 5 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if out, err := inNSCmd(ctx, l.Client.NetNS, "sysctl", "-w", "net.ipv4.ping_group_range=0 0").CombinedOutput(); err != nil {
+		t.Fatalf("sysctl: %v\n%s", err, out)
+	}
+	p, _ := singleEnded(t, bin, l, "ping", "-n", "20", "-i", "20ms")
+	if s := p.Summary; p.Socket != "ping" || s.Received != 20 || s.Stamped != 20 || s.MinUs < 10_000 {
+		t.Errorf("socket %s: %d of 20 answered, %d stamped, min RTT %.0f µs (want ≥ 10 ms)", p.Socket, s.Received, s.Stamped, s.MinUs)
+	}
+}
