@@ -199,3 +199,27 @@ func TestSingleEndedPingSocket(t *testing.T) {
 		t.Errorf("socket %s: %d of 20 answered, %d stamped, min RTT %.0f µs (want ≥ 10 ms)", p.Socket, s.Received, s.Stamped, s.MinUs)
 	}
 }
+
+// TestSingleEndedSearchRateLimited: an echo rate search against a host
+// that limits its echo replies to 10/s after a burst of 6 (as in
+// TestSingleEndedRateLimited) finds the limiter, not a path: the verdict
+// is rate-limited at 10/s (within 5 %), a warning says the rates found
+// are the limiter's, and the zero-loss rate is what its bucket passes in
+// a 2 s trial: at most 10/s + 6 over 2 s = 13/s, at least 10/s less the
+// search's 5 % resolution.
+func TestSingleEndedSearchRateLimited(t *testing.T) {
+	needRoot(t)
+	bin := buildFullpipe(t)
+	l := startLab(t, "tsgl6", Direction{Delay: time.Millisecond})
+	serverSysctl(t, l, "net.ipv4.icmp_ratemask=6169", "net.ipv4.icmp_ratelimit=100")
+	p, text := singleEnded(t, bin, l, "ping", "--rate-search", "--min-rate", "2", "--max-rate", "400", "--trial", "2s", "--wait", "200ms")
+	if v := p.Verdict; v.Kind != ping.RateLimited || math.Abs(v.LimitPerSec-10) > 0.5 {
+		t.Errorf("verdict %+v, want rate-limited at 10/s", v)
+	}
+	if z := p.Search.ZeroLossPPS; z < 10/1.05 || z > 13 {
+		t.Errorf("zero loss at %.1f probes/s, want 9.5 to 13", z)
+	}
+	if !strings.Contains(text, "ICMP rate limit at about 10 replies/s") {
+		t.Errorf("no warning of the limit:\n%s", text)
+	}
+}
