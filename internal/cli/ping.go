@@ -16,13 +16,13 @@ const pingExit = `
 
 Exit status: 0 when some probe was answered (whatever the loss), 1 when
 none was or the test stopped early (partial), 2 for a bad command line,
-3 when the host does not resolve to IPv4 or no socket could be opened.`
+3 when the host does not resolve or no socket could be opened.`
 
 func pingSpec() spec {
 	return spec{
 		name: "ping", usage: "HOST [flags]", pos: argTarget,
 		summary: "ICMP echo to any host, no responder: RTT, loss, an ICMP rate limit named as one",
-		long: `Sends ICMP echo requests to any IPv4 host (no fullpipe responder) and times
+		long: `Sends ICMP echo requests to any host (no fullpipe responder; IPv4, or IPv6 with -6) and times
 each reply from the send to the kernel's receive stamp: RTT min, mean,
 median, p90, p99 and max in ms to the µs, and loss. It uses an
 unprivileged ping socket when net.ipv4.ping_group_range allows this user,
@@ -51,7 +51,7 @@ func unreachSpec() spec {
 	return spec{
 		name: "unreach", usage: "HOST [flags]", pos: argTarget,
 		summary: "UDP to a closed port of any host, timed by its ICMP port unreachable",
-		long: `Sends UDP datagrams to a closed port of any IPv4 host (default 33434,
+		long: `Sends UDP datagrams to a closed port of any host (IPv4, or IPv6 with -6; default 33434,
 traceroute's) and counts the ICMP port-unreachable errors that come back,
 timed from the send to their arrival: a test of the path to a host whose
 ICMP echo is filtered. No privilege is needed (the errors come back on the
@@ -94,6 +94,8 @@ func (a *pingArgs) flags(fs *pflag.FlagSet) {
 	fs.Var(dur(&a.cfg.TrialDuration, result.DefaultPingTrial), "trial", "rate search: each trial's sending time")
 	fs.Var(pct(&a.lossPct, result.DefaultPingLossRatio*100), "loss-ratio", "rate search: the second target's loss, percent")
 	fs.Var(pct(&a.resPct, result.DefaultPingResolution*100), "resolution", "rate search: how close, relative, the rates found are to the true ones, percent")
+	fs.BoolVarP(&a.v4, "ipv4", "4", false, "probe the host's IPv4 address (the default when it has one)")
+	fs.BoolVarP(&a.v6, "ipv6", "6", false, "probe the host's IPv6 address")
 	fs.BoolVarP(&a.json, "json", "J", false, "print one JSON document (schema in docs/json.md) instead of the summary")
 	fs.Var(text(&a.report, "", "FILE"), "report", "also write the result as one self-contained HTML page to this file")
 }
@@ -110,6 +112,14 @@ func (a *pingArgs) validate(in input) error {
 		return usagef("--loss-ratio %g: want more than 0 and less than 100 percent", a.lossPct)
 	}
 	a.target = tester.Target{Addr: in.args[0]}
+	switch {
+	case a.v4 && a.v6:
+		return usagef("-4 and -6 exclude each other")
+	case a.v4:
+		a.target.Family = "4"
+	case a.v6:
+		a.target.Family = "6"
+	}
 	a.cfg.Probe, a.cfg.Size = a.probe, int(a.size)
 	a.cfg.MinRate, a.cfg.MaxRate, a.cfg.LossRatio, a.cfg.Resolution = float64(a.minRate), float64(a.maxRate), a.lossPct/100, a.resPct/100
 	if !a.cfg.RateSearch {

@@ -6,7 +6,7 @@
 // (IP_RECVERR). Replies are matched by the run's token and each probe's
 // sequence number carried in the payload (and the echo identifier),
 // timed from the send to the kernel's receive stamp (SO_TIMESTAMPNS).
-// IPv4 only. The fates are read by package ping (docs/single.md).
+// IPv4 and IPv6. The fates are read by package ping (docs/single.md).
 package icmpping
 
 import (
@@ -38,7 +38,7 @@ const (
 	MaxCount    = 100_000
 	MinInterval = 50 * time.Microsecond // 20,000 probes/s
 	MinSize     = headerLen
-	MaxSize     = 1472 // a 1500-byte IPv4 packet's UDP payload or ICMP data
+	MaxSize     = 1472 // a 1500-byte IPv4 packet's UDP payload or ICMP data (IPv6: 20 less)
 	headerLen   = 12   // the run's token (8 bytes) and the probe's sequence number (4)
 )
 
@@ -57,18 +57,21 @@ type Config struct {
 type Run struct {
 	Fates      []ping.Fate // in send order; Sent from the first send
 	Socket     string      // "ping" (unprivileged ICMP datagram), "raw" or "udp"
-	Stamped    int         // replies timed by the kernel's receive stamp (the others by the read)
-	Duplicates int         // replies to a probe already answered
-	OtherICMP  int         // Unreach: ICMP errors other than port unreachable (host or net unreachable, prohibited...)
-	Unmatched  int         // Unreach: errors quoting too little of the datagram to tell which probe
-	SendErrors int         // probes the local stack refused to send (counted lost)
-	LocalDrops uint32      // echo: datagrams this host's socket dropped for want of buffer (SO_RXQ_OVFL)
+	IPv6       bool
+	Stamped    int    // replies timed by the kernel's receive stamp (the others by the read)
+	Duplicates int    // replies to a probe already answered
+	OtherICMP  int    // Unreach: ICMP errors other than port unreachable (host or net unreachable, prohibited...)
+	Unmatched  int    // Unreach: errors quoting too little of the datagram to tell which probe
+	SendErrors int    // probes the local stack refused to send (counted lost)
+	LocalDrops uint32 // echo: datagrams this host's socket dropped for want of buffer (SO_RXQ_OVFL)
 }
 
 func (c Config) check() error {
 	switch {
-	case !c.Dst.Is4() && !c.Dst.Is4In6():
-		return fmt.Errorf("icmpping: %v: only IPv4 hosts are supported", c.Dst)
+	case !c.Dst.IsValid():
+		return fmt.Errorf("icmpping: no host")
+	case c.Dst.Unmap().Is6() && c.Size > MaxSize-20:
+		return fmt.Errorf("icmpping: size %d: an IPv6 probe carries at most %d bytes in 1500", c.Size, MaxSize-20)
 	case c.Probe != Echo && c.Probe != Unreach:
 		return fmt.Errorf("icmpping: probe %q: want %q or %q", c.Probe, Echo, Unreach)
 	case c.Count < 1 || c.Count > MaxCount:
@@ -141,7 +144,7 @@ type probes struct {
 }
 
 func run(ctx context.Context, c conn, cfg Config, onReply func(int, time.Duration)) (*Run, error) {
-	r := &Run{Socket: c.kind(), Fates: make([]ping.Fate, cfg.Count)}
+	r := &Run{Socket: c.kind(), Fates: make([]ping.Fate, cfg.Count), IPv6: cfg.Dst.Unmap().Is6()}
 	p := &probes{mono: make([]atomic.Int64, cfg.Count), wall: make([]atomic.Int64, cfg.Count), start: time.Now()}
 	token := make([]byte, 8)
 	_, _ = randRead(token)

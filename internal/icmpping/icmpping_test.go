@@ -80,7 +80,7 @@ func TestStopsWithContext(t *testing.T) {
 func TestConfigRefused(t *testing.T) {
 	good := Config{Dst: loopback, Probe: Echo, Count: 1, Interval: time.Millisecond, Size: 12, Wait: time.Second}
 	for name, f := range map[string]func(*Config){
-		"ipv6": func(c *Config) { c.Dst = netip.MustParseAddr("::1") }, "probe": func(c *Config) { c.Probe = "tcp" },
+		"no host": func(c *Config) { c.Dst = netip.Addr{} }, "probe": func(c *Config) { c.Probe = "tcp" },
 		"count": func(c *Config) { c.Count = MaxCount + 1 }, "interval": func(c *Config) { c.Interval = time.Microsecond },
 		"size": func(c *Config) { c.Size = 11 }, "port": func(c *Config) { c.Probe = Unreach },
 		"wait": func(c *Config) { c.Wait = 0 },
@@ -90,5 +90,34 @@ func TestConfigRefused(t *testing.T) {
 		if _, err := Start(context.Background(), c, nil); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+// The same over IPv6: echo and unreach to ::1.
+func TestIPv6Loopback(t *testing.T) {
+	v6 := netip.MustParseAddr("::1")
+	for _, c := range []Config{
+		{Dst: v6, Probe: Echo, Count: 20, Interval: time.Millisecond, Size: 56, Wait: time.Second},
+		{Dst: v6, Probe: Unreach, Port: closedPort(t), Count: 20, Interval: time.Millisecond, Size: 56, Wait: time.Second},
+	} {
+		r, err := Start(context.Background(), c, nil)
+		if err != nil {
+			if os.Geteuid() != 0 && c.Probe == Echo {
+				t.Skipf("no ICMPv6 socket for this user: %v", err)
+			}
+			t.Fatalf("%s: %v", c.Probe, err)
+		}
+		n := 0
+		for _, f := range r.Fates {
+			if f.Answered && f.RTT > 0 {
+				n++
+			}
+		}
+		if n != 20 || !r.IPv6 || r.Stamped != 20 {
+			t.Errorf("%s over IPv6 (%s socket): %d of 20 answered, %d stamped", c.Probe, r.Socket, n, r.Stamped)
+		}
+	}
+	if _, err := Start(context.Background(), Config{Dst: v6, Probe: Echo, Count: 1, Interval: time.Millisecond, Size: MaxSize, Wait: time.Second}, nil); err == nil {
+		t.Error("an IPv6 probe of 1472 bytes accepted")
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/net/icmp"
 	"golang.org/x/net/ipv4"
+	"golang.org/x/net/ipv6"
 	"golang.org/x/sys/unix"
 
 	"github.com/fullpipe/fullpipe/internal/sockopt"
@@ -42,18 +43,22 @@ func readErr(err error) error {
 type echoConn struct {
 	pc       net.PacketConn
 	rc       syscall.RawConn
-	raw      bool
+	raw, v6  bool
 	id       int
 	dst      net.Addr
 	buf, oob []byte
 }
 
 func openEcho(dst netip.Addr) (*echoConn, error) {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, unix.IPPROTO_ICMP)
+	family, proto := unix.AF_INET, unix.IPPROTO_ICMP
+	if dst.Is6() {
+		family, proto = unix.AF_INET6, unix.IPPROTO_ICMPV6
+	}
+	fd, err := unix.Socket(family, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, proto)
 	raw := false
 	if err != nil {
 		var rawErr error
-		fd, rawErr = unix.Socket(unix.AF_INET, unix.SOCK_RAW|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, unix.IPPROTO_ICMP)
+		fd, rawErr = unix.Socket(family, unix.SOCK_RAW|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, proto)
 		if rawErr != nil {
 			return nil, fmt.Errorf("icmpping: no ICMP socket: a ping socket is refused (%w: add this group to net.ipv4.ping_group_range) and a raw one too (%w: run as root or with CAP_NET_RAW)", err, rawErr)
 		}
@@ -65,7 +70,7 @@ func openEcho(dst netip.Addr) (*echoConn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("icmpping: %w", err)
 	}
-	c := &echoConn{pc: pc, raw: raw, buf: make([]byte, 65536), oob: make([]byte, sockopt.RxStampSpace)}
+	c := &echoConn{pc: pc, raw: raw, v6: dst.Is6(), buf: make([]byte, 65536), oob: make([]byte, sockopt.RxStampSpace)}
 	var idb [2]byte
 	_, _ = randRead(idb[:])
 	c.id = int(binary.BigEndian.Uint16(idb[:]))
@@ -101,8 +106,18 @@ func (c *echoConn) kind() string {
 
 func (c *echoConn) close() error { return c.pc.Close() }
 
+// The echo's types and protocol number in each family. On IPv6 the
+// kernel computes the checksum (its pseudo-header needs the addresses).
+func (c *echoConn) types() (request, reply icmp.Type, proto int) {
+	if c.v6 {
+		return ipv6.ICMPTypeEchoRequest, ipv6.ICMPTypeEchoReply, 58
+	}
+	return ipv4.ICMPTypeEcho, ipv4.ICMPTypeEchoReply, 1
+}
+
 func (c *echoConn) send(payload []byte, seq uint32) error {
-	m := icmp.Message{Type: ipv4.ICMPTypeEcho, Body: &icmp.Echo{ID: c.id, Seq: int(seq & 0xffff), Data: payload}}
+	request, _, _ := c.types()
+	m := icmp.Message{Type: request, Body: &icmp.Echo{ID: c.id, Seq: int(seq & 0xffff), Data: payload}}
 	b, err := m.Marshal(nil)
 	if err == nil {
 		_, err = c.pc.WriteTo(b, c.dst)
@@ -121,11 +136,12 @@ func (c *echoConn) read(token []byte, deadline time.Time, _ *Run) (reply, error)
 		}
 		mono := time.Now()
 		b := c.buf[:n]
-		if c.raw && n >= 20 && b[0]>>4 == 4 { // a raw socket's datagram starts with the IP header
+		if c.raw && !c.v6 && n >= 20 && b[0]>>4 == 4 { // a raw IPv4 socket's datagram starts with the IP header
 			b = b[int(b[0]&0x0f)*4:]
 		}
-		m, err := icmp.ParseMessage(1, b)
-		if err != nil || m.Type != ipv4.ICMPTypeEchoReply {
+		_, want, proto := c.types()
+		m, err := icmp.ParseMessage(proto, b)
+		if err != nil || m.Type != want {
 			continue
 		}
 		e, ok := m.Body.(*icmp.Echo)
@@ -161,18 +177,23 @@ func (c *echoConn) readMsg() (n, oobn int, err error) {
 // its error queue (IP_RECVERR), each with the quoted datagram's payload.
 type unreachConn struct {
 	c        *net.UDPConn
+	v6       bool
 	rc       syscall.RawConn
 	buf, oob []byte
 }
 
 func openUnreach(dst netip.Addr, port int) (*unreachConn, error) {
-	c, err := net.DialUDP("udp4", nil, net.UDPAddrFromAddrPort(netip.AddrPortFrom(dst, uint16(port))))
+	network := "udp4"
+	if dst.Is6() {
+		network = "udp6"
+	}
+	c, err := net.DialUDP(network, nil, net.UDPAddrFromAddrPort(netip.AddrPortFrom(dst, uint16(port))))
 	if err != nil {
 		return nil, fmt.Errorf("icmpping: %w", err)
 	}
-	u := &unreachConn{c: c, buf: make([]byte, 65536), oob: make([]byte, 512)}
+	u := &unreachConn{c: c, v6: dst.Is6(), buf: make([]byte, 65536), oob: make([]byte, 512)}
 	if u.rc, err = c.SyscallConn(); err == nil {
-		err = sockopt.SetRecvErr(u.rc, false)
+		err = sockopt.SetRecvErr(u.rc, u.v6)
 	}
 	if err == nil {
 		err = sockopt.EnableRxStamps(u.rc)
@@ -204,11 +225,15 @@ func (u *unreachConn) send(payload []byte, _ uint32) error {
 	return err
 }
 
-// The ICMP error a socket's error queue holds (linux/errqueue.h).
+// The ICMP error a socket's error queue holds (linux/errqueue.h), and
+// port unreachable in each family (ICMP 3/3, ICMPv6 1/4).
 const (
 	eeOriginICMP     = 2
+	eeOriginICMP6    = 3
 	icmpDstUnreach   = 3
 	icmpPortUnreach  = 3
+	icmp6DstUnreach  = 1
+	icmp6PortUnreach = 4
 	sockExtendedErrN = 16
 )
 
@@ -231,10 +256,14 @@ func (u *unreachConn) read(token []byte, deadline time.Time, r *Run) (reply, err
 		}
 		mono := time.Now()
 		origin, typ, code := queuedError(u.oob[:oobn])
-		if origin != eeOriginICMP {
+		wantOrigin, wantType, wantCode := uint8(eeOriginICMP), uint8(icmpDstUnreach), uint8(icmpPortUnreach)
+		if u.v6 {
+			wantOrigin, wantType, wantCode = eeOriginICMP6, icmp6DstUnreach, icmp6PortUnreach
+		}
+		if origin != wantOrigin {
 			continue // a local error (no route, message too long)
 		}
-		if typ != icmpDstUnreach || code != icmpPortUnreach {
+		if typ != wantType || code != wantCode {
 			r.OtherICMP++
 			continue
 		}
@@ -259,7 +288,9 @@ func queuedError(oob []byte) (origin, typ, code uint8) {
 		return 0, 0, 0
 	}
 	for _, m := range msgs {
-		if m.Header.Level == unix.SOL_IP && m.Header.Type == unix.IP_RECVERR && len(m.Data) >= sockExtendedErrN {
+		v4 := m.Header.Level == unix.SOL_IP && m.Header.Type == unix.IP_RECVERR
+		v6 := m.Header.Level == unix.SOL_IPV6 && m.Header.Type == unix.IPV6_RECVERR
+		if (v4 || v6) && len(m.Data) >= sockExtendedErrN {
 			return m.Data[4], m.Data[5], m.Data[6]
 		}
 	}

@@ -63,7 +63,7 @@ func pingOnce(ctx context.Context, n Network, cfg result.PingConfig, out *result
 	if run == nil {
 		return err
 	}
-	out.Socket = run.Socket
+	out.Socket, out.IPv6 = run.Socket, run.IPv6
 	out.Summary = pingSummary(run)
 	out.Verdict = ping.Classify(run.Fates)
 	return err
@@ -95,7 +95,7 @@ func pingSummary(run *result.PingRun) *result.PingSummary {
 // fastest trial's.
 func pingSearch(ctx context.Context, n Network, cfg result.PingConfig, out *result.Ping, progress Progress) error {
 	s := ping.NewSearch(cfg.MinRate, cfg.MaxRate, cfg.Resolution, cfg.LossRatio)
-	srch := &result.PingSearch{FrameBytes: cfg.FrameBytes(), Trials: []result.PingTrial{}}
+	srch := &result.PingSearch{Trials: []result.PingTrial{}}
 	out.Search = srch
 	for {
 		rate, ok := s.Next()
@@ -106,7 +106,8 @@ func pingSearch(ctx context.Context, n Network, cfg result.PingConfig, out *resu
 		if run == nil {
 			return err
 		}
-		out.Socket = run.Socket
+		out.Socket, out.IPv6 = run.Socket, run.IPv6
+		srch.FrameBytes = cfg.FrameBytes(run.IPv6)
 		t := pingTrial(rate, run)
 		srch.Trials = append(srch.Trials, t)
 		progress.emit(Event{Kind: Line, Step: StepPing, Text: fmt.Sprintf("%8.0f probes/s: %d of %d answered (%.2f %% lost, %.0f replies/s), %s",

@@ -15,11 +15,15 @@ import (
 func msUs(us float64) string { return fmt.Sprintf("%.3f ms", us/1e3) }
 
 // pingWhat names a document's probes.
-func pingWhat(c result.PingConfig) string {
-	if c.Probe == result.ProbeUnreach {
-		return fmt.Sprintf("UDP to closed port %d, %d-byte payload, answered by ICMP port unreachable", c.Port, c.Size)
+func pingWhat(r *result.Ping) string {
+	c, over := r.Config, ""
+	if r.IPv6 {
+		over = " over IPv6"
 	}
-	return fmt.Sprintf("ICMP echo, %d-byte payload", c.Size)
+	if c.Probe == result.ProbeUnreach {
+		return fmt.Sprintf("UDP%s to closed port %d, %d-byte payload, answered by ICMP port unreachable", over, c.Port, c.Size)
+	}
+	return fmt.Sprintf("ICMP echo%s, %d-byte payload", over, c.Size)
 }
 
 // PingVerdict is a single-ended test's verdict in words: what the losses
@@ -58,7 +62,7 @@ func perSec(r float64) string {
 // pingText is the run's RTTs and loss or the search's trials, then the
 // verdict and the warnings.
 func pingText(w io.Writer, r *result.Ping) {
-	fmt.Fprintf(w, "\n%s to %s (%s; %s socket)\n", r.Config.Probe, r.Target, pingWhat(r.Config), r.Socket)
+	fmt.Fprintf(w, "\n%s to %s (%s; %s socket)\n", r.Config.Probe, r.Target, pingWhat(r), r.Socket)
 	if s := r.Summary; s != nil {
 		fmt.Fprintf(w, "  %d probes, %d answered, loss %.2f %%\n", s.Sent, s.Received, s.LossPct)
 		if s.Received > 0 {
@@ -120,5 +124,5 @@ type pingView struct {
 }
 
 func newPingView(r *result.Ping) pingView {
-	return pingView{R: r, What: pingWhat(r.Config), Verdict: PingVerdict(r), Partial: r.Partial, Reason: r.Reason, Ratio: r.Config.LossRatio * 100}
+	return pingView{R: r, What: pingWhat(r), Verdict: PingVerdict(r), Partial: r.Partial, Reason: r.Reason, Ratio: r.Config.LossRatio * 100}
 }

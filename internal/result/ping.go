@@ -157,9 +157,15 @@ func (c PingConfig) Trial(rate float64) PingConfig {
 }
 
 // FrameBytes is the Ethernet frame one probe travels in (14-byte header
-// and 4-byte FCS counted, as RFC 2544's frame sizes): IPv4 (20) plus ICMP
-// or UDP (8) plus the payload, plus 18; at least 64.
-func (c PingConfig) FrameBytes() int { return max(c.Size+28+18, 64) }
+// and 4-byte FCS counted, as RFC 2544's frame sizes): IPv4 (20) or IPv6
+// (40) plus ICMP or UDP (8) plus the payload, plus 18; at least 64.
+func (c PingConfig) FrameBytes(ipv6 bool) int {
+	ip := 20
+	if ipv6 {
+		ip = 40
+	}
+	return max(c.Size+ip+8+18, 64)
+}
 
 // PingRun is what one run of probes saw (the engine's answer to
 // method.Network's Ping).
@@ -172,6 +178,7 @@ type PingRun struct {
 	Unmatched  int    // unreach: errors quoting too little to tell the probe
 	SendErrors int    // probes this host failed to send (counted lost)
 	LocalDrops uint32 // replies this host's socket dropped for want of buffer (counted lost)
+	IPv6       bool   // the probes went over IPv6
 }
 
 // Ping is a single-ended test's document.
@@ -179,6 +186,7 @@ type Ping struct {
 	Meta
 	Config   PingConfig   `json:"config"`
 	Socket   string       `json:"socket"`            // the socket the probes went out on: ping, raw or udp
+	IPv6     bool         `json:"ipv6,omitempty"`    // the probes went over IPv6
 	Summary  *PingSummary `json:"summary,omitempty"` // a single run's figures
 	Search   *PingSearch  `json:"search,omitempty"`  // the rate search's
 	Verdict  ping.Verdict `json:"verdict"`           // the run's, or the search's (rate-limited when its trials showed a limiter)
