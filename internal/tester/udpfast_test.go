@@ -2,6 +2,7 @@ package tester
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -18,11 +19,12 @@ import (
 // counted as data by the responder; down, the client sends 250 a second
 // beside the responder's stream: 500 ± 2 % (its own schedule). Loopback
 // loses none (≥ 99 % come back, the stream's own tolerance); the order
-// statistics are ordered, the round trips positive and under 100 ms (a
-// loopback round trip is two socket hops and a wake-up: tens of µs, a
-// scheduler stall of this shared machine at worst), and the mean
-// difference between consecutive probes' round trips (IPDV) lies within
-// the spread.
+// statistics are ordered, the round trips positive and shorter than the
+// test (a loopback round trip is two socket hops and a wake-up: tens of
+// µs, but a scheduler stall of this shared machine has been seen at
+// 190 ms; only a round trip longer than the whole test is impossible),
+// the median under 10 ms, and the mean difference between consecutive
+// probes' round trips (IPDV) lies within the spread.
 func TestUDPLatencyProbes(t *testing.T) {
 	_, addr := startServer(t, serve.Config{})
 	for _, tc := range []struct {
@@ -51,8 +53,9 @@ func TestUDPLatencyProbes(t *testing.T) {
 			if float64(l.Replies) < 0.99*float64(l.Probes) || l.Replies > l.Probes {
 				t.Errorf("%d replies to %d probes: want ≥ 99 %% on loopback", l.Replies, l.Probes)
 			}
-			if !(0 < l.MinUs && l.MinUs <= l.P50Us && l.P50Us <= l.P90Us && l.P90Us <= l.P99Us && l.P99Us <= l.MaxUs && l.MaxUs < 100_000) {
-				t.Errorf("round trips min %v p50 %v p90 %v p99 %v max %v µs: want 0 < ordered < 100 ms", l.MinUs, l.P50Us, l.P90Us, l.P99Us, l.MaxUs)
+			span := float64(cfg.Duration+cfg.Drain) / 1e3
+			if !(0 < l.MinUs && l.MinUs <= l.P50Us && l.P50Us <= l.P90Us && l.P90Us <= l.P99Us && l.P99Us <= l.MaxUs && l.MaxUs < span && l.P50Us < 10_000) {
+				t.Errorf("round trips min %v p50 %v p90 %v p99 %v max %v µs: want 0 < ordered < %v µs, p50 < 10 ms", l.MinUs, l.P50Us, l.P90Us, l.P99Us, l.MaxUs, span)
 			}
 			if l.MeanUs < l.MinUs || l.MeanUs > l.MaxUs || l.IPDVUs < 0 || l.IPDVUs > l.MaxUs-l.MinUs {
 				t.Errorf("mean %v, IPDV %v µs: want within [min, max] and [0, max − min]", l.MeanUs, l.IPDVUs)
@@ -90,5 +93,26 @@ func TestUDPGeneratorLimited(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "generator-limited") {
 		t.Errorf("text report does not say generator-limited:\n%s", b.String())
+	}
+}
+
+// TestUDPSpeed measures the whole udp test at 64-byte frames (18-byte
+// payloads) asked at 1 M datagrams/s for 2 s, each way, against the
+// in-process responder. A measurement, not a check (the machine is
+// shared): set FULLPIPE_SPEED=1 to run it.
+func TestUDPSpeed(t *testing.T) {
+	if os.Getenv("FULLPIPE_SPEED") == "" {
+		t.Skip("FULLPIPE_SPEED not set")
+	}
+	_, addr := startServer(t, serve.Config{})
+	for _, reverse := range []bool{false, true} {
+		cfg := result.UDPConfig{RateBps: 18 * 8 * 1e6, Size: wire.CompactLen, Duration: 2 * time.Second, Reverse: reverse, Interval: 500 * time.Millisecond, Drain: 300 * time.Millisecond}
+		res, err := RunUDP(testCtx(t, 20*time.Second), Target{Addr: addr}, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := res.Summary
+		t.Logf("%s: sent %d (%.3g/s), received %d, lost %d (%d by the receiving socket), late %d, limited %v, client CPU %+v, server CPU %+v",
+			s.Direction, s.SentPackets, float64(s.SentPackets)/2, s.RecvPackets, s.Lost, s.ReceiverDrops, s.SenderLate, s.GeneratorLimited, s.ClientCPU, s.ServerCPU)
 	}
 }
