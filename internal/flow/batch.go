@@ -72,9 +72,23 @@ func NewUDPOut(c *net.UDPConn, to netip.AddrPort, dscp int) *UDPOut {
 // buffer (a 64-datagram batch costs the stack about what one datagram
 // does), else through sendmmsg.
 func (o *UDPOut) Write(bufs [][]byte) (int, error) {
-	if o.gso && len(bufs) > 1 {
-		if n, ok, err := o.writeGSO(bufs); ok {
-			return n, err
+	if o.gso && len(bufs) > 1 && len(bufs[0]) <= maxGSOBytes/2 {
+		// as many GSO buffers as the datagrams' size needs (44 of
+		// 1472-byte datagrams fit in one)
+		per := maxGSOBytes / len(bufs[0])
+		sent := 0
+		for sent < len(bufs) {
+			n, ok, err := o.writeGSO(bufs[sent:min(sent+per, len(bufs))])
+			if !ok {
+				break // not for GSO: sendmmsg below
+			}
+			sent += n
+			if err != nil {
+				return sent, err
+			}
+		}
+		if sent > 0 {
+			return sent, nil // all, or the rest on the next call
 		}
 	}
 	ms := o.ms[:len(bufs)]
