@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/fullpipe/fullpipe/internal/sockopt"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
@@ -64,5 +66,43 @@ func TestDSCPReverse(t *testing.T) {
 	}
 	if counts[wire.UDPData] < 100 || counts[wire.UDPEchoReply] != 1 {
 		t.Errorf("got %v (data 1, reply 3): want ≥ 100 data and the probe's reply, all marked", counts)
+	}
+}
+
+// TestGROOffForTrains: the responder's UDP socket coalesces datagrams on
+// receive (UDP GRO) for fast udp streams, but not while a train session
+// is registered (a train reads each datagram's own kernel stamp); it
+// coalesces again once the last train session is gone.
+func TestGROOffForTrains(t *testing.T) {
+	srv := startServer(t, Config{})
+	gro := func() int {
+		rc, err := srv.udp.SyscallConn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := -1
+		_ = rc.Control(func(fd uintptr) { v, _ = unix.GetsockoptInt(int(fd), unix.SOL_UDP, unix.UDP_GRO) })
+		return v
+	}
+	if g := gro(); g != 1 {
+		t.Skipf("UDP_GRO %d at start: this kernel does not coalesce", g)
+	}
+	req := wire.Request{Kind: wire.KindTrain, TrainPackets: 10, Size: 100, Duration: time.Second, Interval: time.Second}
+	a, b := srv.newSession(req, fuzzPeer, srv.cfg.Log), srv.newSession(req, fuzzPeer, srv.cfg.Log)
+	for _, ss := range []*session{a, b} {
+		if err := srv.register(ss, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if g := gro(); g != 0 {
+		t.Errorf("UDP_GRO %d with two train sessions, want 0", g)
+	}
+	srv.unregister(a)
+	if g := gro(); g != 0 {
+		t.Errorf("UDP_GRO %d with one train session left, want 0", g)
+	}
+	srv.unregister(b)
+	if g := gro(); g != 1 {
+		t.Errorf("UDP_GRO %d with no train session, want 1", g)
 	}
 }
