@@ -15,8 +15,8 @@ import (
 
 // TestUDPLatencyProbes: 2500 datagrams/s for 2 s with one in 10 a
 // latency probe, up and down, at 1000 and at 18 bytes (compact headers).
-// Up, the stream's datagrams 9, 19, … are the probes: exactly 500,
-// counted as data by the responder; down, the client sends 250 a second
+// Up, the stream's datagrams 9, 19, … are the probes: 500 (one per 10
+// sent), counted as data by the responder; down, the client sends 250 a second
 // beside the responder's stream: 500 ± 2 % (its own schedule). Loopback
 // loses none (≥ 99 % come back, the stream's own tolerance); the order
 // statistics are ordered, the round trips positive and shorter than the
@@ -44,8 +44,10 @@ func TestUDPLatencyProbes(t *testing.T) {
 				t.Fatal("no latency")
 			}
 			t.Logf("sent %d received %d lost %d late %d; latency %+v", s.SentPackets, s.RecvPackets, s.Lost, s.SenderLate, *l)
-			if !tc.reverse && (l.Probes != 500 || s.RecvPackets+s.Lost != s.SentPackets) {
-				t.Errorf("%d probes, %d received + %d lost of %d sent: want 500 probes, all counted", l.Probes, s.RecvPackets, s.Lost, s.SentPackets)
+			// (a sender this shared machine stalls stops at the duration
+			// short of its 5000: one probe per 10 of those it sent)
+			if !tc.reverse && (l.Probes != s.SentPackets/10 || s.SentPackets < 4900 || s.RecvPackets+s.Lost != s.SentPackets) {
+				t.Errorf("%d probes, %d received + %d lost of %d sent: want 1 in 10 probes of ≥ 4900, all counted", l.Probes, s.RecvPackets, s.Lost, s.SentPackets)
 			}
 			if tc.reverse && (l.Probes < 490 || l.Probes > 510) {
 				t.Errorf("%d probes, want 500 ± 2 %%", l.Probes)
