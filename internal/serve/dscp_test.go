@@ -2,6 +2,7 @@ package serve
 
 import (
 	"net"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -104,5 +105,34 @@ func TestGROOffForTrains(t *testing.T) {
 	srv.unregister(b)
 	if g := gro(); g != 1 {
 		t.Errorf("UDP_GRO %d with no train session, want 1", g)
+	}
+}
+
+// TestStreamProbesBudget: a udp upload of 1000 datagrams (1 s) with one
+// in 10 a latency probe reflects its 100 probes, each also counted as
+// data, and its echo budget grows by the probes it announced (101, plus
+// 10 % and 10) and no further: of 400 compact echoes, 101 + 20 + the
+// default budget of an rtt-less session (30 + 13) are answered.
+func TestStreamProbesBudget(t *testing.T) {
+	s := socketless(t, Config{})
+	req := wire.Request{Kind: wire.KindUDP, Duration: time.Second, RateBps: 18 * 8 * 1000, Size: 18, EchoEvery: 10, Interval: time.Second}
+	ss := addSession(t, s, req)
+	from := netip.MustParseAddrPort("127.0.0.1:40000")
+	buf := make([]byte, udpBufLen)
+	replies := 0
+	for seq := range uint64(400) {
+		wire.PutUDP(buf[:wire.CompactLen], wire.UDPHeader{Type: wire.UDPEcho, Cookie: ss.cookie, Seq: seq})
+		if reply, _ := s.handlePacket(buf, wire.CompactLen, from, rxInfo{mono: 1}); reply != nil {
+			if h, err := wire.ParseUDP(reply); err != nil || h.Type != wire.UDPEchoReply || len(reply) != wire.CompactLen {
+				t.Fatalf("reply %+v %v of %d bytes", h, err, len(reply))
+			}
+			replies++
+		}
+	}
+	if want := 101 + 20 + 43; replies != want {
+		t.Errorf("%d echoes answered, want %d", replies, want)
+	}
+	if st := ss.udpRx.Stats(0); st.Packets != 400 {
+		t.Errorf("%d of 400 probes counted as data", st.Packets)
 	}
 }
