@@ -133,6 +133,12 @@ func (r Request) checkForm(l Limits) error {
 	if r.Probes < 0 || r.ProbeSize < 0 || r.UDPPorts < 0 || r.RateBps < 0 {
 		return errors.New("probes, probe_size, udp_ports and rate_bps must not be negative")
 	}
+	if r.EchoEvery < 0 {
+		return errors.New("echo_every must not be negative")
+	}
+	if r.EchoEvery > 0 && r.Kind != KindUDP {
+		return errors.New("echo_every is for udp tests only")
+	}
 	return checkCCName(r.CC)
 }
 
@@ -142,8 +148,8 @@ func (r Request) checkKind(l Limits) error {
 	case KindTCP:
 		return r.checkTCP(l.MaxStreams)
 	case KindUDP:
-		if r.RateBps <= 0 || r.Size < UDPHeaderLen || r.Size > MaxUDPPayload {
-			return fmt.Errorf("UDP needs a rate > 0 and a size of %d to %d bytes", UDPHeaderLen, MaxUDPPayload)
+		if r.RateBps <= 0 || r.Size < MinUDPSize || r.Size > MaxUDPPayload {
+			return fmt.Errorf("UDP needs a rate > 0 and a size of %d to %d bytes", MinUDPSize, MaxUDPPayload)
 		}
 		if r.Duration <= 0 {
 			return errors.New("a UDP test needs a duration")
@@ -180,8 +186,8 @@ func (r Request) checkTrain() error {
 	switch {
 	case r.TrainPackets < 2 || r.TrainPackets > MaxTrainPackets:
 		return fmt.Errorf("a train has 2 to %d packets, got %d", MaxTrainPackets, r.TrainPackets)
-	case r.Size < UDPHeaderLen || r.Size > MaxUDPPayload:
-		return fmt.Errorf("train packets carry %d to %d bytes of UDP payload, got %d", UDPHeaderLen, MaxUDPPayload, r.Size)
+	case r.Size < MinUDPSize || r.Size > MaxUDPPayload:
+		return fmt.Errorf("train packets carry %d to %d bytes of UDP payload, got %d", MinUDPSize, MaxUDPPayload, r.Size)
 	case r.OverheadBytes < 0 || r.OverheadBytes > MaxOverheadBytes:
 		return fmt.Errorf("overhead_bytes must be 0 to %d, got %d", MaxOverheadBytes, r.OverheadBytes)
 	case r.Duration <= 0:
@@ -248,6 +254,21 @@ func (r Request) EchoProbes() int64 {
 		return int64(r.Probes)
 	}
 	return SatAdd(SatMul(10, r.echoSeconds()), 20)
+}
+
+// StreamProbes is how many latency probes a udp test's EchoEvery asks
+// the responder to reflect: one per EchoEvery datagrams of rate ×
+// duration, plus one; 0 without EchoEvery. They are not counted against
+// --max-probe-rate: they are bounded by the stream's own rate, their
+// replies are never larger than them and go only to the session's
+// registered port, and what the responder sends counts against
+// --max-rate.
+func (r Request) StreamProbes() int64 {
+	if r.Kind != KindUDP || r.EchoEvery <= 0 || r.Size <= 0 || r.Duration <= 0 {
+		return 0
+	}
+	n := float64(r.RateBps) * r.Duration.Seconds() / float64(8*r.Size) / float64(r.EchoEvery)
+	return int64(min(n, 1<<50)) + 1
 }
 
 // echoSeconds is the duration the echo budget counts: whole seconds, at

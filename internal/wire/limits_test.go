@@ -46,6 +46,24 @@ func trainReq(f func(*Request)) Request {
 // TestValidate: every rule at its edge, one side passing and the other
 // refused with its code and a message naming the rule (and, for a limit,
 // the responder flag that raises it).
+// TestStreamProbes: a udp test of rate × duration / (8 × size)
+// datagrams with one in EchoEvery a probe announces that many, plus one;
+// none without EchoEvery or for another kind.
+func TestStreamProbes(t *testing.T) {
+	r := Request{Kind: KindUDP, RateBps: 18 * 8 * 1000, Size: 18, Duration: 2 * time.Second, EchoEvery: 10}
+	if got := r.StreamProbes(); got != 201 {
+		t.Errorf("2000 datagrams, 1 in 10: %d probes, want 201", got)
+	}
+	r.EchoEvery = 0
+	if got := r.StreamProbes(); got != 0 {
+		t.Errorf("no echo_every: %d probes", got)
+	}
+	r.Kind, r.EchoEvery = KindTCP, 10
+	if got := r.StreamProbes(); got != 0 {
+		t.Errorf("tcp: %d probes", got)
+	}
+}
+
 func TestValidate(t *testing.T) {
 	l := responderLimits
 	for _, tc := range []struct {
@@ -65,11 +83,15 @@ func TestValidate(t *testing.T) {
 		{"negative pacing", tcpReq(func(r *Request) { r.PacingBps = -1 }), CodeBadRequest, "must not be negative"},
 		{"negative write size", tcpReq(func(r *Request) { r.WriteSize = -1 }), CodeBadRequest, "write_size must not be negative, got -1"},
 		{"udp ok", udpReq(nil), "", ""},
-		{"udp rate 0", udpReq(func(r *Request) { r.RateBps = 0 }), CodeBadRequest, "UDP needs a rate > 0 and a size of 40 to 65507 bytes"},
-		{"udp size 39", udpReq(func(r *Request) { r.Size = 39 }), CodeBadRequest, "size of 40 to 65507"},
+		{"udp rate 0", udpReq(func(r *Request) { r.RateBps = 0 }), CodeBadRequest, "UDP needs a rate > 0 and a size of 18 to 65507 bytes"},
+		{"udp size 17", udpReq(func(r *Request) { r.Size = 17 }), CodeBadRequest, "size of 18 to 65507"},
 		{"udp size 40", udpReq(func(r *Request) { r.Size = 40 }), "", ""},
+		{"udp size 18", udpReq(func(r *Request) { r.Size = 18 }), "", ""},
+		{"udp echo every 1", udpReq(func(r *Request) { r.EchoEvery = 1 }), "", ""},
+		{"udp echo every -1", udpReq(func(r *Request) { r.EchoEvery = -1 }), CodeBadRequest, "echo_every must not be negative"},
+		{"tcp echo every", tcpReq(func(r *Request) { r.EchoEvery = 10 }), CodeBadRequest, "echo_every is for udp tests only"},
 		{"udp size 65507", udpReq(func(r *Request) { r.Size = 65507 }), "", ""},
-		{"udp size 65508", udpReq(func(r *Request) { r.Size = 65508 }), CodeBadRequest, "size of 40 to 65507"},
+		{"udp size 65508", udpReq(func(r *Request) { r.Size = 65508 }), CodeBadRequest, "size of 18 to 65507"},
 		{"udp no duration", udpReq(func(r *Request) { r.Duration = 0 }), CodeBadRequest, "a UDP test needs a duration"},
 		{"rtt no duration", Request{Kind: KindRTT, Interval: time.Second}, CodeBadRequest, "an RTT test needs a duration"},
 		{"unknown kind", Request{Kind: "x", Duration: time.Second, Interval: time.Second}, CodeBadRequest, `unknown test kind "x"`},
@@ -77,7 +99,7 @@ func TestValidate(t *testing.T) {
 		{"train 1 packet", trainReq(func(r *Request) { r.TrainPackets = 1 }), CodeBadRequest, "a train has 2 to 262144 packets, got 1"},
 		{"train 2 packets", trainReq(func(r *Request) { r.TrainPackets = 2 }), "", ""},
 		{"train past max packets", trainReq(func(r *Request) { r.TrainPackets = MaxTrainPackets + 1 }), CodeBadRequest, "2 to 262144 packets"},
-		{"train size 39", trainReq(func(r *Request) { r.Size = 39 }), CodeBadRequest, "train packets carry 40 to 65507 bytes of UDP payload, got 39"},
+		{"train size 17", trainReq(func(r *Request) { r.Size = 17 }), CodeBadRequest, "train packets carry 18 to 65507 bytes of UDP payload, got 17"},
 		{"train overhead 256", trainReq(func(r *Request) { r.OverheadBytes = 256 }), "", ""},
 		{"train overhead 257", trainReq(func(r *Request) { r.OverheadBytes = 257 }), CodeBadRequest, "overhead_bytes must be 0 to 256, got 257"},
 		{"train overhead -1", trainReq(func(r *Request) { r.OverheadBytes = -1 }), CodeBadRequest, "overhead_bytes must be 0 to 256"},
