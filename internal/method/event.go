@@ -23,6 +23,7 @@ const (
 	StepRTT    Step = "rtt"
 	StepTrains Step = "trains"
 	StepMsgLen Step = "msglen"
+	StepSTAMP  Step = "stamp"
 )
 
 // Title is the step as the live view heads it.

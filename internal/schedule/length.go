@@ -113,6 +113,9 @@ var kinds = []kind{
 	{"rfc6349", true, costOf(rfc6349Cost)},
 	{"sweep-window", true, costOf(windowSweepCost)},
 	{"sweep-msglen", true, costOf(func(c result.MsgLenSweepConfig, _ time.Duration) (cost, error) { return msgLenCost(c), nil })},
+	{"stamp", false, costOf(func(c result.STAMPConfig, _ time.Duration) (cost, error) {
+		return cost{run: c.Span(), sessions: 1}, nil
+	})},
 }
 
 func kindOf(name string) (kind, error) {
