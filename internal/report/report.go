@@ -43,6 +43,8 @@ func Text(w io.Writer, d result.Doc) error {
 		windowSweepText(ew, r)
 	case *result.MsgLenSweep:
 		msgLenSweepText(ew, r)
+	case *result.STAMP:
+		stampText(ew, r)
 	default:
 		return &UnknownError{d}
 	}
