@@ -60,6 +60,8 @@ func table() []spec {
 		rfc6349Spec(),
 		sweepSpec(),
 		trainsSpec(),
+		stampSpec(),
+		reflectorSpec(),
 		controllerSpec(),
 		agentSpec(),
 		fleetSpec(),
