@@ -120,8 +120,13 @@ func (c UDPConfig) Validate() error {
 	if err := formOnly(c.Request()); err != nil {
 		return err
 	}
-	if c.Drain < 0 {
+	switch {
+	case c.Drain < 0:
 		return fmt.Errorf("drain %v must not be negative", c.Drain)
+	case c.DSCP < 0 || c.DSCP > 63:
+		return fmt.Errorf("dscp %d: want a code point from 0 to 63", c.DSCP)
+	case c.EchoEvery < 0:
+		return fmt.Errorf("echo every %d: want 0 (no latency probes) or more", c.EchoEvery)
 	}
 	return nil
 }

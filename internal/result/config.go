@@ -33,6 +33,16 @@ type UDPConfig struct {
 	// Drain is how long the receiver keeps counting after the sender
 	// stopped, for packets still queued or in flight.
 	Drain time.Duration `json:"drain_ns"`
+	// DSCP is the DiffServ code point (0-63) the sender marks each
+	// datagram with, on either end (a reverse test's responder too); 0 is
+	// best effort. Y.1564 tells its services apart by it.
+	DSCP int `json:"dscp,omitempty"`
+	// EchoEvery makes every EchoEvery-th datagram of the stream a latency
+	// probe of the same size: the responder reflects it and the sender
+	// records its round trip (UDPSummary.Latency), so latency is measured
+	// inside the load at its rate (RFC 2544 §26.2, Y.1564's FTD and FDV).
+	// Probes are part of the stream's rate, not added to it. 0: none.
+	EchoEvery int `json:"echo_every,omitempty"`
 }
 
 // RTTConfig is a round-trip probe test.

@@ -248,9 +248,36 @@ type UDPSummary struct {
 	// own host's doing (Load says whether it waited for a CPU).
 	SenderLate      uint64  `json:"sender_late_packets"`
 	SenderMaxSlipUs float64 `json:"sender_max_slip_us"`
-	Partial         bool    `json:"partial"`
-	PartialReason   string  `json:"partial_reason,omitempty"`
+	// GeneratorLimited says the sender could not hold the asked rate (it
+	// sent less than 99.5 % of it, or fell behind its schedule): the
+	// figures then describe this host's generator, not the path.
+	GeneratorLimited bool `json:"generator_limited"`
+	// Latency is the round trip of the stream's latency probes
+	// (UDPConfig.EchoEvery), measured by the sender; nil without probes.
+	Latency       *UDPLatency `json:"latency,omitempty"`
+	Partial       bool        `json:"partial"`
+	PartialReason string      `json:"partial_reason,omitempty"`
 	Load
+}
+
+// UDPLatency is the round trip of the latency probes carried in a UDP
+// stream, from the sender's send time to the reflected probe's arrival
+// back at the sender (kernel receive time where available): the path
+// there under the stream's load and back, plus the responder's turn
+// around. Round trip, in µs.
+type UDPLatency struct {
+	Probes  uint64  `json:"probes"`  // probes sent
+	Replies uint64  `json:"replies"` // reflected probes received
+	MinUs   float64 `json:"min_us"`
+	MeanUs  float64 `json:"mean_us"`
+	P50Us   float64 `json:"p50_us"`
+	P90Us   float64 `json:"p90_us"`
+	P99Us   float64 `json:"p99_us"`
+	MaxUs   float64 `json:"max_us"`
+	// IPDVUs is the mean absolute difference between consecutive
+	// probes' round trips (RFC 3393 IPDV, as Y.1564's frame delay
+	// variation reads it).
+	IPDVUs float64 `json:"ipdv_us"`
 }
 
 // Load is each end's process CPU use while the test ran (nil where not
