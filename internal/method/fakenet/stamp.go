@@ -3,6 +3,7 @@ package fakenet
 import (
 	"context"
 	"math/rand/v2"
+	"strconv"
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/result"
@@ -59,6 +60,6 @@ func (p *Path) STAMP(ctx context.Context, cfg result.STAMPConfig) (*result.STAMP
 	res := stamp.Summarize(recs, cfg.Stateful)
 	res.KernelStamps = true
 	m := meta("stamp")
-	m.Target, m.Server = "fake:862", result.Host{}
+	m.Target, m.Server = "fake:"+strconv.Itoa(cfg.Port), result.Host{}
 	return &result.STAMP{Meta: m, Config: cfg, Summary: result.NewSTAMPSummary(res, cfg)}, nil
 }
