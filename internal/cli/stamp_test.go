@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -42,6 +43,30 @@ func waitReflector(t *testing.T, addr string) {
 		}
 	}
 	t.Fatalf("no reflector answers at %s after 5 s", addr)
+}
+
+// waitUDPBound waits until a UDP socket on this host is bound to addr's
+// port (/proc/net/udp lists it), 5 s at most: an authenticated reflector
+// answers no unauthenticated probe, so waitReflector cannot tell, and
+// binding the port ourselves to see would race the reflector's own bind.
+func waitUDPBound(t *testing.T, addr string) {
+	t.Helper()
+	_, port, _ := net.SplitHostPort(addr)
+	p, _ := strconv.Atoi(port)
+	want := fmt.Sprintf(":%04X ", p)
+	for range 100 {
+		b, err := os.ReadFile("/proc/net/udp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			if f := strings.Fields(line); len(f) > 1 && strings.HasSuffix(f[1]+" ", want) {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("nothing bound UDP %s after 5 s", addr)
 }
 
 // stampJSON runs fullpipe stamp in-process with args and decodes its
@@ -127,11 +152,8 @@ func TestStampAuthenticated(t *testing.T) {
 		cancel()
 		<-done
 	})
+	waitUDPBound(t, addr)
 	code, d, _ := stampJSON(t, addr, "-n", "10", "-i", "5ms", "--key-file", key, "--timeout", "300ms")
-	for i := 0; i < 20 && code != ExitOK; i++ { // the reflector may not be bound yet
-		time.Sleep(50 * time.Millisecond)
-		code, d, _ = stampJSON(t, addr, "-n", "10", "-i", "5ms", "--key-file", key, "--timeout", "300ms")
-	}
 	if code != ExitOK || d.Summary.Received != 10 || d.Config.Size != result.STAMPAuthSize {
 		t.Fatalf("authenticated: exit %d, %+v", code, d.Summary)
 	}
