@@ -61,6 +61,8 @@ func table() []spec {
 		sweepSpec(),
 		trainsSpec(),
 		pingSpec(), unreachSpec(),
+		stampSpec(),
+		reflectorSpec(),
 		controllerSpec(),
 		agentSpec(),
 		fleetSpec(),

@@ -28,6 +28,9 @@ func Figures(d result.Doc) fleet.Figures {
 	case *result.RTT:
 		s := d.Summary
 		f = fleet.Figures{RTTMs: s.MinUs / 1e3, LossPct: s.LossPct, Partial: s.Partial}
+	case *result.STAMP: // the round trip without the reflector's residence; loss both ways together
+		s := d.Summary
+		f = fleet.Figures{RTTMs: s.RTT.MinUs / 1e3, LossPct: s.LossPct, Partial: s.Partial}
 	case *result.RFC6349:
 		f = rfc6349Figures(d)
 	case *result.Trains:

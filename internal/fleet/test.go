@@ -44,6 +44,8 @@ func (t Test) Decode() (any, error) {
 		return decode[result.MsgLenSweepConfig](t)
 	case "ping":
 		return decode[result.PingConfig](t)
+	case "stamp":
+		return decode[result.STAMPConfig](t)
 	}
 	return nil, fmt.Errorf("test kind %q: want one of %v", t.Kind, Kinds())
 }

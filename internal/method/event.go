@@ -24,6 +24,7 @@ const (
 	StepTrains Step = "trains"
 	StepMsgLen Step = "msglen"
 	StepPing   Step = "ping"
+	StepSTAMP  Step = "stamp"
 )
 
 // Title is the step as the live view heads it.

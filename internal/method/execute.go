@@ -10,7 +10,8 @@ import (
 
 // Execute runs any test or method on n: cfg is an engine test's config
 // (result.TCPConfig, UDPConfig, RTTConfig, PMTUConfig) or a method's
-// (RFC6349Config, WindowSweepConfig, MsgLenSweepConfig, TrainsConfig).
+// (RFC6349Config, WindowSweepConfig, MsgLenSweepConfig, TrainsConfig), or
+// a STAMP session's (STAMPConfig: to a reflector, no responder).
 // progress hears each step start and finish, its samples, lines and
 // warnings; the document is returned whole at the end (partial, with an
 // error wrapping result.ErrPartial, when stopped early). It is what the
@@ -45,6 +46,8 @@ func Execute(ctx context.Context, n Network, cfg any, progress Progress) (result
 		return step(StepRTT, progress, func() (*result.RTT, error) { return n.RTT(ctx, c, nil) })
 	case result.PMTUConfig:
 		return step(StepMTU, progress, func() (*result.PMTU, error) { return n.PMTU(ctx, c) })
+	case result.STAMPConfig:
+		return step(StepSTAMP, progress, func() (*result.STAMP, error) { return n.STAMP(ctx, c) })
 	}
 	return nil, fmt.Errorf("no test or method takes a config of type %T", cfg)
 }

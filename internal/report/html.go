@@ -66,6 +66,8 @@ func pageOf(d result.Doc) (page, error) {
 		return page{"Message-length sweep", "sweep-msglen", newMsgLenView(r), r.Config, msgLenFooter}, nil
 	case *result.Ping:
 		return page{"Single-ended test (no responder)", "ping", newPingView(r), r.Config, pingFooter}, nil
+	case *result.STAMP:
+		return page{"STAMP session (RFC 8762)", "stamp", newSTAMPView(r), r.Config, stampFooter}, nil
 	}
 	return page{}, &UnknownError{d}
 }
@@ -121,7 +123,10 @@ var funcs = template.FuncMap{
 
 // pages is the shared page and every document's body.
 var pages = parse("page", pageTemplate, "rfc6349", rfc6349Body, "tcp", tcpBody, "udp", udpBody, "rtt", rttBody, "mtu", mtuBody,
-	"trains", trainsBody, "sweep-window", windowSweepBody, "sweep-msglen", msgLenBody, "ping", pingBody)
+	"trains", trainsBody, "sweep-window", windowSweepBody, "sweep-msglen", msgLenBody,
+	"ping", pingBody,
+	"stamp", stampBody,
+)
 
 // parse reads name, source pairs into one set of templates.
 func parse(pairs ...string) *template.Template {

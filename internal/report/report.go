@@ -45,6 +45,8 @@ func Text(w io.Writer, d result.Doc) error {
 		msgLenSweepText(ew, r)
 	case *result.Ping:
 		pingText(ew, r)
+	case *result.STAMP:
+		stampText(ew, r)
 	default:
 		return &UnknownError{d}
 	}

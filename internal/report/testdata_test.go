@@ -24,6 +24,8 @@ var keyFigures = map[string]struct{ text, html []string }{
 	"trains":       {[]string{"up: clean", "down: clean"}, []string{"up: clean", "down: clean", "400.2 Mbit/s"}},
 	"rfc6349":      {[]string{"RFC 6349 verdict"}, []string{"Verdict:", "Window walk", "<svg"}},
 	"sweep window": {[]string{"773.62 Mbit/s", "5,792 B (5.66 KiB)"}, []string{"773.62 Mbit/s", "5,792 B (5.66 KiB)", "goodput against the window"}},
+	"stamp": {[]string{"5 STAMP test packets", "min 22 µs", "lost forward (tester → reflector) 0", "one way forward (T2 − T1), tester→reflector clock"},
+		[]string{"22 µs", "118 µs", "reflector residence", "one way backward"}},
 	"sweep msglen": {[]string{"TCP goodput", "1,024 B (1.00 KiB)"}, []string{"TCP goodput", "UDP received", "1,024 B (1.00 KiB)"}},
 	"ping":         {[]string{"5 probes, 5 answered", "median 0.030 ms", "no loss"}, []string{"0.030 ms", "0.039 ms", "every probe answered"}},
 }

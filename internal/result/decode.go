@@ -39,6 +39,7 @@ func Kinds() []Kind {
 		{"sweep window", "sweep-window", func() Doc { return new(WindowSweep) }},
 		{"sweep msglen", "sweep-msglen", func() Doc { return new(MsgLenSweep) }},
 		{"ping", "ping", func() Doc { return new(Ping) }},
+		{"stamp", "stamp", func() Doc { return new(STAMP) }},
 	}
 }
 

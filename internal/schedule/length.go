@@ -115,6 +115,9 @@ var kinds = []kind{
 	{"sweep-window", true, costOf(windowSweepCost)},
 	{"sweep-msglen", true, costOf(func(c result.MsgLenSweepConfig, _ time.Duration) (cost, error) { return msgLenCost(c), nil })},
 	{"ping", true, costOf(func(c result.PingConfig, _ time.Duration) (cost, error) { return pingCost(c), nil })},
+	{"stamp", false, costOf(func(c result.STAMPConfig, _ time.Duration) (cost, error) {
+		return cost{run: c.Span(), sessions: 1}, nil
+	})},
 }
 
 func kindOf(name string) (kind, error) {

@@ -24,7 +24,7 @@ func TestKinds(t *testing.T) {
 		t.Errorf("kinds %q, want result.Kinds' files %q", got, want)
 	}
 	for name, want := range map[string]bool{"tcp": true, "udp": true, "trains": true, "rfc6349": true, "sweep-window": true, "sweep-msglen": true,
-		"rtt": false, "mtu": false, "ping": true} {
+		"rtt": false, "mtu": false, "stamp": false, "ping": true} {
 		if got := Exclusive(name); got != want {
 			t.Errorf("Exclusive(%q) = %v, want %v", name, got, want)
 		}
@@ -51,6 +51,8 @@ func TestLength(t *testing.T) {
 		{"rtt", `{"count": 1, "interval_ns": 1000000000}`, time.Second, ""},
 		{"ping", `{}`, 19*100*ms + time.Second, "20 probes 100 ms apart, then 1 s for replies; no session"},
 		{"ping", `{"rate_search": true}`, 32 * (2*time.Second + time.Second), "at most 32 trials of 2 s, each with 1 s for replies"},
+		{"stamp", `{}`, 99*100*ms + time.Second, "100 STAMP packets 100 ms apart, then 1 s for replies"},
+		{"stamp", `{"count": 600, "interval_ns": 1000000000, "wait_ns": 2000000000}`, 601 * time.Second, ""},
 		// 5 idle probes 20 ms apart and 1 s for their replies; then in
 		// each direction 2 + ⌈log2(65536 − 1200)⌉ = 18 sizes, each 3
 		// probes of 100 ms.
