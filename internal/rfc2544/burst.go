@@ -6,14 +6,15 @@ package rfc2544
 // at least 2 s at the line rate) down to one frame.
 type BurstSearch struct {
 	Max int // the longest burst tried
-	// Low is the longest burst that passed (0: none), High the shortest
+	// Low is the longest burst that passed (1 until one did), High the shortest
 	// that lost a frame (Max + 1: none did).
 	Low, High int
 }
 
-// NewBurstSearch searches bursts of 1 to max frames.
+// NewBurstSearch searches bursts of 2 to max frames: one frame alone
+// never waits, so it passes unless the line loses it.
 func NewBurstSearch(max int) *BurstSearch {
-	return &BurstSearch{Max: max, High: max + 1}
+	return &BurstSearch{Max: max, Low: 1, High: max + 1}
 }
 
 // Next is the next burst's length, and false when the search is over (the
@@ -41,7 +42,7 @@ func (b *BurstSearch) Record(n, lost int) {
 	case lost > 0 && n < b.High:
 		b.High = n
 		if n <= b.Low {
-			b.Low = 0
+			b.Low = 1
 		}
 	}
 }
