@@ -195,8 +195,10 @@ func (r *rfc2544Runner) measureLatency(dir vocab.Direction, s *result.RFC2544Siz
 		return nil, nil
 	}
 	row := &result.RFC2544LatencyRow{RateFPS: fps}
+	// At least 20 probes a trial: a slow stream probes more often.
+	echo := max(1, min(r.cfg.EchoEvery, int(fps*r.cfg.Trial.Seconds()/20)))
 	for range r.cfg.LatencyTrials {
-		t, res, err := r.trial(dir, s, fps, r.cfg.EchoEvery)
+		t, res, err := r.trial(dir, s, fps, echo)
 		if err != nil {
 			return row, err
 		}

@@ -89,7 +89,7 @@ func (r *rfc2544Runner) judgeLossy(dir vocab.Direction, d *result.RFC2544Directi
 	out.Verdict, out.BER, out.BERLow, out.BERHigh = e.Verdict.String(), e.BER, e.BERLow, e.BERHigh
 	out.Q, out.QLow, out.QHigh, out.Sent, out.Lost, out.FitP = e.Q, e.QLow, e.QHigh, e.Sent, e.Lost, e.FitP
 	r.line(dir, "%s: a lossy line: BER %.3g [%.3g, %.3g], size-independent loss %.3g (%s)", dir, e.BER, e.BERLow, e.BERHigh, e.Q, e.Verdict)
-	r.warn(fmt.Sprintf("%s: %s", dir, out.Why))
+	r.warn(fmt.Sprintf("%s: a lossy line (loss does not depend on the rate): zero-loss throughput is not meaningful there; read the loss against rate and the BER (%.3g)", dir, e.BER))
 	return out
 }
 

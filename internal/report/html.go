@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/rfc2544"
 	"github.com/fullpipe/fullpipe/internal/units"
 )
 
@@ -64,6 +65,8 @@ func pageOf(d result.Doc) (page, error) {
 		return page{"Window sweep", "sweep-window", newWindowSweepView(r), r.Config, windowSweepFooter}, nil
 	case *result.MsgLenSweep:
 		return page{"Message-length sweep", "sweep-msglen", newMsgLenView(r), r.Config, msgLenFooter}, nil
+	case *result.RFC2544:
+		return page{"RFC 2544 benchmarks", "rfc2544", newRFC2544View(r), r.Config, rfc2544Footer}, nil
 	}
 	return page{}, &UnknownError{d}
 }
@@ -111,14 +114,15 @@ var funcs = template.FuncMap{
 		}
 		return fmt.Sprintf("%.1f %%", a/b*100)
 	},
-	"join": func(s []string) string { return strings.Join(s, " ") },
-	"list": func(f ...figure) []figure { return f },
-	"mtu":  mtuText,
+	"join":      func(s []string) string { return strings.Join(s, " ") },
+	"list":      func(f ...figure) []figure { return f },
+	"mtu":       mtuText,
+	"frameMbps": func(fps float64, frame int) string { return mbps(rfc2544.FrameBps(fps, frame)) },
 }
 
 // pages is the shared page and every document's body.
 var pages = parse("page", pageTemplate, "rfc6349", rfc6349Body, "tcp", tcpBody, "udp", udpBody, "rtt", rttBody, "mtu", mtuBody,
-	"trains", trainsBody, "sweep-window", windowSweepBody, "sweep-msglen", msgLenBody)
+	"trains", trainsBody, "sweep-window", windowSweepBody, "sweep-msglen", msgLenBody, "rfc2544", rfc2544Body)
 
 // parse reads name, source pairs into one set of templates.
 func parse(pairs ...string) *template.Template {

@@ -43,6 +43,8 @@ func Text(w io.Writer, d result.Doc) error {
 		windowSweepText(ew, r)
 	case *result.MsgLenSweep:
 		msgLenSweepText(ew, r)
+	case *result.RFC2544:
+		rfc2544Text(ew, r)
 	default:
 		return &UnknownError{d}
 	}

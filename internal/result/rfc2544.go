@@ -63,7 +63,7 @@ type RFC2544Config struct {
 	ResolutionPct float64 `json:"resolution_pct"`
 	LossRatioPct  float64 `json:"loss_ratio_pct"`
 	// LatencyTrials at the throughput rate, each with a latency probe
-	// every EchoEvery frames.
+	// every EchoEvery frames (more often in a trial of fewer than 20 × EchoEvery frames: at least 20 probes).
 	LatencyTrials int `json:"latency_trials"`
 	EchoEvery     int `json:"echo_every"`
 	// BurstTrials repeats the back-to-back search; BurstTime bounds the

@@ -216,7 +216,7 @@ func (p *Path) latency(cfg result.UDPConfig, sent uint64, sentIP float64, ip int
 	if p.RateBps > 0 {
 		ser := time.Duration(float64(ip+framing) * 8 / p.RateBps * 1e9)
 		rtt += 2 * ser
-		if sentIP > p.drainIP(ip) {
+		if sentIP > p.drainIP(ip)*1.0001 { // above the rate, not at it by rounding
 			q := float64(p.QueueBytes)
 			if p.QueuePackets > 0 && (q == 0 || float64(p.QueuePackets*ip) < q) {
 				q = float64(p.QueuePackets * ip)
