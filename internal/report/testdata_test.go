@@ -24,7 +24,7 @@ var keyFigures = map[string]struct{ text, html []string }{
 	"trains":       {[]string{"up: clean", "down: clean"}, []string{"up: clean", "down: clean", "400.2 Mbit/s"}},
 	"rfc6349":      {[]string{"RFC 6349 verdict"}, []string{"Verdict:", "Window walk", "<svg"}},
 	"sweep window": {[]string{"773.62 Mbit/s", "5,792 B (5.66 KiB)"}, []string{"773.62 Mbit/s", "5,792 B (5.66 KiB)", "goodput against the window"}},
-	"rfc2544": {[]string{"84459", "LOSSY LINE", "BER 9.85e-07"}, []string{"84459", "A lossy line", "9.85e-07", "throughput against frame size", "frame loss against offered load", "86.49 Mbit/s"}},
+	"rfc2544":      {[]string{"84459", "LOSSY LINE", "BER 9.85e-07"}, []string{"84459", "A lossy line", "9.85e-07", "throughput against frame size", "frame loss against offered load", "86.49 Mbit/s"}},
 	"sweep msglen": {[]string{"TCP goodput", "1,024 B (1.00 KiB)"}, []string{"TCP goodput", "UDP received", "1,024 B (1.00 KiB)"}},
 }
 
