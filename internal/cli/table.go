@@ -60,6 +60,7 @@ func table() []spec {
 		rfc6349Spec(),
 		sweepSpec(),
 		trainsSpec(),
+		rfc2544Spec(),
 		controllerSpec(),
 		agentSpec(),
 		fleetSpec(),

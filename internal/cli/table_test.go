@@ -153,6 +153,7 @@ var outOfRange = map[string][][]string{
 	"sweep window":           {{"127.0.0.1", "--baseline-probes", "1"}, {"127.0.0.1", "-t", "61"}},
 	"sweep msglen":           {{"127.0.0.1", "--udp-rate", "0"}, {"127.0.0.1", "--sizes", "0"}},
 	"trains":                 {{"127.0.0.1", "--rate", "10M", "--rtt", "20ms", "--mtu", "100"}, {"127.0.0.1", "--rate", "10M", "--rtt", "11"}},
+	"rfc2544":                {{"127.0.0.1", "--rate", "0"}, {"127.0.0.1", "--rate", "10M", "--sizes", "32"}, {"127.0.0.1", "--rate", "10M", "--trial", "10ms"}, {"127.0.0.1", "--rate", "10M", "--tests", "latency"}},
 	"lab up":                 {{"--loss", "2"}, {"--profile", "nosuch"}, {"--rate", "fast"}, {"--up-rtt", "soon"}},
 	"lab exec":               {{"router", "--", "true"}},
 	"demo":                   {{"-t", "0"}},
