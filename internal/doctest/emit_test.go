@@ -50,6 +50,7 @@ func TestEmittedValidate(t *testing.T) {
 		{"trains", []string{"trains", target, "--rate", "100M", "--rtt", "1ms"}},
 		{"sweep window", []string{"sweep", "window", target, "--from", "4mss", "--to", "8mss", "--step", "4mss", "-t", "1s", "--baseline-probes", "3"}},
 		{"sweep msglen", []string{"sweep", "msglen", target, "--sizes", "1024,8192", "-t", "1s"}},
+		{"rfc2544", []string{"rfc2544", target, "--rate", "100M", "--sizes", "1518", "--direction", "up", "--trial", "200ms", "--resolution", "10", "--tests", "throughput,loss"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := run(t, tc.args...)
