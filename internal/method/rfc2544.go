@@ -92,7 +92,7 @@ func (r *rfc2544Runner) size(dir vocab.Direction, frame int) (*result.RFC2544Siz
 	payload := rfc2544.Payload(frame, r.cfg.IPv6)
 	s := &result.RFC2544Size{FrameBytes: frame, PayloadBytes: payload, LineFPS: rfc2544.LineFPS(float64(r.cfg.LineRateBps), frame)}
 	if err := (result.UDPConfig{RateBps: 1e6, Size: payload, Duration: time.Second}).WithDefaults().Validate(); err != nil {
-		s.Skipped = fmt.Sprintf("this engine cannot send a %d B payload (%v); the compact 18-byte header that carries 64 B frames is not in this build", payload, err)
+		s.Skipped = fmt.Sprintf("this engine cannot send a %d B payload: %v", payload, err)
 		r.warn(fmt.Sprintf("%s %d B: skipped: %s", dir, frame, s.Skipped))
 		return s, nil
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/rfc2544"
 	"github.com/fullpipe/fullpipe/internal/vocab"
+	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
 func run2544(t *testing.T, p *fakenet.Path, cfg result.RFC2544Config) *result.RFC2544 {
@@ -122,13 +123,13 @@ func TestRFC2544GeneratorLimited(t *testing.T) {
 	}
 }
 
-// TestRFC2544Skips64: the engine's 40-byte header cannot carry a 64-byte
-// frame's 18-byte payload; the size is skipped with a reason, not failed.
-func TestRFC2544Skips64(t *testing.T) {
+// TestRFC2544Frame64: 64-byte frames go out as 18-byte payloads (the
+// engine's compact header) and are measured like any other size.
+func TestRFC2544Frame64(t *testing.T) {
 	p := &fakenet.Path{BaseRTT: time.Millisecond, RateBps: 100e6}
 	res := run2544(t, p, result.RFC2544Config{LineRateBps: 100e6, FrameSizes: []int{64, 128}, Directions: []vocab.Direction{vocab.Up}, Tests: []string{result.BenchThroughput}})
 	s := res.Directions[vocab.Up].Sizes
-	if rfc2544.Payload(64, false) < 40 && (s[0].Skipped == "" || s[1].Throughput == nil) {
-		t.Errorf("sizes %+v %+v", s[0], s[1])
+	if s[0].Skipped != "" || s[0].PayloadBytes != wire.MinUDPSize || s[0].Throughput == nil || s[0].Throughput.ZeroLossPct != 100 {
+		t.Errorf("64 B: %+v", s[0])
 	}
 }
