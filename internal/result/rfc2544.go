@@ -198,6 +198,14 @@ type RFC2544Trial struct {
 	// GeneratorLimited: the sender could not hold the rate; the trial
 	// says nothing of the path.
 	GeneratorLimited bool `json:"generator_limited,omitempty"`
+	// SenderLate counts frames the sender sent more than 1 ms behind its
+	// schedule (then in a catch-up burst), SenderMaxSlipUs the most any
+	// was behind; Tries is how many times the trial was run (a trial
+	// that lost frames while its sender was late is run once more: the
+	// burst may have been this host's, not the path's).
+	SenderLate      uint64  `json:"sender_late,omitempty"`
+	SenderMaxSlipUs float64 `json:"sender_max_slip_us,omitempty"`
+	Tries           int     `json:"tries,omitempty"`
 }
 
 // RFC2544Throughput is §26.1's throughput and the search's second goal.
