@@ -3,6 +3,7 @@ package lab
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -16,8 +17,11 @@ import (
 
 // runRFC2544 runs `fullpipe rfc2544` (upload) from the client namespace
 // against a responder in the server namespace; its document must validate
-// against docs/schema/rfc2544.schema.json. It returns the up direction.
-func runRFC2544(t *testing.T, l *Lab, args ...string) (*result.RFC2544, *result.RFC2544Direction) {
+// against docs/schema/rfc2544.schema.json. It returns the up direction,
+// and what the lab's forwarder failed at during the run (reads dropped or
+// stalled, writes dropped, packets late beyond lab.LateLimit: the lab's
+// limits, not the path's), in words, "" when nothing.
+func runRFC2544(t *testing.T, l *Lab, args ...string) (*result.RFC2544, *result.RFC2544Direction, string) {
 	t.Helper()
 	bin := buildFullpipe(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -25,12 +29,17 @@ func runRFC2544(t *testing.T, l *Lab, args ...string) (*result.RFC2544, *result.
 	startResponder(t, ctx, bin, l)
 	var raw json.RawMessage
 	before := l.Snapshot().Up
-	defer func() {
-		after := l.Snapshot().Up
-		t.Logf("lab up: %d received, %d forwarded, drops %v (before the run %v), most queued %d B", after.RxPackets-before.RxPackets,
-			after.TxPackets-before.TxPackets, after.Drops, before.Drops, after.QueueMaxBytes)
-	}()
-	if err := clientJSON(t, ctx, l, &raw, append([]string{bin, "rfc2544", l.Server.Addr.String(), "--json", "--direction", "up"}, args...)...); err != nil {
+	err := clientJSON(t, ctx, l, &raw, append([]string{bin, "rfc2544", l.Server.Addr.String(), "--json", "--direction", "up"}, args...)...)
+	after := l.Snapshot().Up
+	t.Logf("lab up: %d received, %d forwarded, drops %v (before the run %v), most queued %d B", after.RxPackets-before.RxPackets,
+		after.TxPackets-before.TxPackets, after.Drops, before.Drops, after.QueueMaxBytes)
+	labLimited := ""
+	if n := []uint64{after.ReadDrops - before.ReadDrops, after.ReadStalls - before.ReadStalls, after.WriteDrops - before.WriteDrops,
+		after.LatePackets - before.LatePackets}; n[0]+n[1]+n[2]+n[3] > 0 {
+		labLimited = fmt.Sprintf("the lab's forwarder was the limit during the run: %d reads dropped, %d stalled, %d writes dropped, %d packets late", n[0], n[1], n[2], n[3])
+		t.Log(labLimited)
+	}
+	if err != nil {
 		t.Fatalf("rfc2544: %v", err)
 	}
 	resulttest.Validate(t, raw)
@@ -45,7 +54,7 @@ func runRFC2544(t *testing.T, l *Lab, args ...string) (*result.RFC2544, *result.
 	if d == nil {
 		t.Fatal("no up direction")
 	}
-	return &r, d
+	return &r, d, labLimited
 }
 
 // TestRFC2544Throughput (issue 13, lab proof (a)): a 100 Mbit/s
@@ -59,7 +68,7 @@ func runRFC2544(t *testing.T, l *Lab, args ...string) (*result.RFC2544, *result.
 func TestRFC2544Throughput(t *testing.T) {
 	needRoot(t)
 	l := startLab(t, "t2544tp", Direction{RateBps: 100e6, Delay: time.Millisecond, QueueBytes: 64_000})
-	_, d := runRFC2544(t, l, "--rate", "120M", "--sizes", "128,512,1518", "--tests", "throughput", "--trial", "1s", "--resolution", "0.5")
+	_, d, labLimited := runRFC2544(t, l, "--rate", "120M", "--sizes", "128,512,1518", "--tests", "throughput", "--trial", "1s", "--resolution", "0.5")
 	for _, s := range d.Sizes {
 		want := rfc2544.LineFPS(100e6, s.FrameBytes)
 		tp := s.Throughput
@@ -76,7 +85,7 @@ func TestRFC2544Throughput(t *testing.T) {
 			t.Errorf("%d B: this host could not generate %.0f frames/s: the lab proof needs a generator faster than the path", s.FrameBytes, tp.GeneratorLimitedFPS)
 		}
 		if math.Abs(tp.ZeroLossFPS-want) > 0.01*want {
-			t.Errorf("%d B: zero-loss throughput %.0f frames/s, want %.0f ± 1 %%", s.FrameBytes, tp.ZeroLossFPS, want)
+			t.Errorf("%d B: zero-loss throughput %.0f frames/s, want %.0f ± 1 %% (%s)", s.FrameBytes, tp.ZeroLossFPS, want, orNone(labLimited))
 		}
 	}
 }
@@ -94,7 +103,7 @@ func TestRFC2544Latency(t *testing.T) {
 	const delay = 2 * time.Millisecond
 	l := startLab(t, "t2544lat", Direction{RateBps: 100e6, Delay: delay, QueueBytes: 64_000})
 	up0, down0 := l.Lateness()
-	_, d := runRFC2544(t, l, "--rate", "100M", "--sizes", "512,1518", "--tests", "throughput,latency", "--trial", "1s", "--resolution", "2", "--latency-trials", "2")
+	_, d, _ := runRFC2544(t, l, "--rate", "100M", "--sizes", "512,1518", "--tests", "throughput,latency", "--trial", "1s", "--resolution", "2", "--latency-trials", "2")
 	up1, down1 := l.Lateness()
 	late := latenessQuantile(up0, up1, 0.5) + latenessQuantile(down0, down1, 0.5)
 	for _, s := range d.Sizes {
@@ -122,7 +131,7 @@ func TestRFC2544BackToBack(t *testing.T) {
 	needRoot(t)
 	const queue = 50
 	l := startLab(t, "t2544b2b", Direction{RateBps: 10e6, Delay: time.Millisecond, QueuePackets: queue})
-	_, d := runRFC2544(t, l, "--rate", "10M", "--sizes", "512,1518", "--tests", "back-to-back", "--burst-trials", "1")
+	_, d, _ := runRFC2544(t, l, "--rate", "10M", "--sizes", "512,1518", "--tests", "back-to-back", "--burst-trials", "1")
 	for _, s := range d.Sizes {
 		b := s.BackToBack
 		if b == nil {
@@ -148,7 +157,7 @@ func TestRFC2544LossyLine(t *testing.T) {
 	needRoot(t)
 	const ber = 1e-6
 	l := startLab(t, "t2544ber", Direction{RateBps: 2e6, Delay: 5 * time.Millisecond, QueueBytes: 16_000, BER: ber})
-	_, d := runRFC2544(t, l, "--rate", "2M", "--sizes", "128,512,1518", "--tests", "throughput,loss", "--trial", "3s", "--resolution", "2")
+	_, d, _ := runRFC2544(t, l, "--rate", "2M", "--sizes", "128,512,1518", "--tests", "throughput,loss", "--trial", "3s", "--resolution", "2")
 	for _, s := range d.Sizes {
 		if s.Rate != nil {
 			t.Logf("%d B: zero-loss throughput %.1f %% of the line; loss %.3g %% pooled, %s (p %.2f)", s.FrameBytes, s.Throughput.ZeroLossPct, s.Rate.LossPct, s.Rate.Verdict, s.Rate.P)
@@ -165,4 +174,12 @@ func TestRFC2544LossyLine(t *testing.T) {
 	if !strings.Contains(lossy.Why, "zero-loss throughput") || !strings.Contains(lossy.Why, "no rate is loss-free") {
 		t.Errorf("the report does not explain why zero-loss throughput is not meaningful: %q", lossy.Why)
 	}
+}
+
+// orNone is why, or that the lab kept up.
+func orNone(why string) string {
+	if why == "" {
+		return "the lab's forwarder kept up"
+	}
+	return why
 }

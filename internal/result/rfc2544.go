@@ -201,9 +201,13 @@ type RFC2544Trial struct {
 	// SenderLate counts frames the sender sent more than 1 ms behind its
 	// schedule (then in a catch-up burst), SenderMaxSlipUs the most any
 	// was behind; Tries is how many times the trial was run (a trial
-	// that lost frames while its sender was late is run once more: the
-	// burst may have been this host's, not the path's).
-	SenderLate      uint64  `json:"sender_late,omitempty"`
+	// that lost frames while its sender was late or its receiver's socket
+	// dropped, or a generator-limited one, is run once more: on a shared
+	// host the next may pass).
+	SenderLate uint64 `json:"sender_late,omitempty"`
+	// ReceiverDrops counts frames the receiving socket dropped for want
+	// of buffer: the receiving host's loss, counted in the loss.
+	ReceiverDrops   uint64  `json:"receiver_drops,omitempty"`
 	SenderMaxSlipUs float64 `json:"sender_max_slip_us,omitempty"`
 	Tries           int     `json:"tries,omitempty"`
 }
