@@ -45,9 +45,14 @@ func (t Trial) LossRatio() float64 {
 	return float64(t.Lost()) / float64(t.Sent)
 }
 
+// JudgeCeiling is the highest share of the line rate whose trials go to
+// JudgeRate and FitBER: above it a line's own queue drops (and at the line
+// rate itself a paced generator's jitter fills a queue that never drains).
+const JudgeCeiling = 0.99
+
 // JudgeRate asks ber.JudgeRate whether the loss of one frame size's
-// trials (at or below the line rate: above it a line's own queue drops)
-// depends on the offered rate. Trials are pooled into bands of adjacent
+// trials (below JudgeCeiling of the line rate: above it a line's own
+// queue drops) depends on the offered rate. Trials are pooled into bands of adjacent
 // rates until each band expects at least ber.MinExpected frames lost and
 // received under the pooled ratio (Cochran's rule): low rates of a short
 // trial carry few frames each.
@@ -55,7 +60,7 @@ func JudgeRate(trials []Trial, lineFPS float64) (ber.RateJudgement, error) {
 	var in []Trial
 	var sent, lost float64
 	for _, t := range trials {
-		if t.Sent > 0 && t.FPS <= lineFPS*1.0001 {
+		if t.Sent > 0 && t.FPS <= lineFPS*JudgeCeiling {
 			in = append(in, t)
 			sent += float64(t.Sent)
 			lost += float64(t.Lost())
@@ -95,7 +100,7 @@ func JudgeRate(trials []Trial, lineFPS float64) (ber.RateJudgement, error) {
 }
 
 // FitBER fits BER and a size-independent loss (ber.Fit) to the trials of
-// every frame size at or below the line rate, pooled per size. lineFPS
+// every frame size below JudgeCeiling of the line rate, pooled per size. lineFPS
 // maps a frame size to its line rate, frames/s; bits is ber.EthernetIPBits
 // where the line corrupts the IP packet (the lab), ber.FrameBits on a real
 // Ethernet line.
@@ -103,7 +108,7 @@ func FitBER(trials []Trial, lineFPS func(frame int) float64, bits ber.Bits) (ber
 	by := map[int]*ber.Point{}
 	var sizes []int
 	for _, t := range trials {
-		if t.Sent == 0 || t.FPS > lineFPS(t.FrameBytes)*1.0001 {
+		if t.Sent == 0 || t.FPS > lineFPS(t.FrameBytes)*JudgeCeiling {
 			continue
 		}
 		p := by[t.FrameBytes]
