@@ -58,17 +58,24 @@ func runRFC2544(t *testing.T, l *Lab, args ...string) (*result.RFC2544, *result.
 }
 
 // TestRFC2544Throughput (issue 13, lab proof (a)): a 100 Mbit/s
-// Ethernet-framed path with a 64 kB queue, searched from a line of 120
-// Mbit/s: each size's zero-loss throughput is within 1 % of the line-rate
-// arithmetic for 100 Mbit/s, 100e6 / ((frame + 20) × 8) frames/s. The
-// search's resolution (0.5 % of 120 Mbit/s = 0.6 % of the truth) is the
-// error by construction: the zero-loss rate is the bracket's lower end.
-// Above the truth a 1 s trial overflows the queue from 0.52 % on (64 kB
-// in a second), so the search cannot pass above 100.6 % either.
+// Ethernet-framed path with a 64 kB queue, its line rate given as 100
+// Mbit/s, as RFC 2544 is run (the search starts at the media's rate):
+// each size's zero-loss throughput is within 1 % of the line-rate
+// arithmetic, 100e6 / ((frame + 20) × 8) frames/s. This proves the
+// frame-to-payload mapping, the generator's pacing and the framing count
+// together: a payload one byte too large at 1518 B (0.07 %) would not
+// show, but an overshoot of 0.5 % (the search's resolution) would, a 1 s
+// trial at 100.5 % overflowing the queue (62.5 kB over 64 kB). Then the
+// search proper, 1518 B under a line stated 1 % too fast (101 Mbit/s):
+// its first trial overflows the queue (125 kB in the second), and the
+// bisection must come back to within its resolution (0.5 % of 101
+// Mbit/s) below 8,127 frames/s. 64-byte frames (148,809 frames/s) are tried too; when this
+// host's generator or the lab's forwarder could not carry them the test
+// says so instead of judging them.
 func TestRFC2544Throughput(t *testing.T) {
 	needRoot(t)
 	l := startLab(t, "t2544tp", Direction{RateBps: 100e6, Delay: time.Millisecond, QueueBytes: 64_000})
-	_, d, labLimited := runRFC2544(t, l, "--rate", "120M", "--sizes", "128,512,1518", "--tests", "throughput", "--trial", "1s", "--resolution", "0.5")
+	_, d, labLimited := runRFC2544(t, l, "--rate", "100M", "--sizes", "64,128,512,1518", "--tests", "throughput", "--trial", "1s", "--resolution", "0.5")
 	for _, s := range d.Sizes {
 		want := rfc2544.LineFPS(100e6, s.FrameBytes)
 		tp := s.Throughput
@@ -81,12 +88,25 @@ func TestRFC2544Throughput(t *testing.T) {
 		for _, tr := range tp.Trials {
 			t.Logf("  trial %.0f frames/s (%.2f %%): %d sent, %d lost; sender late %d, slip %.1f ms, tries %d", tr.OfferedFPS, tr.PctOfLine, tr.Sent, tr.Sent-tr.Received, tr.SenderLate, tr.SenderMaxSlipUs/1e3, tr.Tries)
 		}
+		if s.FrameBytes == 64 && (tp.GeneratorLimitedFPS > 0 || labLimited != "") {
+			// 148,809 frames/s: the limit of this host's generator or of
+			// the lab's forwarder on 2 shared cores, said, not proven.
+			t.Logf("64 B: not proven here: generator-limited at %.0f frames/s; %s", tp.GeneratorLimitedFPS, orNone(labLimited))
+			continue
+		}
 		if tp.GeneratorLimitedFPS > 0 {
 			t.Errorf("%d B: this host could not generate %.0f frames/s: the lab proof needs a generator faster than the path", s.FrameBytes, tp.GeneratorLimitedFPS)
 		}
 		if math.Abs(tp.ZeroLossFPS-want) > 0.01*want {
 			t.Errorf("%d B: zero-loss throughput %.0f frames/s, want %.0f ± 1 %% (%s)", s.FrameBytes, tp.ZeroLossFPS, want, orNone(labLimited))
 		}
+	}
+	_, d, labLimited = runRFC2544(t, l, "--rate", "101M", "--sizes", "1518", "--tests", "throughput", "--trial", "1s", "--resolution", "0.5")
+	want := rfc2544.LineFPS(100e6, 1518)
+	if tp := d.Sizes[0].Throughput; tp == nil || math.Abs(tp.ZeroLossFPS-want) > 0.01*want || tp.GeneratorLimitedFPS > 0 {
+		t.Errorf("1518 B under a 101 Mbit/s line: %+v, want %.0f frames/s ± 1 %% (%s)", tp, want, orNone(labLimited))
+	} else {
+		t.Logf("1518 B under a 101 Mbit/s line: zero loss %.0f frames/s (%.2f %% of the truth) after %d trials", tp.ZeroLossFPS, 100*tp.ZeroLossFPS/want, len(tp.Trials))
 	}
 }
 
@@ -106,10 +126,13 @@ func TestRFC2544Latency(t *testing.T) {
 	_, d, _ := runRFC2544(t, l, "--rate", "100M", "--sizes", "512,1518", "--tests", "throughput,latency", "--trial", "1s", "--resolution", "2", "--latency-trials", "2")
 	up1, down1 := l.Lateness()
 	late := latenessQuantile(up0, up1, 0.5) + latenessQuantile(down0, down1, 0.5)
+	proven := 0
 	for _, s := range d.Sizes {
 		if s.Latency == nil || len(s.Latency.Trials) == 0 {
-			t.Skipf("%d B: no latency probe came back: this engine does not carry latency probes yet (UDPConfig.EchoEvery, branch fastudp)", s.FrameBytes)
+			t.Logf("%d B: no latency measured (see the warnings: a generator-limited search finds no rate to measure at)", s.FrameBytes)
+			continue
 		}
+		proven++
 		hold := rfc2544.ExpectedRTT(2*delay, s.FrameBytes, 100e6)
 		l := s.Latency.Summary
 		min := time.Duration(l.MinUs * 1e3)
@@ -118,6 +141,9 @@ func TestRFC2544Latency(t *testing.T) {
 		if min < hold-100*time.Microsecond || min > hold+tunFloor+late {
 			t.Errorf("%d B: minimum round trip %v, want %v to %v + %v (TUN) + %v (forwarder)", s.FrameBytes, min, hold, hold, tunFloor, late)
 		}
+	}
+	if proven == 0 {
+		t.Error("no size's latency was measured: nothing proven (rerun on a quieter host)")
 	}
 }
 
