@@ -280,8 +280,8 @@ func (p *pipe) tooBig(d Direction, to func(ip []byte) int, st *DirStats) func(*l
 // overshoot by about 1 ms on this kernel). It ends when ctx ends.
 //
 // A packet alone is written at its departure: the writer sleeps until
-// spinWindow before it and spins the rest. Packets closer together than
-// spinWindow (a stream: 148,809 packets/s of 64-byte frames are 6.7 µs
+// spinWindow before it and spins the rest. Packets whose departures are
+// closer together than spinWindow (a stream: 148,809 packets/s of 64-byte frames are 6.7 µs
 // apart) are written in batches instead: after a write, the writer
 // sleeps until the next departure, at least streamBatch, rather than
 // spinning to it, so each packet of a stream is late by about that much
@@ -294,18 +294,22 @@ func (p *pipe) routineWrite(ctx context.Context) error {
 	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
 	favour()
 	batch := make([][]*link.Packet, len(p.outs))
-	lastWrite := time.Duration(-time.Hour)
+	lastDep := time.Duration(-time.Hour) // the latest virtual departure written
 	for ctx.Err() == nil {
 		p.mu.Lock()
 		p.net.advance(p.now(), p.collect)
 		batch, p.ready = p.ready, batch
 		next, pending := p.net.next()
 		p.mu.Unlock()
+		for _, pks := range batch {
+			for _, pk := range pks {
+				lastDep = max(lastDep, pk.Time)
+			}
+		}
 		if wrote, err := p.writeOut(batch); wrote {
 			if err != nil && (errors.Is(err, os.ErrClosed) || ctx.Err() != nil) {
 				return nil
 			}
-			lastWrite = p.now()
 			p.flushICMP()
 			continue
 		}
@@ -320,7 +324,7 @@ func (p *pipe) routineWrite(ctx context.Context) error {
 		switch d := next - now; {
 		case d > spinWindow:
 			nanosleep(min(d-spinWindow, maxSleep))
-		case now-lastWrite < spinWindow:
+		case next-lastDep < spinWindow:
 			nanosleep(max(d, streamBatch)) // a stream: the next write takes what is due by then
 		default:
 			for p.now() < next { // the last stretch: nanosleep would overshoot it
