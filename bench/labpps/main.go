@@ -54,6 +54,7 @@ type opts struct {
 	load    float64 // fraction of line rate offered
 	probes  float64
 	pps     float64 // offered packets/s; 0 = load × line rate
+	gso     int     // datagrams per GSO send
 	profile string
 }
 
@@ -64,6 +65,7 @@ func parse() (opts, error) {
 	flag.DurationVar(&o.delay, "delay", 2*time.Millisecond, "one-way delay")
 	flag.Float64Var(&o.secs, "secs", 5, "seconds per size")
 	flag.Float64Var(&o.load, "load", 1, "offered load as a fraction of line rate")
+	flag.IntVar(&o.gso, "gso", 1, "datagrams per UDP GSO send of the generator (1 = none)")
 	flag.Float64Var(&o.pps, "pps", 0, "offered packets/s (overrides -load; with -rate 0, an unlimited path)")
 	flag.Float64Var(&o.probes, "probes", 300, "probes per second the other way (46-byte IP packets)")
 	flag.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile per size to PREFIX-SIZE.pprof")
@@ -130,7 +132,7 @@ func one(o opts, size int) error {
 	up0, _ := l.Lateness()
 	cpu0, wall0 := cpuTime(), time.Now()
 	tx := start(l.Client.NetNS, "send", "-to", l.Server.Addr.String()+":9000", "-size", fmt.Sprint(size-28),
-		"-pps", fmt.Sprint(offer), "-secs", secs)
+		"-pps", fmt.Sprint(offer), "-secs", secs, "-gso", fmt.Sprint(o.gso))
 	ptx := start(l.Server.NetNS, "send", "-to", l.Client.Addr.String()+":9001", "-size", "18",
 		"-pps", fmt.Sprint(o.probes), "-secs", secs)
 	var sr, psr sendReport
