@@ -346,14 +346,15 @@ func (p *pipe) routineWrite(ctx context.Context) error {
 	return nil
 }
 
-// favour raises the calling thread's priority (nice -10; the reader's
-// and the writer's threads, locked): on a machine whose cores are busy
-// with the endpoints under test and whatever else runs, a forwarder
-// thread that waits for a core lets the kernel's input queue overflow
-// (500 packets: 3.4 ms at 148,809 packets/s) and writes late. The lab
-// stands for hardware that does not wait for a core; its threads spin
-// only before isolated packets (at most spinWindow) and sleep otherwise.
-// Without the privilege (not root) it does nothing.
+// favour raises the calling thread's priority to nice -10 (the
+// writer's thread, locked): on a machine whose cores are busy with the
+// endpoints under test and whatever else runs, a writer that waits for
+// a core writes late. The lab stands for hardware that does not wait
+// for a core; the writer spins only before isolated packets (at most
+// spinWindow) and sleeps otherwise. (The readers are goroutines on any
+// thread: locking one to a thread of its own made each wake-up a hand-off
+// between threads and dropped more.) Without the privilege it does
+// nothing.
 func favour() { _ = unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), -10) }
 
 func nanosleep(d time.Duration) {
