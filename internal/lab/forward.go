@@ -353,8 +353,8 @@ func (p *pipe) routineWrite(ctx context.Context) error {
 // for a core; the writer spins only before isolated packets (at most
 // spinWindow) and sleeps otherwise. (The readers are goroutines on any
 // thread: locking one to a thread of its own made each wake-up a hand-off
-// between threads and dropped more.) Without the privilege it does
-// nothing.
+// between threads and dropped more in the one run tried.) Without the
+// privilege it does nothing.
 func favour() { _ = unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), -10) }
 
 func nanosleep(d time.Duration) {
