@@ -40,56 +40,75 @@ type sendReport struct {
 
 // send paces size-byte datagrams to addr at pps for secs, in sendmmsg
 // batches, on a locked thread sleeping with nanosleep and 1 ns slack.
+// With -gso N each message is N datagrams in one UDP GSO send
+// (UDP_SEGMENT), which the TUN device hands to the forwarder as one
+// super-packet.
 func send(args []string) error {
 	fs := flag.NewFlagSet("send", flag.ExitOnError)
 	to := fs.String("to", "", "destination host:port")
 	size := fs.Int("size", 18, "UDP payload bytes (>= 16)")
 	pps := fs.Float64("pps", 1000, "packets per second")
 	secs := fs.Float64("secs", 5, "seconds")
+	gso := fs.Int("gso", 1, "datagrams per GSO send (1 = no GSO; at most 64)")
 	_ = fs.Parse(args)
-	if *size < 16 {
-		return errors.New("size below 16")
+	if *size < 16 || *gso < 1 || *gso > 64 {
+		return errors.New("size below 16, or gso outside 1..64")
 	}
 	c, err := net.Dial("udp4", *to)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	_ = c.(*net.UDPConn).SetWriteBuffer(4 << 20)
-	pc := ipv4.NewPacketConn(c.(*net.UDPConn))
+	uc := c.(*net.UDPConn)
+	_ = uc.SetWriteBuffer(4 << 20)
+	if *gso > 1 {
+		rc, _ := uc.SyscallConn()
+		_ = rc.Control(func(fd uintptr) { err = unix.SetsockoptInt(int(fd), unix.IPPROTO_UDP, unix.UDP_SEGMENT, *size) })
+		if err != nil {
+			return fmt.Errorf("UDP_SEGMENT: %w", err)
+		}
+	}
 	runtime.LockOSThread()
 	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+	rep := pace(ipv4.NewPacketConn(uc), *size, *gso, *pps, *secs)
+	return json.NewEncoder(os.Stdout).Encode(rep)
+}
+
+// pace sends gso datagrams per message, as many messages per sendmmsg
+// as are due (at most 64).
+func pace(pc *ipv4.PacketConn, size, gso int, pps, secs float64) sendReport {
 	const batch = 64
 	msgs := make([]ipv4.Message, batch)
 	for i := range msgs {
-		msgs[i].Buffers = [][]byte{make([]byte, *size)}
+		msgs[i].Buffers = [][]byte{make([]byte, size*gso)}
 	}
 	rep := sendReport{}
 	start := mono()
-	end := start + int64(*secs*1e9)
+	end := start + int64(secs*1e9)
 	for now := start; now < end; now = mono() {
-		due := int(float64(now-start)*(*pps)/1e9) + 1 - rep.Sent
+		due := (int(float64(now-start)*pps/1e9) + gso - rep.Sent) / gso // messages
 		if due <= 0 {
-			gap := int64(1e9 / *pps)
-			ts := unix.NsecToTimespec(max(gap, 20_000))
+			ts := unix.NsecToTimespec(max(int64(1e9*float64(gso)/pps), 20_000))
 			_ = unix.Nanosleep(&ts, nil)
 			continue
 		}
 		n := min(due, batch)
 		for i := range n {
 			b := msgs[i].Buffers[0]
-			binary.LittleEndian.PutUint64(b[0:], uint64(rep.Sent+i))
-			binary.LittleEndian.PutUint64(b[8:], uint64(mono()))
+			for j := range gso {
+				binary.LittleEndian.PutUint64(b[j*size:], uint64(rep.Sent+i*gso+j))
+				binary.LittleEndian.PutUint64(b[j*size+8:], uint64(mono()))
+			}
 		}
 		k, err := pc.WriteBatch(msgs[:n], 0)
 		if err != nil {
 			rep.Errors++
 		}
-		rep.Sent += max(k, 0)
+		rep.Sent += max(k, 0) * gso
 	}
 	rep.Secs = float64(mono()-start) / 1e9
 	rep.PPS = float64(rep.Sent) / rep.Secs
-	return json.NewEncoder(os.Stdout).Encode(rep)
+	return rep
 }
 
 // recvReport is what the receiver prints: packets, the rate between the

@@ -23,6 +23,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/fullpipe/fullpipe/internal/lab"
 )
 
@@ -51,6 +53,8 @@ type opts struct {
 	secs    float64
 	load    float64 // fraction of line rate offered
 	probes  float64
+	pps     float64 // offered packets/s; 0 = load × line rate
+	gso     int     // datagrams per GSO send
 	profile string
 }
 
@@ -61,6 +65,8 @@ func parse() (opts, error) {
 	flag.DurationVar(&o.delay, "delay", 2*time.Millisecond, "one-way delay")
 	flag.Float64Var(&o.secs, "secs", 5, "seconds per size")
 	flag.Float64Var(&o.load, "load", 1, "offered load as a fraction of line rate")
+	flag.IntVar(&o.gso, "gso", 1, "datagrams per UDP GSO send of the generator (1 = none)")
+	flag.Float64Var(&o.pps, "pps", 0, "offered packets/s (overrides -load; with -rate 0, an unlimited path)")
 	flag.Float64Var(&o.probes, "probes", 300, "probes per second the other way (46-byte IP packets)")
 	flag.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile per size to PREFIX-SIZE.pprof")
 	flag.Parse()
@@ -79,8 +85,8 @@ func bench() error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%-5s %9s %9s %9s %7s %7s %8s %8s %8s %8s %8s %9s %9s %7s %s\n", "ip_B", "line_pps", "sent_pps",
-		"recv_pps", "recv_%", "lost", "owd_p50", "owd_p99", "late_p50", "late_p99", "late_max", "probe_p50", "probe_want", "probe_lost", "overload")
+	fmt.Println("ip_B  line_pps  sent_pps recv_pps  got_% fwd_rdrop stalls late_% path_drop sock_drop fwd_cpu" +
+		" late_p50 late_p99 owd_p50 probe_p50 probe_want probe_lost lab_limited(up,down)")
 	for _, size := range o.sizes {
 		if err := one(o, size); err != nil {
 			return fmt.Errorf("%d B: %w", size, err)
@@ -112,13 +118,21 @@ func one(o opts, size int) error {
 		defer pprof.StopCPUProfile()
 	}
 	line := o.rate / float64((size+38)*8)
+	offer := line * o.load
+	if o.pps > 0 {
+		offer = o.pps
+	}
+	if o.rate == 0 {
+		line = offer // an unlimited path: judged against what was offered
+	}
 	secs := fmt.Sprint(o.secs)
 	rx := start(l.Server.NetNS, "recv", "-l", l.Server.Addr.String()+":9000", "-secs", fmt.Sprint(o.secs+10))
 	prx := start(l.Client.NetNS, "recv", "-l", l.Client.Addr.String()+":9001", "-secs", fmt.Sprint(o.secs+10))
 	time.Sleep(300 * time.Millisecond)
-	up0, down0 := l.Lateness()
+	up0, _ := l.Lateness()
+	cpu0, wall0 := cpuTime(), time.Now()
 	tx := start(l.Client.NetNS, "send", "-to", l.Server.Addr.String()+":9000", "-size", fmt.Sprint(size-28),
-		"-pps", fmt.Sprint(line*o.load), "-secs", secs)
+		"-pps", fmt.Sprint(offer), "-secs", secs, "-gso", fmt.Sprint(o.gso))
 	ptx := start(l.Server.NetNS, "send", "-to", l.Client.Addr.String()+":9001", "-size", "18",
 		"-pps", fmt.Sprint(o.probes), "-secs", secs)
 	var sr, psr sendReport
@@ -131,14 +145,22 @@ func one(o opts, size int) error {
 			return err
 		}
 	}
-	up1, down1 := l.Lateness()
+	up1, _ := l.Lateness()
+	cpu := float64(cpuTime()-cpu0) / float64(time.Since(wall0))
 	fmt.Fprintf(os.Stderr, "%d B: sock drops %d (probes %d); client fp0 %s; server fp0 %s\n", size, rr.SockDrops, prr.SockDrops,
 		devStats(l.Client.NetNS), devStats(l.Server.NetNS))
 	st := l.Snapshot()
 	lu := quantBuckets(diff(up1, up0))
 	want := float64(o.delay)/1e6 + float64((46+38)*8)/o.rate*1e3
-	fmt.Printf("%-5d %9.0f %9.0f %9.0f %7.2f %7d %8.3f %8.3f %8.3f %8.3f %8.3f %9.3f %9.3f %7d %s\n", size, line, sr.PPS, rr.PPS,
-		100*rr.PPS/line, sr.Sent-rr.Received, rr.OWDP50Ms, rr.OWDP99Ms, lu[0], lu[1], lu[2], prr.OWDP50Ms, want, psr.Sent-prr.Received, overload(st, down1, down0))
+	u := st.Up
+	var path uint64
+	for _, n := range u.Drops {
+		path += n
+	}
+	fmt.Printf("%-5d %9.0f %9.0f %8.0f %6.2f %9d %6d %6.2f %9d %9d %7.2f %8.3f %8.3f %7.3f %9.3f %10.3f %10d %v,%v\n",
+		size, line, sr.PPS, rr.PPS, 100*float64(rr.Received)/float64(max(sr.Sent, 1)), u.ReadDrops, u.ReadStalls,
+		100*float64(u.LatePackets)/float64(max(u.TxPackets, 1)), path, rr.SockDrops, cpu, lu[0], lu[1], rr.OWDP50Ms,
+		prr.OWDP50Ms, want, psr.Sent-prr.Received, u.LabLimited, st.Down.LabLimited)
 	return nil
 }
 
@@ -170,29 +192,6 @@ func quantBuckets(h []uint64) [3]float64 {
 			out[2] = ms
 		}
 		acc += c
-	}
-	return out
-}
-
-// overload summarises what the lab says of itself: its drops by cause
-// per direction (JSON of the snapshot's drops) and the probe direction's
-// lateness p99.
-func overload(st lab.Stats, down1, down0 []uint64) string {
-	q := quantBuckets(diff(down1, down0))
-	dir := func(d lab.DirectionStats) map[string]any {
-		return map[string]any{"path_drops": nonzero(d.Drops), "rx": d.RxPackets, "fwd": d.TxPackets,
-			"read_drops": d.ReadDrops, "stalls": d.ReadStalls, "write_drops": d.WriteDrops, "late": d.LatePackets, "lab_limited": d.LabLimited}
-	}
-	b, _ := json.Marshal(map[string]any{"up": dir(st.Up), "down": dir(st.Down), "down_late_p99_ms": q[1]})
-	return string(b)
-}
-
-func nonzero(m map[string]uint64) map[string]uint64 {
-	out := map[string]uint64{}
-	for k, v := range m {
-		if v > 0 {
-			out[k] = v
-		}
 	}
 	return out
 }
@@ -241,4 +240,12 @@ func devStats(ns string) string {
 	snmp, _ := exec.Command("ip", "netns", "exec", ns, "sh", "-c", "grep ^Udp: /proc/net/snmp | tail -1").Output()
 	return fmt.Sprintf("rx %d dropped %d, tx %d dropped %d; %s", rx["packets"], rx["dropped"], tx["packets"], tx["dropped"],
 		strings.TrimSpace(string(snmp)))
+}
+
+// cpuTime is this process's CPU time (the forwarder; the endpoints are
+// child processes and not counted).
+func cpuTime() time.Duration {
+	var ru unix.Rusage
+	_ = unix.Getrusage(unix.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
