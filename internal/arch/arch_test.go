@@ -25,7 +25,7 @@ var layers = [][]string{
 	// The methods' mathematics: pure, no sockets; RFC 6349's judgement
 	// reads the trains'.
 	{"internal/train", "internal/train/traintest", "internal/sweep", "internal/pathmtu", "internal/ber", "internal/ping"},
-	{"internal/rfc6349"},
+	{"internal/rfc6349", "internal/rfc2544"},
 	// The control protocol's messages and rules; STAMP's (RFC 8762)
 	// packets, with its small UDP reflector and sender, which need only
 	// the words and tools below (sockopt's receive stamps, stats).

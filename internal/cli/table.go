@@ -63,6 +63,7 @@ func table() []spec {
 		pingSpec(), unreachSpec(),
 		stampSpec(),
 		reflectorSpec(),
+		rfc2544Spec(),
 		controllerSpec(),
 		agentSpec(),
 		fleetSpec(),

@@ -157,6 +157,7 @@ var outOfRange = map[string][][]string{
 	"trains":                 {{"127.0.0.1", "--rate", "10M", "--rtt", "20ms", "--mtu", "100"}, {"127.0.0.1", "--rate", "10M", "--rtt", "11"}},
 	"ping":                   {{"127.0.0.1", "-n", "0"}, {"127.0.0.1", "-s", "8"}, {"127.0.0.1", "--rate-search", "--max-rate", "30000"}, {"127.0.0.1", "--rate-search", "--loss-ratio", "0"}},
 	"unreach":                {{"127.0.0.1", "--port", "0"}, {"127.0.0.1", "-i", "10us"}},
+	"rfc2544":                {{"127.0.0.1", "--rate", "0"}, {"127.0.0.1", "--rate", "10M", "--sizes", "32"}, {"127.0.0.1", "--rate", "10M", "--trial", "10ms"}, {"127.0.0.1", "--rate", "10M", "--tests", "latency"}},
 	"lab up":                 {{"--loss", "2"}, {"--profile", "nosuch"}, {"--rate", "fast"}, {"--up-rtt", "soon"}},
 	"lab exec":               {{"router", "--", "true"}},
 	"demo":                   {{"-t", "0"}},

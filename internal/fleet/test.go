@@ -46,6 +46,8 @@ func (t Test) Decode() (any, error) {
 		return decode[result.PingConfig](t)
 	case "stamp":
 		return decode[result.STAMPConfig](t)
+	case "rfc2544":
+		return decode[result.RFC2544Config](t)
 	}
 	return nil, fmt.Errorf("test kind %q: want one of %v", t.Kind, Kinds())
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/rfc2544"
 	"github.com/fullpipe/fullpipe/internal/units"
 )
 
@@ -68,6 +69,8 @@ func pageOf(d result.Doc) (page, error) {
 		return page{"Single-ended test (no responder)", "ping", newPingView(r), r.Config, pingFooter}, nil
 	case *result.STAMP:
 		return page{"STAMP session (RFC 8762)", "stamp", newSTAMPView(r), r.Config, stampFooter}, nil
+	case *result.RFC2544:
+		return page{"RFC 2544 benchmarks", "rfc2544", newRFC2544View(r), r.Config, rfc2544Footer}, nil
 	}
 	return page{}, &UnknownError{d}
 }
@@ -116,9 +119,10 @@ var funcs = template.FuncMap{
 		}
 		return fmt.Sprintf("%.1f %%", a/b*100)
 	},
-	"join": func(s []string) string { return strings.Join(s, " ") },
-	"list": func(f ...figure) []figure { return f },
-	"mtu":  mtuText,
+	"join":      func(s []string) string { return strings.Join(s, " ") },
+	"list":      func(f ...figure) []figure { return f },
+	"mtu":       mtuText,
+	"frameMbps": func(fps float64, frame int) string { return mbps(rfc2544.FrameBps(fps, frame)) },
 }
 
 // pages is the shared page and every document's body.
@@ -126,6 +130,7 @@ var pages = parse("page", pageTemplate, "rfc6349", rfc6349Body, "tcp", tcpBody, 
 	"trains", trainsBody, "sweep-window", windowSweepBody, "sweep-msglen", msgLenBody,
 	"ping", pingBody,
 	"stamp", stampBody,
+	"rfc2544", rfc2544Body,
 )
 
 // parse reads name, source pairs into one set of templates.

@@ -47,6 +47,8 @@ func Text(w io.Writer, d result.Doc) error {
 		pingText(ew, r)
 	case *result.STAMP:
 		stampText(ew, r)
+	case *result.RFC2544:
+		rfc2544Text(ew, r)
 	default:
 		return &UnknownError{d}
 	}

@@ -40,6 +40,7 @@ func Kinds() []Kind {
 		{"sweep msglen", "sweep-msglen", func() Doc { return new(MsgLenSweep) }},
 		{"ping", "ping", func() Doc { return new(Ping) }},
 		{"stamp", "stamp", func() Doc { return new(STAMP) }},
+		{"rfc2544", "rfc2544", func() Doc { return new(RFC2544) }},
 	}
 }
 

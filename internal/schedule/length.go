@@ -118,6 +118,7 @@ var kinds = []kind{
 	{"stamp", false, costOf(func(c result.STAMPConfig, _ time.Duration) (cost, error) {
 		return cost{run: c.Span(), sessions: 1}, nil
 	})},
+	{"rfc2544", true, costOf(rfc2544Cost)},
 }
 
 func kindOf(name string) (kind, error) {
