@@ -47,14 +47,21 @@ type UDPSender struct {
 	Packets atomic.Uint64
 	Bytes   atomic.Uint64
 	Probes  atomic.Uint64 // of Packets, latency probes (UDPSpec.EchoEvery)
-	Late    atomic.Uint64 // datagrams sent more than LateSlip behind their schedule
+	Late    atomic.Uint64 // datagrams sent more than LateSlip and more than one gap behind their schedule
 	MaxSlip atomic.Int64  // the most any datagram was behind its schedule, ns
 }
 
 // LateSlip is how far behind its schedule a datagram must be sent to count
 // as late: 1 ms, ten times nanosleep's overshoot here, is 12.5 kB of
-// back-to-back packets at 100 Mbit/s.
+// back-to-back packets at 100 Mbit/s. A datagram must also be more than
+// one gap behind (lateThreshold): at 41 frames/s, 24 ms apart, a datagram
+// 2 ms late still leaves 22 ms before the next and bunches with nothing.
 const LateSlip = time.Millisecond
+
+// lateThreshold is how far behind its schedule a datagram of a stream
+// with gap between datagrams counts as late: sent after the next one was
+// due, in a catch-up burst, and more than LateSlip.
+func lateThreshold(gap time.Duration) time.Duration { return max(LateSlip, gap) }
 
 // GeneratorLimited reports whether a sender that sent sent datagrams of
 // the scheduled, late of them more than LateSlip behind, could not hold
@@ -67,9 +74,10 @@ func GeneratorLimited(sent, scheduled, late uint64) bool {
 	return float64(sent) < 0.995*float64(scheduled) || float64(late) > 0.05*float64(sent)
 }
 
-// slipped records a datagram sent slip behind its schedule.
-func (s *UDPSender) slipped(slip time.Duration) {
-	if slip > LateSlip {
+// slipped records a datagram sent slip behind its schedule, in a stream
+// with gap between datagrams.
+func (s *UDPSender) slipped(slip, gap time.Duration) {
+	if slip > lateThreshold(gap) {
 		s.Late.Add(1)
 	}
 	if int64(slip) > s.MaxSlip.Load() {
@@ -172,11 +180,11 @@ func (s *UDPSender) sent(spec UDPSpec, seq uint64, n int, slip time.Duration) {
 		e := uint64(spec.EchoEvery)
 		s.Probes.Add((seq+uint64(n))/e - seq/e)
 	}
-	s.slipped(slip)
-	if slip > LateSlip {
+	gap := packetGap(spec.Size, spec.RateBps)
+	s.slipped(slip, gap)
+	if t := lateThreshold(gap); slip > t {
 		// the batch's later datagrams were due later, by a gap each
-		gap := packetGap(spec.Size, spec.RateBps)
-		s.Late.Add(uint64(min(int64(n-1), int64((slip-LateSlip)/gap))))
+		s.Late.Add(uint64(min(int64(n-1), int64((slip-t)/gap))))
 	}
 }
 

@@ -157,3 +157,34 @@ func TestBatchesShort(t *testing.T) {
 		t.Errorf("a batch of %d datagrams: want ≤ 8 (50 µs at 148,809/s)", m)
 	}
 }
+
+// TestLateIsBehindByAGap: a datagram counts as late when it went out more
+// than 1 ms and more than one gap behind its schedule (after the next one
+// was due); in a slow stream a few ms of slip bunches with nothing.
+func TestLateIsBehindByAGap(t *testing.T) {
+	slow := UDPSpec{Size: 1472, RateBps: 1472 * 8 * 41} // 41 datagrams/s, 24.4 ms apart
+	fast := UDPSpec{Size: 18, RateBps: 18 * 8 * 148_809}
+	cases := []struct {
+		name string
+		spec UDPSpec
+		n    int
+		slip time.Duration
+		late uint64
+	}{
+		{"slow, 2 ms behind", slow, 1, 2 * time.Millisecond, 0},
+		{"slow, 23 ms behind", slow, 1, 23 * time.Millisecond, 0},
+		{"slow, 30 ms behind", slow, 1, 30 * time.Millisecond, 1},
+		{"fast, 0.9 ms behind", fast, 8, 900 * time.Microsecond, 0},
+		// 1.1 ms behind: the first is late, and so are the batch's next
+		// ones while they are still more than 1 ms behind (0.1 ms / 6.7 µs
+		// = 14 more gaps of room, capped by the 7 left in the batch).
+		{"fast, 1.1 ms behind", fast, 8, 1100 * time.Microsecond, 8},
+	}
+	for _, c := range cases {
+		var s UDPSender
+		s.sent(c.spec, 0, c.n, c.slip)
+		if got := s.Late.Load(); got != c.late {
+			t.Errorf("%s: late %d, want %d", c.name, got, c.late)
+		}
+	}
+}
