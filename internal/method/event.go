@@ -23,6 +23,9 @@ const (
 	StepRTT    Step = "rtt"
 	StepTrains Step = "trains"
 	StepMsgLen Step = "msglen"
+	// Y.1564's two tests.
+	StepY1564Config Step = "y1564-config"
+	StepY1564Perf   Step = "y1564-performance"
 )
 
 // Title is the step as the live view heads it.
@@ -40,6 +43,10 @@ func (s Step) Title() string {
 		return "4. TCP throughput"
 	case StepShaping:
 		return "5. shaping vs policing"
+	case StepY1564Config:
+		return "Y.1564 service configuration test"
+	case StepY1564Perf:
+		return "Y.1564 service performance test"
 	}
 	return string(s)
 }

@@ -10,7 +10,7 @@ import (
 
 // Execute runs any test or method on n: cfg is an engine test's config
 // (result.TCPConfig, UDPConfig, RTTConfig, PMTUConfig) or a method's
-// (RFC6349Config, WindowSweepConfig, MsgLenSweepConfig, TrainsConfig).
+// (RFC6349Config, WindowSweepConfig, MsgLenSweepConfig, TrainsConfig, Y1564Config).
 // progress hears each step start and finish, its samples, lines and
 // warnings; the document is returned whole at the end (partial, with an
 // error wrapping result.ErrPartial, when stopped early). It is what the
@@ -23,6 +23,8 @@ func Execute(ctx context.Context, n Network, cfg any, progress Progress) (result
 		return step(StepSweep, progress, func() (*result.WindowSweep, error) { return RunWindowSweep(ctx, n, c, progress) })
 	case result.MsgLenSweepConfig:
 		return step(StepMsgLen, progress, func() (*result.MsgLenSweep, error) { return RunMsgLenSweep(ctx, n, c, progress) })
+	case result.Y1564Config:
+		return document(RunY1564(ctx, n, c, progress))
 	case result.TrainsConfig:
 		return step(StepTrains, progress, func() (*result.Trains, error) { return Trains(ctx, n, c, progress) })
 	case result.TCPConfig:

@@ -38,6 +38,7 @@ func Kinds() []Kind {
 		{"rfc6349", "rfc6349", func() Doc { return new(RFC6349) }},
 		{"sweep window", "sweep-window", func() Doc { return new(WindowSweep) }},
 		{"sweep msglen", "sweep-msglen", func() Doc { return new(MsgLenSweep) }},
+		{"y1564", "y1564", func() Doc { return new(Y1564) }},
 	}
 }
 
