@@ -60,6 +60,7 @@ func table() []spec {
 		rfc6349Spec(),
 		sweepSpec(),
 		trainsSpec(),
+		y1564Spec(),
 		controllerSpec(),
 		agentSpec(),
 		fleetSpec(),

@@ -153,6 +153,7 @@ var outOfRange = map[string][][]string{
 	"sweep window":           {{"127.0.0.1", "--baseline-probes", "1"}, {"127.0.0.1", "-t", "61"}},
 	"sweep msglen":           {{"127.0.0.1", "--udp-rate", "0"}, {"127.0.0.1", "--sizes", "0"}},
 	"trains":                 {{"127.0.0.1", "--rate", "10M", "--rtt", "20ms", "--mtu", "100"}, {"127.0.0.1", "--rate", "10M", "--rtt", "11"}},
+	"y1564":                  {{"127.0.0.1"}, {"127.0.0.1", "--service", "name=a,cir=0"}, {"127.0.0.1", "--service", "name=a,cir=1M,frame=40"}, {"127.0.0.1", "--service", "name=a,cir=1M", "--steps", "150"}, {"127.0.0.1", "--service", "name=a,cir=1M,color=red"}},
 	"lab up":                 {{"--loss", "2"}, {"--profile", "nosuch"}, {"--rate", "fast"}, {"--up-rtt", "soon"}},
 	"lab exec":               {{"router", "--", "true"}},
 	"demo":                   {{"-t", "0"}},

@@ -2,6 +2,7 @@ package method
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -47,6 +48,12 @@ func RunY1564(ctx context.Context, n Network, cfg result.Y1564Config, progress P
 		err = r.perfTest()
 	}
 	r.judge()
+	if err != nil && (errors.Is(err, result.ErrPartial) || ctx.Err() != nil) {
+		r.out.Partial, r.out.PartialReason = true, err.Error()
+		if !errors.Is(err, result.ErrPartial) {
+			err = fmt.Errorf("%w: %v", result.ErrPartial, err)
+		}
+	}
 	return r.out, err
 }
 

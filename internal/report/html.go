@@ -64,6 +64,8 @@ func pageOf(d result.Doc) (page, error) {
 		return page{"Window sweep", "sweep-window", newWindowSweepView(r), r.Config, windowSweepFooter}, nil
 	case *result.MsgLenSweep:
 		return page{"Message-length sweep", "sweep-msglen", newMsgLenView(r), r.Config, msgLenFooter}, nil
+	case *result.Y1564:
+		return page{"ITU-T Y.1564 service activation test", "y1564", newY1564View(r), r.Config, y1564Footer}, nil
 	}
 	return page{}, &UnknownError{d}
 }
@@ -118,7 +120,7 @@ var funcs = template.FuncMap{
 
 // pages is the shared page and every document's body.
 var pages = parse("page", pageTemplate, "rfc6349", rfc6349Body, "tcp", tcpBody, "udp", udpBody, "rtt", rttBody, "mtu", mtuBody,
-	"trains", trainsBody, "sweep-window", windowSweepBody, "sweep-msglen", msgLenBody)
+	"trains", trainsBody, "sweep-window", windowSweepBody, "sweep-msglen", msgLenBody, "y1564", y1564Body)
 
 // parse reads name, source pairs into one set of templates.
 func parse(pairs ...string) *template.Template {

@@ -43,6 +43,8 @@ func Text(w io.Writer, d result.Doc) error {
 		windowSweepText(ew, r)
 	case *result.MsgLenSweep:
 		msgLenSweepText(ew, r)
+	case *result.Y1564:
+		y1564Text(ew, r)
 	default:
 		return &UnknownError{d}
 	}

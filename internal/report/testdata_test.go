@@ -25,6 +25,7 @@ var keyFigures = map[string]struct{ text, html []string }{
 	"rfc6349":      {[]string{"RFC 6349 verdict"}, []string{"Verdict:", "Window walk", "<svg"}},
 	"sweep window": {[]string{"773.62 Mbit/s", "5,792 B (5.66 KiB)"}, []string{"773.62 Mbit/s", "5,792 B (5.66 KiB)", "goodput against the window"}},
 	"sweep msglen": {[]string{"TCP goodput", "1,024 B (1.00 KiB)"}, []string{"TCP goodput", "UDP received", "1,024 B (1.00 KiB)"}},
+	"y1564":        {[]string{"data, up: FAIL", "not policed: IR 32.50 Mbit/s", "Y.1564 verdict: FAIL"}, []string{"Y.1564 verdict: FAIL", "32.50 Mbit/s", "not policed", "information rate per step", "<svg"}},
 }
 
 // TestOldDocuments: every document an earlier binary emitted

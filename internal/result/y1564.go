@@ -142,6 +142,10 @@ type Y1564 struct {
 	Services []Y1564Service `json:"services"`
 	Verdict  y1564.Verdict  `json:"verdict"`
 	Warnings []string       `json:"warnings"`
+	// Partial: stopped early (Ctrl-C, a responder that vanished); the
+	// steps not run are missing and their services FAIL.
+	Partial       bool   `json:"partial"`
+	PartialReason string `json:"partial_reason,omitempty"`
 }
 
 // Y1564Service is one service in one direction: its configuration steps,
