@@ -42,6 +42,8 @@ func (t Test) Decode() (any, error) {
 		return decode[result.WindowSweepConfig](t)
 	case "sweep-msglen":
 		return decode[result.MsgLenSweepConfig](t)
+	case "y1564":
+		return decode[result.Y1564Config](t)
 	}
 	return nil, fmt.Errorf("test kind %q: want one of %v", t.Kind, Kinds())
 }

@@ -106,7 +106,7 @@ func TestY1564ConfigRefused(t *testing.T) {
 		mod  func(*result.Y1564Config)
 		says string
 	}{
-		{"no services", func(c *result.Y1564Config) { c.Services = nil }, "0 services"},
+		{"no services", func(c *result.Y1564Config) { c.Services = nil }, "0 services: 1 to 8 are required"},
 		{"twice", func(c *result.Y1564Config) { c.Services[1].Name = "data" }, "named twice"},
 		{"tiny frames", func(c *result.Y1564Config) { c.Services[0].FrameBytes = 64 }, "step"},
 		{"step above CIR", func(c *result.Y1564Config) { c.StepsPct = []float64{50, 120} }, "120"},

@@ -81,7 +81,7 @@ func (c Y1564Config) WithDefaults() Y1564Config {
 func (c Y1564Config) Validate() error {
 	switch {
 	case len(c.Services) < 1 || len(c.Services) > MaxY1564Services:
-		return fmt.Errorf("%d services: want 1 to %d (--service name=...,cir=...)", len(c.Services), MaxY1564Services)
+		return fmt.Errorf("%d services: 1 to %d are required (--service name=...,cir=...)", len(c.Services), MaxY1564Services)
 	case c.SkipConfig && c.SkipPerf:
 		return fmt.Errorf("both tests skipped: nothing to run")
 	case c.StepTime < MinStepDuration || c.PerfTime < MinStepDuration:

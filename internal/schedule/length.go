@@ -113,6 +113,7 @@ var kinds = []kind{
 	{"rfc6349", true, costOf(rfc6349Cost)},
 	{"sweep-window", true, costOf(windowSweepCost)},
 	{"sweep-msglen", true, costOf(func(c result.MsgLenSweepConfig, _ time.Duration) (cost, error) { return msgLenCost(c), nil })},
+	{"y1564", true, costOf(y1564Cost)},
 }
 
 func kindOf(name string) (kind, error) {
