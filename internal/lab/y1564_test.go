@@ -1,0 +1,104 @@
+package lab
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/result/resulttest"
+	"github.com/fullpipe/fullpipe/internal/y1564"
+)
+
+// runY1564 runs fullpipe y1564 (up) from the client namespace against a
+// responder in the server namespace; its document must validate against
+// docs/schema/y1564.schema.json.
+func runY1564(t *testing.T, ctx context.Context, bin string, l *Lab, args ...string) result.Y1564 {
+	t.Helper()
+	var raw json.RawMessage
+	_ = clientJSON(t, ctx, l, &raw, append([]string{bin, "y1564", l.Server.Addr.String(), "--json", "--direction", "up"}, args...)...) // FAIL exits 1; the test judges the JSON
+	resulttest.Validate(t, raw)
+	var r result.Y1564
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range r.Services {
+		for _, st := range append(s.Steps, derefStep(s.Performance)...) {
+			t.Logf("%s %s %s: offered %.3f, IR %.3f Mbit/s, FLR %.3g %%, avail %.4g %%: %s %v", s.Name, s.Direction, st.Step.Name(),
+				st.Figures.OfferedBps/1e6, st.Figures.IRBps/1e6, st.Figures.FLRPct, st.Figures.AvailPct, st.Judgement.Verdict, st.Judgement.Reasons)
+		}
+	}
+	return r
+}
+
+func derefStep(s *result.Y1564Step) []result.Y1564Step {
+	if s == nil {
+		return nil
+	}
+	return []result.Y1564Step{*s}
+}
+
+// TestY1564Policer: a 100 Mbit/s, 5 ms path with a policer at CIR + EIR
+// of the data service (CIR 20 + EIR 10 Mbit/s of 512-byte frames). The
+// lab's policer counts IP bytes, frame − 18: 30 Mbit/s of frames is
+// 30 M × 494 / 512 = 28.945 Mbit/s of IP, and its 64,000-byte bucket
+// 66,332 B of frames (the service's burst=). Each step runs 3 s.
+//
+//   - The CIR steps (5 to 20 Mbit/s) pass: the policer's rate is above
+//     them, its bucket holds any catch-up burst of this host's sender.
+//   - CIR + EIR (30 Mbit/s, the policer's rate) passes: the IR reaches
+//     the CIR; what the policer drops of the sender's jitter is above it.
+//   - The policing step offers 32.5 Mbit/s; a policer passes its rate
+//     plus its bucket over the step: 30 M + 66,332 × 8 / 3 s = 30.18
+//     Mbit/s. It is flagged "policed" with the IR within the judgement's
+//     own tolerance of 30 Mbit/s (bucket over the step, two frames, 0.5 %:
+//     0.33 Mbit/s), and passes.
+//
+// Then the performance test (5 s) runs data at its CIR beside a second
+// service, voice (CIR 5 Mbit/s, 256-byte frames, DSCP 46): 24 Mbit/s of
+// IP under the policer's 28.9, so both pass, every second available,
+// each IR within 1 % of its CIR (the receiver's count over its own span).
+func TestY1564Policer(t *testing.T) {
+	needRoot(t)
+	bin := buildFullpipe(t)
+	l := startLab(t, "ty1564", Direction{RateBps: 100e6, Delay: 5 * time.Millisecond, PoliceBps: 30_000_000 * 494 / 512, PoliceBurst: 64000})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	startResponder(t, ctx, bin, l)
+	data := "name=data,cir=20M,eir=10M,frame=512,burst=66332,flr=0.1,avail=99.9"
+	r := runY1564(t, ctx, bin, l, "--service", data, "--step-time", "3s", "--skip-perf")
+	if len(r.Services) != 1 || len(r.Services[0].Steps) != 6 {
+		t.Fatalf("services %+v", r.Services)
+	}
+	steps := r.Services[0].Steps
+	for _, st := range steps[:5] {
+		if st.Judgement.Verdict != y1564.Pass {
+			t.Errorf("%s: %s %v", st.Step.Name(), st.Judgement.Verdict, st.Judgement.Reasons)
+		}
+	}
+	pol := steps[5]
+	j := pol.Judgement
+	if j.Verdict != y1564.Pass || j.Policing != y1564.Policed {
+		t.Errorf("policing step: %s %q %v, want PASS, policed", j.Verdict, j.Policing, j.Reasons)
+	}
+	if math.Abs(pol.Figures.IRBps-30e6) > j.ToleranceBps {
+		t.Errorf("policing step: IR %.3f Mbit/s, want 30 ± %.3f (CIR+EIR and the tolerance)", pol.Figures.IRBps/1e6, j.ToleranceBps/1e6)
+	}
+	if r.Verdict != y1564.Pass {
+		t.Errorf("configuration test: %s", r.Verdict)
+	}
+
+	voice := "name=voice,cir=5M,frame=256,dscp=46,flr=0.1,avail=99.9"
+	p := runY1564(t, ctx, bin, l, "--service", data, "--service", voice, "--perf-time", "5s", "--skip-config")
+	if len(p.Services) != 2 || p.Verdict != y1564.Pass {
+		t.Fatalf("performance test: %s, %d services", p.Verdict, len(p.Services))
+	}
+	for i, cir := range []float64{20e6, 5e6} {
+		f := p.Services[i].Performance.Figures
+		if f.AvailPct != 100 || f.IntervalsS < 5 || math.Abs(f.IRBps-cir) > 0.01*cir {
+			t.Errorf("%s: IR %.3f Mbit/s, avail %g %% over %d s; want its CIR ± 1 %%, 100 %%", p.Services[i].Name, f.IRBps/1e6, f.AvailPct, f.IntervalsS)
+		}
+	}
+}
