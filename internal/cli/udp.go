@@ -23,7 +23,9 @@ interarrival jitter.
 --rate is the UDP payload rate in bits per second; the report also gives
 the receiver's rate including IP and UDP headers (28 bytes per datagram
 on IPv4, 48 on IPv6). Each datagram carries a sequence number and a send
-timestamp in its first 40 bytes, so --size must be at least 40 bytes.`,
+timestamp in its first 40 bytes, or in a compact 18-byte header below
+40 bytes, so --size must be at least 18 bytes (RFC 2544's 64-byte
+Ethernet frame over IPv4).`,
 		example: `  fullpipe udp 198.18.0.2 --rate 50M --size 1400 -t 10
                                   50 Mbit/s of 1400-byte datagrams for 10 s
   fullpipe udp -c 198.18.0.2 -b 1G -R -J
@@ -58,8 +60,8 @@ func (a *udpArgs) validate(in input) error {
 	switch {
 	case a.cfg.RateBps <= 0:
 		return usagef("--rate must be positive")
-	case a.size < wire.UDPHeaderLen || a.size > wire.MaxUDPPayload:
-		return usagef("--size %d: want %d..%d bytes (the first %d carry fullpipe's header)", a.size, wire.UDPHeaderLen, wire.MaxUDPPayload, wire.UDPHeaderLen)
+	case a.size < wire.MinUDPSize || a.size > wire.MaxUDPPayload:
+		return usagef("--size %d: want %d..%d bytes (the first %d carry fullpipe's header, %d below %d bytes)", a.size, wire.MinUDPSize, wire.MaxUDPPayload, wire.UDPHeaderLen, wire.CompactLen, wire.UDPHeaderLen)
 	case a.cfg.Duration <= 0:
 		return usagef("--duration must be positive")
 	}

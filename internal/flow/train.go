@@ -45,12 +45,13 @@ type TrainSpec struct {
 // has no gap the network did not make; after maxTrainStall on one
 // datagram, or when ctx ends, it stops with an error.
 func SendTrain(ctx context.Context, write func([]byte) error, clk Clock, spec TrainSpec) (TrainSent, error) {
-	buf := make([]byte, max(spec.Size, wire.UDPHeaderLen))
+	buf := make([]byte, max(spec.Size, wire.MinUDPSize))
 	// A header-only datagram outside the train first: the first write of a
 	// socket walks cold paths (route, neighbour) and would stretch the
 	// gap after the train's first packet. The receiver ignores it.
-	wire.PutUDP(buf[:wire.UDPHeaderLen], wire.UDPHeader{Type: wire.UDPData, Cookie: spec.Cookie, Seq: ^uint64(0)})
-	_ = write(buf[:wire.UDPHeaderLen])
+	warm := make([]byte, wire.UDPHeaderLen)
+	wire.PutUDP(warm, wire.UDPHeader{Type: wire.UDPData, Cookie: spec.Cookie, Seq: ^uint64(0)})
+	_ = write(warm)
 	var gap time.Duration
 	if spec.RateBps > 0 {
 		gap = time.Duration(float64(len(buf)) * 8 / spec.RateBps * 1e9)

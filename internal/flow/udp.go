@@ -19,7 +19,7 @@ import (
 type UDPSpec struct {
 	Cookie   wire.Cookie
 	RateBps  int64         // UDP payload bit/s
-	Size     int           // payload bytes per datagram (≥ wire.UDPHeaderLen)
+	Size     int           // payload bytes per datagram (≥ wire.MinUDPSize; below wire.UDPHeaderLen the compact header)
 	Duration time.Duration // how long to send
 }
 

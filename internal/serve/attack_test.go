@@ -126,6 +126,44 @@ func TestAttackEcho(t *testing.T) {
 	}
 }
 
+// TestAttackCompactEcho: the compact header (18..39-byte datagrams)
+// keeps the responder's rules. In an rtt session announcing 20 probes of
+// 100 bytes (a budget of 32 replies), an attacker process sends an
+// 18-byte compact echo (mirrored: one 18-byte reply), one from a second
+// source port and one with another session's tag (no reply), a 39-byte
+// one (39 bytes back), then a burst of 200 (only what is left of the
+// budget). No panic, and a legitimate client is served after.
+func TestAttackCompactEcho(t *testing.T) {
+	srv, addr := startServerAddr(t, Config{})
+	rtt := wire.Request{Kind: wire.KindRTT, Duration: 5 * time.Second, Interval: time.Second, Probes: 20, ProbeSize: 100}
+	a := startChild(t, "attack:echo", echoAttack{Addr: addr, Req: rtt, Probes: []probe{
+		{Size: wire.CompactLen, Count: 1},
+		{Size: wire.CompactLen, Count: 1, OtherPort: true},
+		{Size: wire.CompactLen, Count: 1, WrongTag: true},
+		{Size: 39, Mode: wire.EchoSized, ReplySize: 9000, Count: 1},
+		{Size: wire.CompactLen, Count: 200},
+	}})
+	var o echoOutcome
+	outcome(t, a, &o)
+	t.Logf("replies: %v, %v, %v, %v, %d to 200", o.Replies[0], o.Replies[1], o.Replies[2], o.Replies[3], len(o.Replies[4]))
+	if len(o.Replies[0]) != 1 || o.Replies[0][0] != wire.CompactLen {
+		t.Errorf("18-byte compact echo: replies %v, want one of 18 bytes", o.Replies[0])
+	}
+	if len(o.Replies[1]) != 0 || len(o.Replies[2]) != 0 {
+		t.Errorf("other port %v, wrong tag %v: want no replies", o.Replies[1], o.Replies[2])
+	}
+	if len(o.Replies[3]) != 1 || o.Replies[3][0] != 39 {
+		t.Errorf("39-byte compact echo (no sized mode in the compact header): replies %v, want one of 39 bytes", o.Replies[3])
+	}
+	if n := len(o.Replies[4]); n > 30 || n < 20 {
+		t.Errorf("%d replies to a burst of 200, want the 30 left of a 32-reply budget (≥ 20 on loopback)", n)
+	}
+	if p := srv.Stats().Panics; p != 0 {
+		t.Errorf("%d panics recovered", p)
+	}
+	legit(t, addr, "127.0.0.1")
+}
+
 // TestAttackFDExhaustion: a responder child with RLIMIT_NOFILE 100. With
 // the default connection cap (100 − 64 = 36) an attacker's 300 silent
 // connections are cut at the cap and after the 2 s preamble timeout,

@@ -108,6 +108,9 @@ type probe struct {
 	Size, ReplySize, Count int
 	Mode                   byte
 	OtherPort              bool // from a second socket, after the first registered
+	// Below wire.UDPHeaderLen a probe has the compact header (a mirror
+	// echo); WrongTag names no session in it.
+	WrongTag bool
 }
 
 type echoAttack struct {
@@ -144,8 +147,12 @@ func attackEcho(a echoAttack) (any, error) {
 		if p.OtherPort {
 			c = socks[1]
 		}
-		buf := make([]byte, max(p.Size, wire.UDPHeaderLen))
-		wire.PutUDP(buf, wire.UDPHeader{Type: wire.UDPEcho, Cookie: s.accept.Cookie, EchoMode: p.Mode, EchoSize: uint16(p.ReplySize)})
+		buf := make([]byte, max(p.Size, wire.CompactLen))
+		h := wire.UDPHeader{Type: wire.UDPEcho, Cookie: s.accept.Cookie, EchoMode: p.Mode, EchoSize: uint16(p.ReplySize)}
+		if p.WrongTag {
+			h.Cookie, h.Tag = wire.Cookie{}, s.accept.Cookie.Tag()+1
+		}
+		wire.PutUDP(buf, h)
 		buf = buf[:p.Size]
 		for range p.Count {
 			_, _ = c.Write(buf)

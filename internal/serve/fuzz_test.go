@@ -43,7 +43,8 @@ func addSession(t testing.TB, s *Server, req wire.Request) *session {
 // FuzzUDPPacket feeds sequences of datagrams to handlePacket against three
 // sessions (rtt, mtu with two ports, udp up) of one client. The input is
 // records of [flags, length (2 bytes), datagram]: flags bits 0-1 put one
-// session's cookie into the datagram (3: leave it), bit 2 sends it from
+// session's cookie into the datagram, or its tag into a compact header
+// (3: leave it), bit 2 sends it from
 // another address, bits 3-5 pick one of 8 source ports. Nothing may panic,
 // and every reply must go to a session's own address and registered port,
 // carry the reply type, be no larger than the datagram (an mtu session's
@@ -64,6 +65,9 @@ func FuzzUDPPacket(f *testing.F) {
 	f.Add(rec(0, hdr(wire.UDPEcho, wire.EchoStamped, 0, 40)))   // stamp past the probe
 	f.Add(rec(2, hdr(wire.UDPData, 0, 0, 1000)))                // udp up data
 	f.Add(append(rec(0, hdr(wire.UDPEcho, 0, 0, 64)), rec(8, hdr(wire.UDPEcho, 0, 0, 64))...))
+	f.Add(rec(2, hdr(wire.UDPData, 0, 0, wire.CompactLen)))                                     // compact data
+	f.Add(append(rec(0, hdr(wire.UDPEcho, 0, 0, 20)), rec(12, hdr(wire.UDPEcho, 0, 0, 39))...)) // compact echoes, second port
+	f.Add(rec(4, hdr(wire.UDPEcho, 0, 0, wire.CompactLen)))                                     // compact echo from another host
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s := socketless(t, Config{MaxSessions: 4, MaxProbeRate: 10})
 		sessions := []*session{
@@ -85,9 +89,13 @@ func FuzzUDPPacket(f *testing.F) {
 			data = data[n:]
 			copy(buf, pkt)
 			var ss *session
-			if i := int(flags & 3); i < len(sessions) && n >= 21 {
+			if i := int(flags & 3); i < len(sessions) && n >= wire.CompactLen {
 				ss = sessions[i]
-				copy(buf[5:21], ss.cookie[:])
+				if buf[0] == wire.UDPMagic[0] && n >= 21 {
+					copy(buf[5:21], ss.cookie[:])
+				} else {
+					binary.BigEndian.PutUint32(buf[1:5], ss.cookie.Tag())
+				}
 			}
 			ip := fuzzPeer
 			if flags&4 != 0 {
@@ -101,8 +109,9 @@ func FuzzUDPPacket(f *testing.F) {
 			if reply == nil {
 				continue
 			}
-			if ss == nil {
-				h, _ := wire.ParseUDP(reply)
+			if h, _ := wire.ParseUDP(reply); ss == nil && h.Compact {
+				ss = s.tags[h.Tag]
+			} else if ss == nil {
 				ss = s.sessions[h.Cookie]
 			}
 			checkReply(t, ss, from, n, reply)
@@ -136,8 +145,8 @@ func checkReply(t *testing.T, ss *session, from netip.AddrPort, n int, reply []b
 	if ss.req.MTU {
 		limit = max(n, wire.MaxMTUReply)
 	}
-	if len(reply) > limit || reply[4] != wire.UDPEchoReply {
-		t.Fatalf("reply of %d bytes (type %d) to a %d-byte datagram (mtu session %v)", len(reply), reply[4], n, ss.req.MTU)
+	if h, err := wire.ParseUDP(reply); err != nil || len(reply) > limit || h.Type != wire.UDPEchoReply {
+		t.Fatalf("reply of %d bytes (%+v, %v) to a %d-byte datagram (mtu session %v)", len(reply), h, err, n, ss.req.MTU)
 	}
 }
 

@@ -150,9 +150,10 @@ type Server struct {
 	acceptErrors atomic.Int64 // temporary accept errors waited out
 	panics       atomic.Int64 // panics recovered
 
-	mu       sync.Mutex // guards sessions and rateBps
+	mu       sync.Mutex // guards sessions, tags and rateBps
 	sessions map[wire.Cookie]*session
-	rateBps  int64 // sum of server-sent rate caps of live sessions
+	tags     map[uint32]*session // by wire.Cookie.Tag: compact headers name their session by it
+	rateBps  int64               // sum of server-sent rate caps of live sessions
 
 	conns connLimits
 
@@ -207,7 +208,7 @@ func Listen(cfg Config) (*Server, error) {
 func newServer(cfg Config) *Server {
 	logLim := newLogLimiter(cfg.Log.Handler(), cfg.LogLinesPerAddr, logWindow, time.Now)
 	cfg.Log = slog.New(logLim.handler())
-	return &Server{cfg: cfg, authLim: newAuthLimiter(authBurst, authRefill), logLim: logLim, born: time.Now(), sessions: map[wire.Cookie]*session{},
+	return &Server{cfg: cfg, authLim: newAuthLimiter(authBurst, authRefill), logLim: logLim, born: time.Now(), sessions: map[wire.Cookie]*session{}, tags: map[uint32]*session{},
 		conns: connLimits{max: cfg.MaxConns, maxPerAddr: cfg.MaxConnsPerAddr}}
 }
 
@@ -353,7 +354,13 @@ func (s *Server) register(ss *session, sendBps int64) error {
 	if s.cfg.MaxRateBps > 0 && wire.SatAdd(s.rateBps, sendBps) > s.cfg.MaxRateBps {
 		return &wire.Error{Code: wire.CodeLimit, RetryAfter: retryAfter(all, now), Message: fmt.Sprintf("requested send rate %d bit/s exceeds the responder's remaining rate budget of %d bit/s (--max-rate)", sendBps, s.cfg.MaxRateBps-s.rateBps)}
 	}
+	// The responder draws the cookie, so it keeps the live sessions' tags
+	// apart by drawing again rather than refusing the client.
+	for s.tags[ss.cookie.Tag()] != nil || s.sessions[ss.cookie] != nil {
+		ss.cookie = wire.NewCookie()
+	}
 	s.sessions[ss.cookie] = ss
+	s.tags[ss.cookie.Tag()] = ss
 	s.rateBps += sendBps
 	ss.sendBps = sendBps
 	return nil
@@ -364,6 +371,7 @@ func (s *Server) unregister(ss *session) {
 	defer s.mu.Unlock()
 	if s.sessions[ss.cookie] == ss {
 		delete(s.sessions, ss.cookie)
+		delete(s.tags, ss.cookie.Tag())
 		s.rateBps -= ss.sendBps
 	}
 }

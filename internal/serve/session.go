@@ -265,7 +265,7 @@ func (s *Server) newSession(req wire.Request, peer netip.Addr, log *slog.Logger)
 // its receiver's sequence tracking.
 func expectedPackets(req wire.Request) uint64 {
 	bits := float64(req.RateBps) * req.Duration.Seconds()
-	n := bits / float64(8*max(req.Size, wire.UDPHeaderLen))
+	n := bits / float64(8*max(req.Size, wire.MinUDPSize))
 	return uint64(min(n*1.1+1024, maxTrackedSeq))
 }
 

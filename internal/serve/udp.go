@@ -69,6 +69,9 @@ func (s *Server) handlePacket(buf []byte, n int, from netip.AddrPort, rx rxInfo)
 	}
 	s.mu.Lock()
 	ss := s.sessions[h.Cookie]
+	if h.Compact {
+		ss = s.tags[h.Tag]
+	}
 	s.mu.Unlock()
 	from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
 	if ss == nil || from.Addr() != ss.peerIP || !ss.registerPort(from, h.Type == wire.UDPHello) {
@@ -82,7 +85,7 @@ func (s *Server) handlePacket(buf []byte, n int, from netip.AddrPort, rx rxInfo)
 		}
 		out := buf[:reply]
 		clear(out[min(n, reply):]) // padding, not a previous datagram's bytes
-		out[4] = wire.UDPEchoReply
+		wire.SetUDPType(out, h, wire.UDPEchoReply)
 		if h.EchoMode == wire.EchoStamped {
 			wire.PutEchoStamp(out, rx.mono)
 		}
@@ -99,6 +102,9 @@ func (s *Server) handlePacket(buf []byte, n int, from netip.AddrPort, rx rxInfo)
 
 // echoLen is the size of the reply to an echo of n bytes, 0 for none.
 func echoLen(h wire.UDPHeader, n int, mtu bool) int {
+	if h.Compact {
+		return n // always mirrored
+	}
 	switch h.EchoMode {
 	case wire.EchoSmall:
 		return wire.UDPHeaderLen

@@ -113,10 +113,10 @@ func rttCfg(f func(*result.RTTConfig)) result.RTTConfig {
 func TestUDPRTTConfigValidate(t *testing.T) {
 	checkValid(t, []validCase{
 		{"udp rate -1", udpCfg(func(c *result.UDPConfig) { c.RateBps = -1 }), "UDP needs a rate > 0"},
-		{"udp size 39", udpCfg(func(c *result.UDPConfig) { c.Size = 39 }), "a size of 40 to 65507 bytes"},
+		{"udp size 17", udpCfg(func(c *result.UDPConfig) { c.Size = 17 }), "a size of 18 to 65507 bytes"},
 		{"udp size 40", udpCfg(func(c *result.UDPConfig) { c.Size = 40 }), ""},
 		{"udp size 65507", udpCfg(func(c *result.UDPConfig) { c.Size = 65507 }), ""},
-		{"udp size 65508", udpCfg(func(c *result.UDPConfig) { c.Size = 65508 }), "a size of 40 to 65507 bytes"},
+		{"udp size 65508", udpCfg(func(c *result.UDPConfig) { c.Size = 65508 }), "a size of 18 to 65507 bytes"},
 		{"udp negative duration", udpCfg(func(c *result.UDPConfig) { c.Duration = -1 }), "a UDP test needs a duration"},
 		{"udp interval 9ms", udpCfg(func(c *result.UDPConfig) { c.Interval = 9 * time.Millisecond }), "below the minimum"},
 		{"udp drain -1", udpCfg(func(c *result.UDPConfig) { c.Drain = -1 }), "drain -1ns must not be negative"},
@@ -154,7 +154,7 @@ func TestPMTUTrainPointConfigValidate(t *testing.T) {
 		{"pmtu tries 1001", result.PMTUConfig{Tries: 1001}, "tries 1001"},
 		{"train 1 packet", tr(func(c *result.TrainConfig) { c.Packets = 1 }), "a train has 2 to 262144 packets, got 1"},
 		{"train 262144 packets", tr(func(c *result.TrainConfig) { c.Packets, c.Size = 1<<18, 40 }), ""},
-		{"train size 39", tr(func(c *result.TrainConfig) { c.Size = 39 }), "train packets carry 40 to 65507 bytes"},
+		{"train size 17", tr(func(c *result.TrainConfig) { c.Size = 17 }), "train packets carry 18 to 65507 bytes"},
 		{"train overhead 257", tr(func(c *result.TrainConfig) { c.Overhead = 257 }), "overhead_bytes must be 0 to 256"},
 		{"train negative rate", tr(func(c *result.TrainConfig) { c.RateBps = -1 }), "must not be negative"},
 		{"train negative drain", tr(func(c *result.TrainConfig) { c.Drain = -1 }), "drain -1ns must not be negative"},

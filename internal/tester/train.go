@@ -134,7 +134,7 @@ func readTrain(ctx context.Context, uc *net.UDPConn, cookie wire.Cookie, rec *fl
 			continue // an ICMP error on a connected socket
 		}
 		h, err := wire.ParseUDP(buf[:n])
-		if err != nil || h.Type != wire.UDPData || h.Cookie != cookie || h.Seq >= uint64(cfg.Packets) {
+		if err != nil || h.Type != wire.UDPData || !h.Matches(cookie) || h.Seq >= uint64(cfg.Packets) {
 			continue // not this train's (the sender's warm-up datagram included)
 		}
 		st := sockopt.ParseRxStamp(oob[:oobn])

@@ -2,6 +2,7 @@ package tester
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -18,10 +19,14 @@ import (
 // overhead asked for.
 func TestTrainBothWays(t *testing.T) {
 	_, addr := startServer(t, serve.Config{})
-	for _, reverse := range []bool{false, true} {
+	for _, tc := range []struct {
+		reverse bool
+		size    int
+	}{{false, 1000}, {true, 1000}, {false, wire.CompactLen}, {true, wire.CompactLen}} {
+		reverse := tc.reverse
 		name := map[bool]string{false: "up", true: "down"}[reverse]
-		t.Run(name, func(t *testing.T) {
-			cfg := result.TrainConfig{Packets: 300, Size: 1000, Overhead: 66, Reverse: reverse, Drain: 200 * time.Millisecond}
+		t.Run(fmt.Sprintf("%s-%d", name, tc.size), func(t *testing.T) {
+			cfg := result.TrainConfig{Packets: 300, Size: tc.size, Overhead: 66, Reverse: reverse, Drain: 200 * time.Millisecond}
 			res, err := RunTrain(testCtx(t, 20*time.Second), Target{Addr: addr}, cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -31,8 +36,8 @@ func TestTrainBothWays(t *testing.T) {
 			if string(res.Direction) != name || res.Stamps != "kernel" || res.LocalDrops != 0 {
 				t.Errorf("direction %q stamps %q local drops %d; want %q, kernel, 0", res.Direction, res.Stamps, res.LocalDrops, name)
 			}
-			if r.Sent != 300 || r.Got != 300 || r.HeadPackets != 300 || r.Bytes != 300*1066 {
-				t.Errorf("sent %d got %d head %d bytes %d; want 300 whole, %d B", r.Sent, r.Got, r.HeadPackets, r.Bytes, 300*1066)
+			if want := 300 * (tc.size + 66); r.Sent != 300 || r.Got != 300 || r.HeadPackets != 300 || r.Bytes != want {
+				t.Errorf("sent %d got %d head %d bytes %d; want 300 whole, %d B", r.Sent, r.Got, r.HeadPackets, r.Bytes, want)
 			}
 			if r.HeadBps <= 0 || r.SendBps <= 0 {
 				t.Errorf("rates head %.0f send %.0f bit/s, want both measured", r.HeadBps, r.SendBps)

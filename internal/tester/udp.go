@@ -119,7 +119,7 @@ func (u *udpRun) receive(ctx context.Context) {
 			continue
 		}
 		h, err := wire.ParseUDP(buf[:n])
-		if err == nil && h.Type == wire.UDPData && h.Cookie == u.s.accept.Cookie {
+		if err == nil && h.Type == wire.UDPData && h.Matches(u.s.accept.Cookie) {
 			u.rx.Add(h, n, u.clk.Since())
 		}
 	}

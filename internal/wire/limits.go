@@ -142,8 +142,8 @@ func (r Request) checkKind(l Limits) error {
 	case KindTCP:
 		return r.checkTCP(l.MaxStreams)
 	case KindUDP:
-		if r.RateBps <= 0 || r.Size < UDPHeaderLen || r.Size > MaxUDPPayload {
-			return fmt.Errorf("UDP needs a rate > 0 and a size of %d to %d bytes", UDPHeaderLen, MaxUDPPayload)
+		if r.RateBps <= 0 || r.Size < MinUDPSize || r.Size > MaxUDPPayload {
+			return fmt.Errorf("UDP needs a rate > 0 and a size of %d to %d bytes", MinUDPSize, MaxUDPPayload)
 		}
 		if r.Duration <= 0 {
 			return errors.New("a UDP test needs a duration")
@@ -180,8 +180,8 @@ func (r Request) checkTrain() error {
 	switch {
 	case r.TrainPackets < 2 || r.TrainPackets > MaxTrainPackets:
 		return fmt.Errorf("a train has 2 to %d packets, got %d", MaxTrainPackets, r.TrainPackets)
-	case r.Size < UDPHeaderLen || r.Size > MaxUDPPayload:
-		return fmt.Errorf("train packets carry %d to %d bytes of UDP payload, got %d", UDPHeaderLen, MaxUDPPayload, r.Size)
+	case r.Size < MinUDPSize || r.Size > MaxUDPPayload:
+		return fmt.Errorf("train packets carry %d to %d bytes of UDP payload, got %d", MinUDPSize, MaxUDPPayload, r.Size)
 	case r.OverheadBytes < 0 || r.OverheadBytes > MaxOverheadBytes:
 		return fmt.Errorf("overhead_bytes must be 0 to %d, got %d", MaxOverheadBytes, r.OverheadBytes)
 	case r.Duration <= 0:

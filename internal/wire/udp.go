@@ -70,18 +70,38 @@ func EchoStamp(b []byte) (recvNs int64, ok bool) {
 // UDPHeader is the decoded header.
 type UDPHeader struct {
 	Type     byte
-	Cookie   Cookie
+	Cookie   Cookie // zero in a compact header, which carries Tag only
 	Seq      uint64
 	SentNs   int64
 	EchoMode byte
 	EchoSize uint16
+	// Compact says the datagram carried the compact header (CompactLen
+	// bytes): Tag names the session, Seq has 40 bits, EchoMode is mirror.
+	Compact bool
+	Tag     uint32
+}
+
+// Matches reports whether the datagram belongs to the session of cookie
+// c: its cookie, or for a compact header its tag.
+func (h UDPHeader) Matches(c Cookie) bool {
+	if h.Compact {
+		return h.Tag == c.Tag()
+	}
+	return h.Cookie == c
 }
 
 // ErrNotUDP says a datagram is not a fullpipe packet.
 var ErrNotUDP = errors.New("not a fullpipe UDP packet")
 
-// PutUDP writes h into b, which must hold UDPHeaderLen bytes.
+// PutUDP writes h into b: the full header when b holds UDPHeaderLen
+// bytes or more, else the compact header (b must then hold CompactLen
+// bytes, and h be data, an echo or an echo reply: a compact echo is
+// always mirrored, so EchoMode and EchoSize are not sent).
 func PutUDP(b []byte, h UDPHeader) {
+	if len(b) < UDPHeaderLen {
+		putCompact(b, h)
+		return
+	}
 	copy(b[0:4], UDPMagic)
 	b[4] = h.Type
 	copy(b[5:21], h.Cookie[:])
@@ -93,6 +113,9 @@ func PutUDP(b []byte, h UDPHeader) {
 
 // ParseUDP decodes a header from a datagram.
 func ParseUDP(b []byte) (UDPHeader, error) {
+	if len(b) >= CompactLen && b[0]&^compactTypeMask == compactMagic {
+		return parseCompact(b)
+	}
 	if len(b) < UDPHeaderLen || string(b[0:4]) != UDPMagic {
 		return UDPHeader{}, ErrNotUDP
 	}
@@ -107,4 +130,73 @@ func ParseUDP(b []byte) (UDPHeader, error) {
 	h.EchoMode = b[37]
 	h.EchoSize = binary.BigEndian.Uint16(b[38:40])
 	return h, nil
+}
+
+// The compact header, for UDP payloads of CompactLen to UDPHeaderLen-1
+// bytes (RFC 2544's 64-byte Ethernet frame carries 18 bytes of UDP
+// payload over IPv4, too few for the full header):
+//
+//	0  1  0xC0 | type (UDPData, UDPEcho, UDPEchoReply): never 'F' (0x46),
+//	      the full header's first byte
+//	1  4  session tag, Cookie.Tag: the responder keeps every live
+//	      session's tag distinct
+//	5  5  sequence number, 40 bits, big endian
+//	10 8  sender timestamp, ns on the sender's monotonic clock
+//	18 …  padding
+//
+// A compact echo is mirrored (its reply is the same datagram, typed
+// UDPEchoReply). A hello always has the full header.
+const (
+	CompactLen       = 18
+	compactMagic     = 0xC0
+	compactTypeMask  = 0x03
+	compactSeqBits   = 40
+	compactSeqMask   = 1<<compactSeqBits - 1
+	compactTypeFirst = UDPData
+	compactTypeLast  = UDPEchoReply
+)
+
+// MinUDPSize is the smallest UDP payload of a udp test's or a train's
+// datagram: the compact header.
+const MinUDPSize = CompactLen
+
+// Tag is the 4-byte session tag a compact header carries for c: its four
+// 32-bit words XORed, so a tag reveals no byte of the cookie.
+func (c Cookie) Tag() uint32 {
+	return binary.BigEndian.Uint32(c[0:4]) ^ binary.BigEndian.Uint32(c[4:8]) ^
+		binary.BigEndian.Uint32(c[8:12]) ^ binary.BigEndian.Uint32(c[12:16])
+}
+
+func putCompact(b []byte, h UDPHeader) {
+	b[0] = compactMagic | h.Type&compactTypeMask
+	tag := h.Tag
+	if h.Cookie != (Cookie{}) {
+		tag = h.Cookie.Tag()
+	}
+	binary.BigEndian.PutUint32(b[1:5], tag)
+	seq := h.Seq & compactSeqMask
+	b[5] = byte(seq >> 32)
+	binary.BigEndian.PutUint32(b[6:10], uint32(seq))
+	binary.BigEndian.PutUint64(b[10:18], uint64(h.SentNs))
+}
+
+func parseCompact(b []byte) (UDPHeader, error) {
+	h := UDPHeader{Type: b[0] & compactTypeMask, Compact: true}
+	if h.Type < compactTypeFirst || h.Type > compactTypeLast {
+		return UDPHeader{}, ErrNotUDP
+	}
+	h.Tag = binary.BigEndian.Uint32(b[1:5])
+	h.Seq = uint64(b[5])<<32 | uint64(binary.BigEndian.Uint32(b[6:10]))
+	h.SentNs = int64(binary.BigEndian.Uint64(b[10:18]))
+	return h, nil
+}
+
+// SetUDPType changes the type of the datagram b, whose header h was
+// parsed from it, in place (an echo into its reply).
+func SetUDPType(b []byte, h UDPHeader, typ byte) {
+	if h.Compact {
+		b[0] = compactMagic | typ&compactTypeMask
+		return
+	}
+	b[4] = typ
 }

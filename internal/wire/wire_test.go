@@ -100,6 +100,49 @@ func TestUDPHeader(t *testing.T) {
 	}
 }
 
+// TestCompactHeader: a datagram of 18..39 bytes carries the compact
+// header: type, the cookie's tag (not its bytes), 40 bits of sequence and
+// the send time; it round-trips, matches its cookie and no other, never
+// starts with the full header's 'F', and an echo turns into its reply
+// in place.
+func TestCompactHeader(t *testing.T) {
+	c := NewCookie()
+	for _, n := range []int{CompactLen, 30, UDPHeaderLen - 1} {
+		b := make([]byte, n)
+		in := UDPHeader{Type: UDPEcho, Cookie: c, Seq: 1<<40 - 2, SentNs: -5}
+		PutUDP(b, in)
+		if b[0] == UDPMagic[0] || bytes.Contains(b, c[0:4]) {
+			t.Fatalf("compact header % x: starts with 'F' or carries the cookie", b)
+		}
+		h, err := ParseUDP(b)
+		want := UDPHeader{Type: UDPEcho, Seq: in.Seq, SentNs: -5, Compact: true, Tag: c.Tag()}
+		if err != nil || h != want || !h.Matches(c) || h.Matches(NewCookie()) {
+			t.Fatalf("%d bytes: got %+v %v, want %+v", n, h, err, want)
+		}
+		SetUDPType(b, h, UDPEchoReply)
+		if r, err := ParseUDP(b); err != nil || r.Type != UDPEchoReply || r.Seq != in.Seq {
+			t.Fatalf("reply %+v %v", r, err)
+		}
+	}
+	b := make([]byte, CompactLen)
+	PutUDP(b, UDPHeader{Type: UDPData, Cookie: c, Seq: 1<<40 + 3})
+	if h, _ := ParseUDP(b); h.Seq != 3 {
+		t.Fatalf("sequence %d: want it modulo 2^40", h.Seq)
+	}
+	if _, err := ParseUDP(b[:CompactLen-1]); err == nil {
+		t.Fatal("a 17-byte datagram parsed")
+	}
+	b[0] = 0xC0 // type 0
+	if _, err := ParseUDP(b); err == nil {
+		t.Fatal("compact type 0 accepted")
+	}
+	full := make([]byte, UDPHeaderLen)
+	PutUDP(full, UDPHeader{Type: UDPData, Cookie: c})
+	if h, err := ParseUDP(full); err != nil || h.Compact || !h.Matches(c) {
+		t.Fatalf("full header %+v %v", h, err)
+	}
+}
+
 func TestCookieText(t *testing.T) {
 	c := NewCookie()
 	txt, _ := c.MarshalText()
