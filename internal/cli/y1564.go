@@ -31,8 +31,7 @@ frame delay variation (FDV) and, in the performance test, availability.
 
 Rates are information rates at layer 2: the bits of each Ethernet frame
 from its destination MAC through its FCS (no preamble or gap). A frame of
-F bytes carries F - 46 bytes of UDP payload over IPv4, so frames start at
-86 bytes (the stream's own 40-byte header). FTD and FDV are round trips of
+F bytes carries F - 46 bytes of UDP payload over IPv4 (64 bytes: 18). FTD and FDV are round trips of
 latency probes carried in each stream: set ftd= and fdv= as round trips.
 At CIR + EIR frames above the CIR may be lost; at the policing step the IR
 must stay within CIR + EIR and a tolerance (the bucket over the step): the

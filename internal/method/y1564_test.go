@@ -108,7 +108,7 @@ func TestY1564ConfigRefused(t *testing.T) {
 	}{
 		{"no services", func(c *result.Y1564Config) { c.Services = nil }, "0 services: 1 to 8 are required"},
 		{"twice", func(c *result.Y1564Config) { c.Services[1].Name = "data" }, "named twice"},
-		{"tiny frames", func(c *result.Y1564Config) { c.Services[0].FrameBytes = 64 }, "step"},
+		{"tiny frames", func(c *result.Y1564Config) { c.Services[0].FrameBytes = 63 }, "frame 63 B"},
 		{"step above CIR", func(c *result.Y1564Config) { c.StepsPct = []float64{50, 120} }, "120"},
 		{"no EIR policing", func(c *result.Y1564Config) { c.Services[0].CIRBps = 0 }, "cir"},
 	} {
