@@ -205,6 +205,9 @@ func (a *y1564Args) run(e env) error {
 			fmt.Fprintf(e.stdout, "\n%s\n", ev.Text)
 		case ev.Kind == method.Line:
 			fmt.Fprintf(e.stdout, "  %s\n", ev.Text)
+		case ev.Kind == method.Sample && ev.Step == method.StepY1564Perf && ev.UDP != nil && int(ev.UDP.EndS+0.5)%10 == 0:
+			iv := ev.UDP // every 10 s of the performance test, per stream
+			fmt.Fprintf(e.stdout, "  %s %s: %.0f s, %s of payload, %d lost\n", ev.Text, ev.Direction, iv.EndS, units.FormatRate(iv.ThroughputBps), iv.Lost)
 		}
 	}
 	res, err := method.RunY1564(e.ctx, tester.Remote{T: a.target}, a.cfg, progress)

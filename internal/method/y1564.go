@@ -69,7 +69,9 @@ func (r *y1564Run) configTest() error {
 	for i := range r.out.Services {
 		sr, s := &r.out.Services[i], r.service(i)
 		for _, st := range y1564.Steps(s, r.cfg.StepsPct) {
-			step, server, err := r.trial(s, st, sr.Direction)
+			step, server, err := r.trial(s, st, sr.Direction, func(iv result.UDPInterval) {
+				r.p.emit(Event{Kind: Sample, Step: StepY1564Config, Direction: sr.Direction, Text: s.Name, UDP: &iv})
+			})
 			r.server(server)
 			if step != nil {
 				sr.Steps = append(sr.Steps, *step)
@@ -85,19 +87,25 @@ func (r *y1564Run) configTest() error {
 
 // perfTest runs every service in every direction at its CIR at once.
 // Each stream is a goroutine of its own that ends when its UDP test
-// returns; perfTest waits for all, then reports on the run's goroutine.
+// returns; it hands its interval samples to the run's goroutine over
+// events, which this goroutine emits (so progress hears them in order,
+// on the run's goroutine) until every stream has ended; then it reports.
 func (r *y1564Run) perfTest() error {
 	r.p.emit(Event{Kind: Started, Step: StepY1564Perf, Text: StepY1564Perf.Title()})
 	defer r.p.emit(Event{Kind: Finished, Step: StepY1564Perf})
-	steps := make([]*result.Y1564Step, len(r.out.Services))
-	servers := make([]result.Host, len(r.out.Services))
-	errs := make([]error, len(r.out.Services))
+	n := len(r.out.Services)
+	steps, servers, errs := make([]*result.Y1564Step, n), make([]result.Host, n), make([]error, n)
+	events, done := make(chan Event, 4*n), make(chan struct{})
 	var wg sync.WaitGroup
 	for i := range r.out.Services {
 		s, dir := r.service(i), r.out.Services[i].Direction
-		wg.Go(func() { steps[i], servers[i], errs[i] = r.trial(s, y1564.PerformanceStep(s), dir) })
+		sample := func(iv result.UDPInterval) {
+			events <- Event{Kind: Sample, Step: StepY1564Perf, Direction: dir, Text: s.Name, UDP: &iv}
+		}
+		wg.Go(func() { steps[i], servers[i], errs[i] = r.trial(s, y1564.PerformanceStep(s), dir, sample) })
 	}
-	wg.Wait()
+	go func() { wg.Wait(); close(done) }() // ends when every stream has
+	r.relay(events, done)
 	var first error
 	for i, st := range steps {
 		sr := &r.out.Services[i]
@@ -113,11 +121,33 @@ func (r *y1564Run) perfTest() error {
 	return first
 }
 
-// trial runs one step as one UDP stream and judges it. It only reads r,
-// so the performance test's goroutines may call it at once.
-func (r *y1564Run) trial(s y1564.Service, st y1564.Step, dir vocab.Direction) (*result.Y1564Step, result.Host, error) {
+// relay emits events until done is closed, then what is left in events.
+// The senders block on a full events only while relay runs, and all of
+// them have returned once done is closed.
+func (r *y1564Run) relay(events <-chan Event, done <-chan struct{}) {
+	for {
+		select {
+		case e := <-events:
+			r.p.emit(e)
+		case <-done:
+			for {
+				select {
+				case e := <-events:
+					r.p.emit(e)
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+// trial runs one step as one UDP stream and judges it, handing each
+// interval to sample. It only reads r, so the performance test's
+// goroutines may call it at once.
+func (r *y1564Run) trial(s y1564.Service, st y1564.Step, dir vocab.Direction, sample func(result.UDPInterval)) (*result.Y1564Step, result.Host, error) {
 	cfg := r.cfg.Trial(s, st, dir)
-	u, err := r.net.UDP(r.ctx, cfg, nil)
+	u, err := r.net.UDP(r.ctx, cfg, sample)
 	if u == nil {
 		return nil, result.Host{}, err
 	}

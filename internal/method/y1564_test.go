@@ -34,9 +34,13 @@ func TestY1564Policer(t *testing.T) {
 	p := &fakenet.Path{BaseRTT: 10 * time.Millisecond, RateBps: 100e6, PoliceBps: 30e6 * 494 / 512, BucketBytes: 20000}
 	cfg := result.Y1564Config{Services: y1564Services(), Directions: []vocab.Direction{vocab.Up}, StepTime: 5 * time.Second, PerfTime: 60 * time.Second}
 	var lines []string
+	samples := map[Step]int{}
 	res, err := RunY1564(context.Background(), p, cfg, func(e Event) {
-		if e.Kind == Line {
+		switch e.Kind {
+		case Line:
 			lines = append(lines, e.Text)
+		case Sample:
+			samples[e.Step]++
 		}
 	})
 	if err != nil {
@@ -45,6 +49,10 @@ func TestY1564Policer(t *testing.T) {
 	t.Logf("%s", strings.Join(lines, "\n"))
 	if len(res.Services) != 2 || len(lines) != 6+5+2 {
 		t.Fatalf("%d services, %d lines", len(res.Services), len(lines))
+	}
+	// A sample a second: 11 steps of 5 s, then 2 streams of 60 s.
+	if samples[StepY1564Config] != 11*5 || samples[StepY1564Perf] != 2*60 {
+		t.Errorf("samples %v, want 55 of the configuration test, 120 of the performance test", samples)
 	}
 	data, voice := res.Services[0], res.Services[1]
 	for _, st := range data.Steps[:5] {
@@ -118,5 +126,23 @@ func TestY1564ConfigRefused(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.says) {
 			t.Errorf("%s: %v, want an error saying %q", c.name, err, c.says)
 		}
+	}
+}
+
+// measure reads the engine's UDP test as frames: 466-byte datagrams are
+// 512-byte frames, the probes' round trips become FTD (mean) and FDV
+// (p99 − min), the intervals count sent as received + lost.
+func TestY1564Measure(t *testing.T) {
+	svc := y1564Services()[0]
+	cfg := result.UDPConfig{Size: 466, Duration: 10 * time.Second}
+	u := &result.UDP{Summary: result.UDPSummary{SenderRateBps: 466e5, ReceiverRateBps: 466e5 * 0.99, SentPackets: 1000, Lost: 10,
+		Latency: &result.UDPLatency{Probes: 100, Replies: 99, MinUs: 10_000, MeanUs: 10_500, P99Us: 12_250, MaxUs: 15_000}},
+		Intervals: []result.UDPInterval{{Packets: 95, Lost: 5}, {Packets: 100}}}
+	f := y1564.Read(measure(svc, cfg, u), 50)
+	if f.OfferedBps != 512e5 || math.Abs(f.IRBps-512e5*0.99) > 1e-6 || f.FLRPct != 1 || f.FTD != 10500*time.Microsecond || f.FDV != 2250*time.Microsecond {
+		t.Errorf("figures %+v", f)
+	}
+	if f.IntervalsS != 2 || f.AvailPct != 100 {
+		t.Errorf("availability %v over %d", f.AvailPct, f.IntervalsS)
 	}
 }
