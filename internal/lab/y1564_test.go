@@ -18,6 +18,8 @@ import (
 func runY1564(t *testing.T, ctx context.Context, bin string, l *Lab, args ...string) result.Y1564 {
 	t.Helper()
 	var raw json.RawMessage
+	before := l.Snapshot().Up.Drops
+	defer func() { t.Logf("the lab's drops up by cause: %v, before the run %v", l.Snapshot().Up.Drops, before) }()
 	_ = clientJSON(t, ctx, l, &raw, append([]string{bin, "y1564", l.Server.Addr.String(), "--json", "--direction", "up"}, args...)...) // FAIL exits 1; the test judges the JSON
 	resulttest.Validate(t, raw)
 	var r result.Y1564

@@ -35,6 +35,9 @@ type Measure struct {
 	// GeneratorLimited: this host could not send the step's rate; the
 	// figures are its generator's, not the path's.
 	GeneratorLimited bool
+	// SenderMaxSlip is the most the sender fell behind its schedule; it
+	// caught up in a burst of about OfferedBps × SenderMaxSlip.
+	SenderMaxSlip time.Duration
 }
 
 // Figures are a step's figures as the report shows them: IR, FLR, FTD,
@@ -53,6 +56,9 @@ type Figures struct {
 	IntervalsS       int           `json:"intervals"`             // 1-second intervals counted
 	UnavailableS     int           `json:"unavailable_intervals"` // of which unavailable
 	GeneratorLimited bool          `json:"generator_limited"`
+	// SenderMaxSlip: the most the sender fell behind its schedule
+	// (SlipBurstBytes).
+	SenderMaxSlip time.Duration `json:"sender_max_slip_ns,omitempty"`
 }
 
 // Read turns a step's measure into its figures. FTD is the mean round
@@ -63,7 +69,7 @@ type Figures struct {
 // too few for 99.9 %). unavailFLRPct is Availability's threshold.
 func Read(m Measure, unavailFLRPct float64) Figures {
 	f := Figures{Seconds: m.Seconds, OfferedBps: m.OfferedBps, IRBps: m.IRBps, SentFrames: m.SentFrames,
-		LostFrames: m.LostFrames, Delay: m.Delay, GeneratorLimited: m.GeneratorLimited}
+		LostFrames: m.LostFrames, Delay: m.Delay, GeneratorLimited: m.GeneratorLimited, SenderMaxSlip: m.SenderMaxSlip}
 	if m.SentFrames > 0 {
 		f.FLRPct = float64(min(m.LostFrames, m.SentFrames)) / float64(m.SentFrames) * 100
 	}
@@ -161,7 +167,9 @@ func Tolerance(s Service, limitBps, seconds float64) float64 {
 //     within, the network discarded the excess: "policing observed at X".
 //     Above it the excess was carried: "not policed", FAIL.
 //
-// A step whose generator could not hold its rate is HostLimited.
+// A step whose generator could not hold its rate is HostLimited, and so
+// is one that failed on loss after its sender fell behind by more than
+// the service's burst (slipped).
 func JudgeStep(s Service, st Step, f Figures) Judgement {
 	j := Judgement{Verdict: Pass}
 	if f.GeneratorLimited {
@@ -184,7 +192,28 @@ func JudgeStep(s Service, st Step, f Figures) Judgement {
 	if j.Verdict == Pass && len(j.Reasons) == 0 {
 		j.note("within the acceptance criteria")
 	}
+	slipped(s, st, f, &j)
 	return j
+}
+
+// SlipBurstBytes is the burst a sender that fell slip behind its
+// schedule at rateBps sent to catch up: the frames it owed, rate × slip.
+func SlipBurstBytes(rateBps float64, slip time.Duration) float64 {
+	return rateBps * slip.Seconds() / 8
+}
+
+// slipped turns a step that failed on loss into HostLimited when its
+// sender fell so far behind that its catch-up burst alone overflowed the
+// service's burst (CBS + EBS): a policer in profile drops that burst's
+// excess, so the loss may be this host's doing, not the path's.
+func slipped(s Service, st Step, f Figures, j *Judgement) {
+	burst := SlipBurstBytes(st.RateBps, f.SenderMaxSlip)
+	if j.Verdict != Fail || f.LostFrames == 0 || burst <= float64(s.burst()) {
+		return
+	}
+	j.Verdict = HostLimited
+	j.note("this host's sender fell %v behind its schedule and caught up in a burst of about %.0f B, above the service's burst of %d B: the loss may be the host's doing, not the path's; the step is not judged (rerun on a quieter host)",
+		f.SenderMaxSlip.Round(time.Microsecond), burst, s.burst())
 }
 
 // judgeSAC judges FLR, FTD and FDV.

@@ -103,6 +103,18 @@ func TestJudgeStep(t *testing.T) {
 			t.Errorf("%s: %s %q (%s), want %s %q saying %q", c.name, j.Verdict, j.Policing, text, c.verdict, c.policing, c.says)
 		}
 	}
+	// A sender 10 ms late at 20 Mbit/s catches up with 25,000 B, above
+	// the 12,176 B burst: the loss it caused is the host's. 2 ms late
+	// (5,000 B) is not: the loss is the path's.
+	for _, c := range []struct {
+		slip time.Duration
+		want Verdict
+	}{{10 * time.Millisecond, HostLimited}, {2 * time.Millisecond, Fail}} {
+		f := Figures{Seconds: 10, OfferedBps: 20e6, IRBps: 19e6, SentFrames: 48828, LostFrames: 2441, FLRPct: 5, SenderMaxSlip: c.slip}
+		if j := JudgeStep(data, cir, f); j.Verdict != c.want {
+			t.Errorf("slip %v: %s %v, want %s", c.slip, j.Verdict, j.Reasons, c.want)
+		}
+	}
 	lim := JudgeStep(data, cir, Figures{GeneratorLimited: true, OfferedBps: 12e6})
 	if lim.Verdict != HostLimited || !strings.Contains(lim.Reasons[0], "generator") {
 		t.Errorf("generator-limited: %+v", lim)
