@@ -14,12 +14,39 @@ import (
 
 // runY1564 runs fullpipe y1564 (up) from the client namespace against a
 // responder in the server namespace; its document must validate against
-// docs/schema/y1564.schema.json.
+// docs/schema/y1564.schema.json. A run the host disturbed is run again,
+// up to 3 times: one the tool itself marks HOST-LIMITED (its sender fell
+// behind by more than the bucket), or one that lost more frames than the
+// lab's own counters dropped on the path (the rest were lost in a busy
+// host: its forwarder's or responder's socket). The 2 cores are shared.
 func runY1564(t *testing.T, ctx context.Context, bin string, l *Lab, args ...string) result.Y1564 {
 	t.Helper()
+	var r result.Y1564
+	for try := 1; try <= 3; try++ {
+		before := l.Snapshot().Up.Drops
+		r = runY1564Once(t, ctx, bin, l, args...)
+		after := l.Snapshot().Up.Drops
+		var path, lost uint64
+		for cause, n := range after {
+			path += n - before[cause]
+		}
+		for _, s := range r.Services {
+			for _, st := range append(s.Steps, derefStep(s.Performance)...) {
+				lost += st.Figures.LostFrames
+			}
+		}
+		t.Logf("try %d: %s; %d frames lost, %d dropped on the path (the lab's drops by cause %v)", try, r.Verdict, lost, path, after)
+		if r.Verdict != y1564.HostLimited && lost <= path {
+			return r
+		}
+	}
+	t.Fatalf("the host disturbed every try (HOST-LIMITED, or frames lost outside the path): rerun on a quieter host")
+	return r
+}
+
+func runY1564Once(t *testing.T, ctx context.Context, bin string, l *Lab, args ...string) result.Y1564 {
+	t.Helper()
 	var raw json.RawMessage
-	before := l.Snapshot().Up.Drops
-	defer func() { t.Logf("the lab's drops up by cause: %v, before the run %v", l.Snapshot().Up.Drops, before) }()
 	_ = clientJSON(t, ctx, l, &raw, append([]string{bin, "y1564", l.Server.Addr.String(), "--json", "--direction", "up"}, args...)...) // FAIL exits 1; the test judges the JSON
 	resulttest.Validate(t, raw)
 	var r result.Y1564
@@ -28,8 +55,8 @@ func runY1564(t *testing.T, ctx context.Context, bin string, l *Lab, args ...str
 	}
 	for _, s := range r.Services {
 		for _, st := range append(s.Steps, derefStep(s.Performance)...) {
-			t.Logf("%s %s %s: offered %.3f, IR %.3f Mbit/s, FLR %.3g %%, avail %.4g %%: %s %v", s.Name, s.Direction, st.Step.Name(),
-				st.Figures.OfferedBps/1e6, st.Figures.IRBps/1e6, st.Figures.FLRPct, st.Figures.AvailPct, st.Judgement.Verdict, st.Judgement.Reasons)
+			t.Logf("%s %s %s: offered %.3f, IR %.3f Mbit/s, FLR %.3g %%, avail %.4g %%, sender slip %v: %s %v", s.Name, s.Direction, st.Step.Name(),
+				st.Figures.OfferedBps/1e6, st.Figures.IRBps/1e6, st.Figures.FLRPct, st.Figures.AvailPct, st.Figures.SenderMaxSlip, st.Judgement.Verdict, st.Judgement.Reasons)
 		}
 	}
 	return r
@@ -66,7 +93,7 @@ func TestY1564Policer(t *testing.T) {
 	needRoot(t)
 	bin := buildFullpipe(t)
 	l := startLab(t, "ty1564", Direction{RateBps: 100e6, Delay: 5 * time.Millisecond, PoliceBps: 30_000_000 * 494 / 512, PoliceBurst: 64000})
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	startResponder(t, ctx, bin, l)
 	data := "name=data,cir=20M,eir=10M,frame=512,burst=66332,flr=0.1,avail=99.9"

@@ -204,8 +204,11 @@ func SlipBurstBytes(rateBps float64, slip time.Duration) float64 {
 
 // slipped turns a step that failed on loss into HostLimited when its
 // sender fell so far behind that its catch-up burst alone overflowed the
-// service's burst (CBS + EBS): a policer in profile drops that burst's
-// excess, so the loss may be this host's doing, not the path's.
+// service's burst (CBS + EBS): a policer drops that burst's excess even
+// when the service keeps its profile on average, so the loss may be this
+// host's doing, not the path's. Steps above the CIR are not touched: a
+// policer's long-run output is its rate whatever the bursts, and frames
+// above the CIR may be lost anyway.
 func slipped(s Service, st Step, f Figures, j *Judgement) {
 	burst := SlipBurstBytes(st.RateBps, f.SenderMaxSlip)
 	if j.Verdict != Fail || f.LostFrames == 0 || burst <= float64(s.burst()) {

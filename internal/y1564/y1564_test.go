@@ -115,6 +115,12 @@ func TestJudgeStep(t *testing.T) {
 			t.Errorf("slip %v: %s %v, want %s", c.slip, j.Verdict, j.Reasons, c.want)
 		}
 	}
+	// At the policing step the same burst does not move the policer's
+	// long-run rate: still read as policing.
+	f := Figures{Seconds: 10, OfferedBps: 32.5e6, IRBps: 30e6, SentFrames: 79345, LostFrames: 6104, FLRPct: 7.7, SenderMaxSlip: 10 * time.Millisecond}
+	if j := JudgeStep(data, pol, f); j.Verdict != Pass || j.Policing != Policed {
+		t.Errorf("policing after a slip: %s %q %v", j.Verdict, j.Policing, j.Reasons)
+	}
 	lim := JudgeStep(data, cir, Figures{GeneratorLimited: true, OfferedBps: 12e6})
 	if lim.Verdict != HostLimited || !strings.Contains(lim.Reasons[0], "generator") {
 		t.Errorf("generator-limited: %+v", lim)
