@@ -30,6 +30,8 @@ Ethernet frame over IPv4).`,
                                   50 Mbit/s of 1400-byte datagrams for 10 s
   fullpipe udp -c 198.18.0.2 -b 1G -R -J
                                   the responder sends 1 Gbit/s; one JSON document
+  fullpipe udp 198.18.0.2 --rate 10M --size 18 --dscp 46 --echo-every 100
+                                  64-byte frames marked EF, 1 in 100 a latency probe
   fullpipe udp 198.18.0.2 --rate 50M --report udp.html
                                   also a page with rate, loss and jitter per interval`,
 		new: func() command { return &udpArgs{} },
@@ -50,6 +52,8 @@ func (a *udpArgs) flags(fs *pflag.FlagSet) {
 	fs.BoolVarP(&a.cfg.Reverse, "reverse", "R", false, "the responder sends")
 	fs.VarP(dur(&a.cfg.Interval, time.Second), "interval", "i", "reporting interval")
 	fs.Var(dur(&a.cfg.Drain, 500*time.Millisecond), "drain", "how long the receiver keeps counting after the sender stops")
+	fs.Var(num(&a.cfg.DSCP, 0, "0..63"), "dscp", "DSCP value of the stream's datagrams, either way")
+	fs.Var(num(&a.cfg.EchoEvery, 0, "N"), "echo-every", "every Nth datagram is a latency probe the responder reflects (0: none)")
 	a.clientArgs.flags(fs)
 }
 
@@ -66,6 +70,9 @@ func (a *udpArgs) validate(in input) error {
 		return usagef("--duration must be positive")
 	}
 	a.cfg.Size = int(a.size)
+	if err := a.cfg.Validate(); err != nil && (a.cfg.DSCP != 0 || a.cfg.EchoEvery != 0) {
+		return usagef("%v", err)
+	}
 	return checkInterval(a.cfg.Interval)
 }
 

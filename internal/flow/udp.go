@@ -21,6 +21,22 @@ type UDPSpec struct {
 	RateBps  int64         // UDP payload bit/s
 	Size     int           // payload bytes per datagram (≥ wire.MinUDPSize; below wire.UDPHeaderLen the compact header)
 	Duration time.Duration // how long to send
+	// EchoEvery makes every EchoEvery-th datagram (sequence numbers
+	// EchoEvery−1, 2·EchoEvery−1, …) a mirrored echo: a latency probe
+	// inside the stream, which the receiver counts as data too. 0: none.
+	EchoEvery int
+}
+
+// IsProbe reports whether datagram seq of the stream is a latency probe.
+func (spec UDPSpec) IsProbe(seq uint64) bool {
+	return spec.EchoEvery > 0 && seq%uint64(spec.EchoEvery) == uint64(spec.EchoEvery-1)
+}
+
+// Scheduled is how many datagrams the stream's schedule holds: one
+// every packet gap over its duration.
+func (spec UDPSpec) Scheduled() uint64 {
+	gap := packetGap(spec.Size, spec.RateBps)
+	return uint64((spec.Duration + gap - 1) / gap)
 }
 
 // UDPSender counts what a UDP sender sent, and how well it kept its
@@ -30,6 +46,7 @@ type UDPSpec struct {
 type UDPSender struct {
 	Packets atomic.Uint64
 	Bytes   atomic.Uint64
+	Probes  atomic.Uint64 // of Packets, latency probes (UDPSpec.EchoEvery)
 	Late    atomic.Uint64 // datagrams sent more than LateSlip behind their schedule
 	MaxSlip atomic.Int64  // the most any datagram was behind its schedule, ns
 }
@@ -38,6 +55,17 @@ type UDPSender struct {
 // as late: 1 ms, ten times nanosleep's overshoot here, is 12.5 kB of
 // back-to-back packets at 100 Mbit/s.
 const LateSlip = time.Millisecond
+
+// GeneratorLimited reports whether a sender that sent sent datagrams of
+// the scheduled, late of them more than LateSlip behind, could not hold
+// its rate: it sent less than 99.5 % of its schedule (a sender slower
+// than its rate stops at the duration with the rest unsent), or more
+// than 5 % of its datagrams late (it kept up only in catch-up bursts).
+// A stall it caught up (tens of ms of a shared host's CPU going
+// elsewhere) is not: its late datagrams are counted apart.
+func GeneratorLimited(sent, scheduled, late uint64) bool {
+	return float64(sent) < 0.995*float64(scheduled) || float64(late) > 0.05*float64(sent)
+}
 
 // slipped records a datagram sent slip behind its schedule.
 func (s *UDPSender) slipped(slip time.Duration) {
@@ -66,42 +94,84 @@ func AddrWriter(c *net.UDPConn, to netip.AddrPort) func([]byte) error {
 // overshoot by about 1 ms here, which would send 1 ms of packets as one
 // burst (37 kB at 300 Mbit/s: enough to overflow a small router queue
 // and be mistaken for line loss); nanosleep overshoots by 50-100 µs.
+// A UDP stream's datagrams due within maxLead leave in one sendmmsg.
 const maxLead = 50 * time.Microsecond
 
 // maxNap bounds one sleep so a cancelled ctx is seen promptly.
 const maxNap = 10 * time.Millisecond
 
-// SendUDP sends spec's stream with write until its duration ends or ctx
-// ends. Timestamps are on clk. Transient send errors (ENOBUFS, ECONNREFUSED
-// from an ICMP) are counted as not sent and do not stop the stream.
-func SendUDP(ctx context.Context, write func([]byte) error, clk Clock, spec UDPSpec, s *UDPSender) {
-	buf := make([]byte, spec.Size)
+// SendUDP sends spec's stream with out until its duration ends or ctx
+// ends. Timestamps are on clk. The datagrams due within maxLead (at most
+// MaxBatch) leave in one system call, each stamped with the time of the
+// call; the thread sleeps in nanosleep between. Transient send errors
+// (ENOBUFS, ECONNREFUSED from an ICMP) are counted as not sent and do not
+// stop the stream.
+func SendUDP(ctx context.Context, out *UDPOut, clk Clock, spec UDPSpec, s *UDPSender) {
+	bufs := make([][]byte, MaxBatch)
+	for i := range bufs {
+		bufs[i] = make([]byte, spec.Size)
+	}
 	gap := packetGap(spec.Size, spec.RateBps)
+	total := spec.Scheduled()
 	begin := clk.Since()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	for seq := uint64(0); ; seq++ {
+	for seq := uint64(0); seq < total; {
 		due := begin + time.Duration(seq)*gap
 		// The schedule ends at the duration and so does the clock: a
 		// sender behind its schedule (a rate above what the host can
 		// send) stops on time too.
-		if due-begin >= spec.Duration || clk.Since()-begin >= spec.Duration || ctx.Err() != nil {
+		if clk.Since()-begin >= spec.Duration || !sleepUntil(ctx, clk, due-maxLead) {
 			return
 		}
-		for lead := due - clk.Since(); lead > maxLead; lead = due - clk.Since() {
-			if ctx.Err() != nil {
-				return
-			}
-			ts := unix.NsecToTimespec(int64(min(lead, maxNap)))
-			_ = unix.Nanosleep(&ts, nil)
-		}
 		now := clk.Since()
-		wire.PutUDP(buf, wire.UDPHeader{Type: wire.UDPData, Cookie: spec.Cookie, Seq: seq, SentNs: int64(now)})
-		if write(buf) == nil {
-			s.Packets.Add(1)
-			s.Bytes.Add(uint64(len(buf)))
-			s.slipped(now - due)
+		k := min(uint64(MaxBatch), total-seq, uint64((now+maxLead-due)/gap)+1)
+		for i := range k {
+			h := wire.UDPHeader{Type: wire.UDPData, Cookie: spec.Cookie, Seq: seq + i, SentNs: int64(now)}
+			if spec.IsProbe(seq + i) {
+				h.Type = wire.UDPEcho
+			}
+			wire.PutUDP(bufs[i], h)
 		}
+		n, err := out.Write(bufs[:k])
+		s.sent(spec, seq, n, now-due)
+		seq += uint64(n)
+		if err != nil {
+			seq++ // not sent
+		}
+	}
+}
+
+// sleepUntil sleeps in nanosleep until clk reaches t; false when ctx
+// ended first.
+func sleepUntil(ctx context.Context, clk Clock, t time.Duration) bool {
+	for lead := t - clk.Since(); lead > 0; lead = t - clk.Since() {
+		if ctx.Err() != nil {
+			return false
+		}
+		ts := unix.NsecToTimespec(int64(min(lead, maxNap)))
+		_ = unix.Nanosleep(&ts, nil)
+	}
+	return ctx.Err() == nil
+}
+
+// sent counts n datagrams from seq on sent, the first slip behind its
+// schedule.
+func (s *UDPSender) sent(spec UDPSpec, seq uint64, n int, slip time.Duration) {
+	if n <= 0 {
+		return
+	}
+	s.Packets.Add(uint64(n))
+	s.Bytes.Add(uint64(n * spec.Size))
+	if spec.EchoEvery > 0 {
+		e := uint64(spec.EchoEvery)
+		s.Probes.Add((seq+uint64(n))/e - seq/e)
+	}
+	s.slipped(slip)
+	if slip > LateSlip {
+		// the batch's later datagrams were due later, by a gap each
+		gap := packetGap(spec.Size, spec.RateBps)
+		s.Late.Add(uint64(min(int64(n-1), int64((slip-LateSlip)/gap))))
 	}
 }
 

@@ -2,9 +2,31 @@ package flow
 
 import (
 	"context"
+	"net"
+	"net/netip"
 	"testing"
 	"time"
+
+	"github.com/fullpipe/fullpipe/internal/sockopt"
+	"github.com/fullpipe/fullpipe/internal/wire"
 )
+
+// loopPair is a receiving socket on addr ("127.0.0.1" or "::1") and a
+// sending socket connected to it, both closed at the test's end.
+func loopPair(t *testing.T, addr string) (rx, tx *net.UDPConn) {
+	t.Helper()
+	rx, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.ParseIP(addr)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rx.Close() })
+	tx, err = net.DialUDP("udp", nil, rx.LocalAddr().(*net.UDPAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tx.Close() })
+	return rx, tx
+}
 
 // TestSendUDPStopsAtDuration: at 9.2e18 bit/s a 40-byte datagram's gap
 // rounded to 0 and the sender never reached its duration (150 MB in 1 s
@@ -15,12 +37,71 @@ func TestSendUDPStopsAtDuration(t *testing.T) {
 	if g := packetGap(40, 9.2e18); g < time.Nanosecond {
 		t.Fatalf("gap %v at 9.2e18 bit/s", g)
 	}
+	_, tx := loopPair(t, "127.0.0.1")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var s UDPSender
 	start := time.Now()
-	SendUDP(ctx, func([]byte) error { return nil }, NewClock(), UDPSpec{RateBps: 9.2e18, Size: 40, Duration: 100 * time.Millisecond}, &s)
+	spec := UDPSpec{RateBps: 9.2e18, Size: 40, Duration: 100 * time.Millisecond}
+	SendUDP(ctx, NewUDPOut(tx, netip.AddrPort{}, 0), NewClock(), spec, &s)
 	if took := time.Since(start); took > 200*time.Millisecond {
 		t.Errorf("a 100 ms stream at 9.2e18 bit/s sent for %v (%d datagrams)", took, s.Packets.Load())
+	}
+	if !GeneratorLimited(s.Packets.Load(), spec.Scheduled(), s.Late.Load()) {
+		t.Errorf("%d of %d datagrams sent, %d late: want generator-limited", s.Packets.Load(), spec.Scheduled(), s.Late.Load())
+	}
+}
+
+// TestDSCPMarked: a datagram sent with a DSCP arrives with it, as the
+// receiving socket reads it (IP_RECVTOS, IPV6_RECVTCLASS): from a socket
+// of its own marked with SetDSCP (the client's), and from a shared
+// unconnected socket with a control message per datagram (the
+// responder's), over IPv4 and IPv6 loopback.
+func TestDSCPMarked(t *testing.T) {
+	for _, addr := range []string{"127.0.0.1", "::1"} {
+		rx, tx := loopPair(t, addr)
+		v6 := addr == "::1"
+		rc, _ := rx.SyscallConn()
+		if err := sockopt.SetRecvTOS(rc, v6); err != nil {
+			t.Fatal(err)
+		}
+		trc, _ := tx.SyscallConn()
+		if err := sockopt.SetDSCP(trc, 46, v6); err != nil {
+			t.Fatal(err)
+		}
+		b := make([]byte, wire.CompactLen)
+		wire.PutUDP(b, wire.UDPHeader{Type: wire.UDPData})
+		if _, err := NewUDPOut(tx, netip.AddrPort{}, 0).Write([][]byte{b}); err != nil {
+			t.Fatal(err)
+		}
+		shared, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.ParseIP(addr)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer shared.Close()
+		to := rx.LocalAddr().(*net.UDPAddr).AddrPort()
+		if _, err := NewUDPOut(shared, to, 10).Write([][]byte{b, b}); err != nil {
+			t.Fatal(err)
+		}
+		in := NewUDPIn(rx, 4, 64, 64)
+		var got []int
+		for len(got) < 3 {
+			_ = rx.SetReadDeadline(time.Now().Add(2 * time.Second))
+			n, err := in.Read()
+			if err != nil {
+				t.Fatalf("%s: %v after %v", addr, err, got)
+			}
+			for i := range n {
+				_, oob := in.Buf(i)
+				d, ok := sockopt.ParseDSCP(oob)
+				if !ok {
+					t.Fatalf("%s: no TOS control message", addr)
+				}
+				got = append(got, d)
+			}
+		}
+		if got[0] != 46 || got[1] != 10 || got[2] != 10 {
+			t.Errorf("%s: DSCP received %v, want 46 (socket), 10, 10 (per datagram)", addr, got)
+		}
 	}
 }

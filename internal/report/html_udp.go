@@ -61,6 +61,7 @@ func newUDPView(r *result.UDP) udpView {
 const udpFooter = "Rates count UDP payload (the receiver's rate with IP and UDP headers is in the summary). Jitter is RFC 3550's smoothed interarrival jitter. Loss counts sequence numbers that never arrived before the drain ended."
 
 const udpBody = `{{with .R.Summary}}{{if .Partial}}<div class="partial"><strong>PARTIAL:</strong> {{.PartialReason}}</div>{{end}}
+{{if .GeneratorLimited}}<div class="partial"><strong>generator-limited:</strong> the sender could not hold the asked rate ({{.SentPackets}} datagrams sent, {{.SenderLate}} late): these figures describe the sending host, not the path.</div>{{end}}
 <h2>Summary</h2>
 <p>UDP {{.Direction}}: {{.SizeBytes}}-byte payloads at a target of {{rateInt .TargetRateBps}}.</p>
 <table><tr><th class="l">side</th><th>datagrams</th><th>bytes</th><th>rate (payload)</th><th>rate (with IP+UDP headers)</th></tr>
@@ -68,6 +69,9 @@ const udpBody = `{{with .R.Summary}}{{if .Partial}}<div class="partial"><strong>
 <tr><td class="l">receiver ({{$.Receiver}}), over {{printf "%.3f" .IntervalS}} s</td><td>{{.RecvPackets}}</td><td>{{bytesU .RecvBytes}}</td><td>{{rate .ReceiverRateBps}}</td><td>{{rate .ReceiverIPBps}}</td></tr></table>
 <table><tr><th>lost</th><th>loss</th><th>duplicates</th><th>reordered</th><th>jitter</th><th>sent &gt; 1 ms behind schedule</th><th>most behind</th></tr>
 <tr><td>{{.Lost}}</td><td>{{printf "%.3f" .LossPct}} %</td><td>{{.Duplicates}}</td><td>{{.Reordered}}</td><td>{{us .JitterUs}}</td><td>{{.SenderLate}}</td><td>{{us .SenderMaxSlipUs}}</td></tr></table>
+{{if .ReceiverDrops}}<p>Of the lost, {{.ReceiverDrops}} were dropped by the receiving host's own socket (its buffer overflowed): the host's loss, not the path's.</p>{{end}}
+{{with .Latency}}<table><tr><th class="l">latency probes in the stream (round trip)</th><th>replies</th><th>min</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th><th>max</th><th>IPDV</th></tr>
+<tr><td class="l">{{.Probes}} sent</td><td>{{.Replies}}</td><td>{{us .MinUs}}</td><td>{{us .MeanUs}}</td><td>{{us .P50Us}}</td><td>{{us .P90Us}}</td><td>{{us .P99Us}}</td><td>{{us .MaxUs}}</td><td>{{us .IPDVUs}}</td></tr></table>{{end}}
 {{with .Sender .Direction}}<p>Sender CPU: {{printf "%.1f" .CPUPct}} % of a CPU; its threads waited {{printf "%.1f" .WaitPct}} % of the time; its {{.CPUs}} CPU(s) {{printf "%.0f" .CPUsBusyPct}} % busy.</p>{{end}}{{end}}
 <h2>Over time</h2>
 {{template "figures" .Figures}}`

@@ -81,6 +81,16 @@ func udpText(w io.Writer, r *result.UDP) {
 		s.RecvPackets, BytesExact(int64(s.RecvBytes)), s.IntervalS, units.FormatRate(s.ReceiverRateBps), units.FormatRate(s.ReceiverIPBps))
 	fmt.Fprintf(w, "  lost %d (%.3f %%), duplicates %d, reordered %d, jitter %s (RFC 3550)\n",
 		s.Lost, s.LossPct, s.Duplicates, s.Reordered, usF(s.JitterUs))
+	if s.ReceiverDrops > 0 {
+		fmt.Fprintf(w, "  of the lost, %d dropped by the receiving host's own socket (its buffer overflowed): the host's loss, not the path's\n", s.ReceiverDrops)
+	}
+	if l := s.Latency; l != nil {
+		fmt.Fprintf(w, "  latency (round trip of %d/%d probes in the stream): min %s, mean %s, p50 %s, p90 %s, p99 %s, max %s, IPDV %s\n",
+			l.Replies, l.Probes, usF(l.MinUs), usF(l.MeanUs), usF(l.P50Us), usF(l.P90Us), usF(l.P99Us), usF(l.MaxUs), usF(l.IPDVUs))
+	}
+	if s.GeneratorLimited {
+		fmt.Fprintf(w, "  generator-limited: the sender could not hold the asked rate (%d datagrams sent, %d late): these figures describe the sending host, not the path\n", s.SentPackets, s.SenderLate)
+	}
 }
 
 // rttText is the rtt test's summary.

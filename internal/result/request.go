@@ -42,7 +42,8 @@ func (c TCPConfig) probes() int {
 
 // Request is the UDP test's request.
 func (c UDPConfig) Request() wire.Request {
-	return wire.Request{Kind: wire.KindUDP, RateBps: c.RateBps, Size: c.Size, Duration: c.Duration, Reverse: c.Reverse, Interval: c.Interval}
+	return wire.Request{Kind: wire.KindUDP, RateBps: c.RateBps, Size: c.Size, Duration: c.Duration, Reverse: c.Reverse, Interval: c.Interval,
+		DSCP: c.DSCP, EchoEvery: c.EchoEvery}
 }
 
 // Request is the rtt test's session: it lasts the probes, the wait for

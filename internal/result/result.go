@@ -252,6 +252,11 @@ type UDPSummary struct {
 	// sent less than 99.5 % of it, or fell behind its schedule): the
 	// figures then describe this host's generator, not the path.
 	GeneratorLimited bool `json:"generator_limited"`
+	// ReceiverDrops is how many of Lost the receiving socket itself
+	// dropped for want of buffer (SO_RXQ_OVFL): the receiving host's
+	// loss, not the path's (on the responder, whose socket its sessions
+	// share, possibly another session's too).
+	ReceiverDrops uint64 `json:"receiver_drops,omitempty"`
 	// Latency is the round trip of the stream's latency probes
 	// (UDPConfig.EchoEvery), measured by the sender; nil without probes.
 	Latency       *UDPLatency `json:"latency,omitempty"`

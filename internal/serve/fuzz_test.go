@@ -102,7 +102,7 @@ func FuzzUDPPacket(f *testing.F) {
 				ip = netip.MustParseAddr("127.0.0.2")
 			}
 			from := netip.AddrPortFrom(ip, 40000+uint16(flags>>3&7))
-			reply := s.safePacket(buf, n, from, rxInfo{mono: 1})
+			reply, _ := s.safePacket(buf, n, from, rxInfo{mono: 1})
 			if s.panics.Load() != 0 {
 				t.Fatalf("handlePacket panicked on %x", pkt)
 			}

@@ -193,7 +193,14 @@ func echoBudget(req wire.Request) (packets, bytes int64) {
 		size = max(size, wire.MaxMTUReply)
 	}
 	packets = wire.SatAdd(probes, probes/10+10)
-	return packets, wire.SatMul(packets, size)
+	bytes = wire.SatMul(packets, size)
+	// a udp test's latency probes: datagrams of its size, with the same
+	// margin
+	if sp := req.StreamProbes(); sp > 0 {
+		sp = wire.SatAdd(sp, sp/10+10)
+		packets, bytes = wire.SatAdd(packets, sp), wire.SatAdd(bytes, wire.SatMul(sp, int64(req.Size)))
+	}
+	return packets, bytes
 }
 
 // retryAfter is when the first of these sessions is due to end, from now:

@@ -191,7 +191,7 @@ func (ss *session) startWorkers(ctx context.Context) *sync.WaitGroup {
 			defer wg.Done()
 			defer ss.srv.survive("udp sender", ss.peerIP.String())
 			spec := flow.UDPSpec{Cookie: ss.cookie, RateBps: req.RateBps, Size: req.Size, Duration: req.Duration}
-			flow.SendUDP(ctx, flow.AddrWriter(ss.srv.udp, peer), clk, spec, &ss.udpTx)
+			flow.SendUDP(ctx, flow.NewUDPOut(ss.srv.udp, peer, req.DSCP), clk, spec, &ss.udpTx)
 		}()
 	}
 	if req.Kind == wire.KindTrain && req.Reverse {
@@ -267,6 +267,7 @@ func (ss *session) figures() ([]wire.StreamSample, *wire.UDPStats) {
 	switch {
 	case ss.udpRx != nil:
 		st := ss.udpRx.Stats(0)
+		st.LocalDrops = ss.localDrops()
 		u = &st
 	case ss.req.Kind == wire.KindUDP:
 		u = &wire.UDPStats{SentPackets: ss.udpTx.Packets.Load(), SentBytes: ss.udpTx.Bytes.Load(),

@@ -55,7 +55,13 @@ type session struct {
 
 	attached chan struct{} // a data connection or UDP peer arrived (cap 1)
 	udpRx    *flow.UDPReceiver
-	udpTx    flow.UDPSender
+	// the shared socket's drop count (SO_RXQ_OVFL) at an upload's first
+	// datagram and its latest (mu)
+	dropsSeen      bool
+	drops0, drops1 uint32
+	udpTx          flow.UDPSender
+
+	tos []byte // the control message that marks its echo replies with req.DSCP (nil: none)
 
 	train     *trainState  // a train session (KindTrain); set before the session is registered
 	trainSent atomic.Int64 // datagrams of a reverse train sent
@@ -160,13 +166,29 @@ func applySendOpts(c *net.TCPConn, req wire.Request, pacingBps int64, force bool
 	return flow.SizeSendBuffer(rc, req.Window, force)
 }
 
-func (ss *session) udpData(h wire.UDPHeader, n int) {
+// udpData counts one datagram of an upload's stream, and the socket's
+// drop count it arrived with.
+func (ss *session) udpData(h wire.UDPHeader, n int, rx rxInfo) {
 	ss.mu.Lock()
 	started, clk := ss.started, ss.clock
+	if started && rx.counted {
+		if !ss.dropsSeen {
+			ss.dropsSeen, ss.drops0 = true, rx.drops
+		}
+		ss.drops1 = rx.drops
+	}
 	ss.mu.Unlock()
 	if started && ss.udpRx != nil {
 		ss.udpRx.Add(h, n, clk.Since())
 	}
+}
+
+// localDrops is what the shared socket dropped between the upload's
+// first datagram and its latest.
+func (ss *session) localDrops() uint64 {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return uint64(ss.drops1 - ss.drops0)
 }
 
 // control runs one control connection: greeting, auth, request, the test
@@ -247,6 +269,7 @@ func readMsg(br *bufio.Reader, typ string, v any) error {
 func (s *Server) newSession(req wire.Request, peer netip.Addr, log *slog.Logger) *session {
 	ss := &session{srv: s, cookie: wire.NewCookie(), req: req, peerIP: peer, log: log, attached: make(chan struct{}, 1), done: make(chan struct{})}
 	ss.echoPackets, ss.echoBytes = echoBudget(req)
+	ss.tos = sockopt.TOSCmsg(req.DSCP, !peer.Unmap().Is4())
 	ss.endBy = time.Now().Add(handshakeTimeout + s.hardDeadline(req))
 	if req.Kind == wire.KindUDP && !req.Reverse {
 		ss.udpRx = flow.NewUDPReceiverFor(expectedPackets(req))
@@ -282,8 +305,12 @@ func (s *Server) hardDeadline(req wire.Request) time.Duration {
 // (saturating: a huge pacing cannot wrap around to a small sum).
 func sendRate(req wire.Request, maxBps int64) int64 {
 	switch {
+	case req.Kind == wire.KindUDP && req.Reverse && req.EchoEvery > 0:
+		return wire.SatAdd(req.RateBps, req.RateBps/int64(req.EchoEvery)) // and the probes' replies
 	case req.Kind == wire.KindUDP && req.Reverse:
 		return req.RateBps
+	case req.Kind == wire.KindUDP && req.EchoEvery > 0:
+		return req.RateBps / int64(req.EchoEvery) // the probes' replies
 	case req.Kind == wire.KindTCP && (req.Reverse || req.Bidir):
 		if req.PacingBps > 0 {
 			return wire.SatMul(req.PacingBps, int64(req.Streams))

@@ -11,6 +11,10 @@ import (
 	"net/netip"
 	"time"
 
+	"golang.org/x/net/ipv4"
+	"golang.org/x/net/ipv6"
+
+	"github.com/fullpipe/fullpipe/internal/flow"
 	"github.com/fullpipe/fullpipe/internal/sockopt"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
@@ -24,48 +28,97 @@ const udpBufLen = 65536
 // for its reader.
 const udpRecvBuffer = 16 << 20
 
-// routineUDP reads the UDP socket and answers through handlePacket. It
+// udpBatch is how many datagrams routineUDP reads per system call
+// (recvmmsg): 32 × 64 KiB of buffers.
+const udpBatch = 32
+
+// routineUDP reads the UDP socket in batches and answers through
+// handlePacket, the replies of a batch in one system call (sendmmsg). It
 // ends when the socket is closed; a panic in one datagram's handling is
 // logged and the loop goes on.
 func (s *Server) routineUDP(ctx context.Context) {
 	defer s.wg.Done()
-	buf, oob := make([]byte, udpBufLen), make([]byte, sockopt.RxStampSpace)
+	in := flow.NewUDPIn(s.udp, udpBatch, udpBufLen, sockopt.RxStampSpace)
+	out := newReplies(s.udp)
 	for {
-		n, oobn, _, from, err := s.udp.ReadMsgUDPAddrPort(buf, oob)
-		rx := rxInfo{mono: time.Since(s.born).Nanoseconds()}
+		n, err := in.Read()
+		mono := time.Since(s.born).Nanoseconds()
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
 				return
 			}
 			continue
 		}
-		if st := sockopt.ParseRxStamp(oob[:oobn]); st.Stamped {
-			rx.kernel = st.At.UnixNano()
-			rx.drops, rx.counted = st.Drops, st.Counted
+		for i := range n {
+			b, oob := in.Buf(i)
+			rx := rxInfo{mono: mono}
+			if st := sockopt.ParseRxStamp(oob); st.Stamped {
+				rx.kernel = st.At.UnixNano()
+				rx.drops, rx.counted = st.Drops, st.Counted
+			}
+			from := in.From(i)
+			if reply, tos := s.safePacket(b[:cap(b)], len(b), from, rx); reply != nil {
+				out.add(reply, tos, from)
+			}
 		}
-		if reply := s.safePacket(buf, n, from, rx); reply != nil {
-			_, _ = s.udp.WriteToUDPAddrPort(reply, from)
-		}
+		out.flush()
 	}
 }
 
+// replies collects a batch's replies for one sendmmsg.
+type replies struct {
+	bc interface {
+		WriteBatch(ms []ipv4.Message, flags int) (int, error)
+	}
+	ms []ipv4.Message
+}
+
+func newReplies(c *net.UDPConn) *replies {
+	r := &replies{bc: ipv4.NewPacketConn(c)}
+	if la, ok := c.LocalAddr().(*net.UDPAddr); ok && la.IP.To4() == nil {
+		r.bc = ipv6.NewPacketConn(c)
+	}
+	return r
+}
+
+func (r *replies) add(b, oob []byte, to netip.AddrPort) {
+	r.ms = append(r.ms, ipv4.Message{Buffers: [][]byte{b}, OOB: oob, Addr: net.UDPAddrFromAddrPort(to)})
+}
+
+// flush sends the replies collected, best effort (a reply the kernel
+// refuses is dropped, as a lost datagram would be).
+func (r *replies) flush() {
+	for sent := 0; sent < len(r.ms); {
+		n, err := r.bc.WriteBatch(r.ms[sent:], 0)
+		sent += max(n, 0)
+		if err != nil {
+			sent++
+		} else if n <= 0 {
+			break
+		}
+	}
+	clear(r.ms)
+	r.ms = r.ms[:0]
+}
+
 // safePacket is handlePacket with a panic turned into a log line.
-func (s *Server) safePacket(buf []byte, n int, from netip.AddrPort, rx rxInfo) (reply []byte) {
+func (s *Server) safePacket(buf []byte, n int, from netip.AddrPort, rx rxInfo) (reply, tos []byte) {
 	defer s.survive("udp packet", from.String())
 	return s.handlePacket(buf, n, from, rx)
 }
 
 // handlePacket handles the datagram buf[:n] received from from at recvNs
 // (ns since the responder started) and returns the reply to send to from,
-// or nil. The reply is built in buf (cap(buf) ≥ wire.MaxMTUReply). Only a
+// or nil, with the control message that marks it with the session's DSCP
+// (nil for none). The reply is built in buf (cap(buf) ≥ wire.MaxMTUReply). Only a
 // session's own client gets answers: its control connection's address and
 // one of the source ports it registered (the first UDPPorts seen); a reply
 // is never larger than the datagram, except an MTU session's sized echo
 // (≤ wire.MaxMTUReply), and each is charged to the session's echo budget.
-func (s *Server) handlePacket(buf []byte, n int, from netip.AddrPort, rx rxInfo) []byte {
+func (s *Server) handlePacket(buf []byte, n int, from netip.AddrPort, rx rxInfo) (reply, tos []byte) {
 	h, err := wire.ParseUDP(buf[:n])
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	s.mu.Lock()
 	ss := s.sessions[h.Cookie]
@@ -75,13 +128,16 @@ func (s *Server) handlePacket(buf []byte, n int, from netip.AddrPort, rx rxInfo)
 	s.mu.Unlock()
 	from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
 	if ss == nil || from.Addr() != ss.peerIP || !ss.registerPort(from, h.Type == wire.UDPHello) {
-		return nil
+		return nil, nil
 	}
 	switch h.Type {
 	case wire.UDPEcho:
+		if ss.udpRx != nil {
+			ss.udpData(h, n, rx) // a latency probe inside an upload's stream is data too
+		}
 		reply := echoLen(h, n, ss.req.MTU)
 		if reply == 0 || reply > cap(buf) || !ss.chargeEcho(reply) {
-			return nil
+			return nil, nil
 		}
 		out := buf[:reply]
 		clear(out[min(n, reply):]) // padding, not a previous datagram's bytes
@@ -89,15 +145,15 @@ func (s *Server) handlePacket(buf []byte, n int, from netip.AddrPort, rx rxInfo)
 		if h.EchoMode == wire.EchoStamped {
 			wire.PutEchoStamp(out, rx.mono)
 		}
-		return out
+		return out, ss.tos
 	case wire.UDPData:
 		if ss.train != nil {
 			ss.trainData(h, rx)
 		} else {
-			ss.udpData(h, n)
+			ss.udpData(h, n, rx)
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // echoLen is the size of the reply to an echo of n bytes, 0 for none.

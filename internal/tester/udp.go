@@ -4,11 +4,15 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/cpuload"
 	"github.com/fullpipe/fullpipe/internal/flow"
 	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/sockopt"
 	"github.com/fullpipe/fullpipe/internal/vocab"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
@@ -43,10 +47,10 @@ func RunUDP(ctx context.Context, t Target, cfg result.UDPConfig, progress func(r
 		return nil, dialError(raddr.String(), err)
 	}
 	defer uc.Close()
-	if rc, err := uc.SyscallConn(); err == nil {
-		_, _ = setRecvBuffer(rc, 8<<20) // absorb bursts; best effort
+	if err := prepareUDP(uc, cfg.DSCP, raddr.IP.To4() == nil); err != nil {
+		return nil, err
 	}
-	u := &udpRun{cfg: cfg, s: s, uc: uc, rx: flow.NewUDPReceiver(), progress: progress}
+	u := &udpRun{cfg: cfg, s: s, uc: uc, rx: flow.NewUDPReceiver(), progress: progress, lat: flow.NewLatency()}
 	if cfg.Reverse {
 		stopHello := u.helloUntilStarted(ctx)
 		err = s.startTest(ctx)
@@ -64,6 +68,24 @@ func RunUDP(ctx context.Context, t Target, cfg result.UDPConfig, progress func(r
 	return res, err
 }
 
+// prepareUDP sets the client's UDP socket up: a receive buffer that
+// absorbs bursts (best effort), receive stamps and drop counts (best
+// effort), and the DSCP its datagrams carry.
+func prepareUDP(uc *net.UDPConn, dscp int, v6 bool) error {
+	rc, err := uc.SyscallConn()
+	if err != nil {
+		return err
+	}
+	_, _ = setRecvBuffer(rc, 8<<20)
+	_ = sockopt.EnableRxStamps(rc)
+	if dscp > 0 {
+		if err := sockopt.SetDSCP(rc, dscp, v6); err != nil {
+			return fmt.Errorf("dscp %d: %w", dscp, err)
+		}
+	}
+	return nil
+}
+
 type udpRun struct {
 	cfg      result.UDPConfig
 	s        *session
@@ -72,6 +94,9 @@ type udpRun struct {
 	rx       *flow.UDPReceiver // reverse: what this end receives
 	tx       flow.UDPSender    // forward: what this end sends
 	progress func(result.UDPInterval)
+	lat      *flow.Latency  // the latency probes' round trips (EchoEvery)
+	ptx      flow.UDPSender // reverse: the latency probes sent
+	drops    atomic.Uint64  // reverse: datagrams this end's socket dropped (SO_RXQ_OVFL)
 
 	intervals []result.UDPInterval
 	prev      wire.UDPStats
@@ -106,23 +131,70 @@ func sendHellos(ctx context.Context, uc *net.UDPConn, cookie wire.Cookie) (stop 
 	return func() { cancel(); <-done }
 }
 
+// receive reads the socket in batches until ctx ends: the responder's
+// stream (reverse) and the latency probes' replies, timed by their
+// kernel receive stamps where the socket has them.
 func (u *udpRun) receive(ctx context.Context) {
 	stop := context.AfterFunc(ctx, func() { _ = u.uc.SetReadDeadline(time.Unix(1, 0)) })
 	defer stop()
-	buf := make([]byte, 65536)
+	in := flow.NewUDPIn(u.uc, flow.MaxBatch, 65536, sockopt.RxStampSpace)
+	startNs := u.clk.Start().UnixNano()
+	var drops0 uint32
+	counted := false
 	for {
-		n, err := u.uc.Read(buf)
+		n, err := in.Read()
 		if err != nil {
 			if ctx.Err() != nil || isClosed(err) {
 				return
 			}
 			continue
 		}
-		h, err := wire.ParseUDP(buf[:n])
-		if err == nil && h.Type == wire.UDPData && h.Matches(u.s.accept.Cookie) {
-			u.rx.Add(h, n, u.clk.Since())
+		for i := range n {
+			b, oob := in.Buf(i)
+			h, err := wire.ParseUDP(b)
+			if err != nil || !h.Matches(u.s.accept.Cookie) {
+				continue
+			}
+			now := u.clk.Since()
+			st := sockopt.ParseRxStamp(oob)
+			if st.Counted && !counted {
+				// the first count is the socket's drops before this test
+				drops0, counted = st.Drops, true
+			} else if st.Counted {
+				u.drops.Store(uint64(st.Drops - drops0))
+			}
+			switch h.Type {
+			case wire.UDPData:
+				u.rx.Add(h, len(b), now)
+			case wire.UDPEchoReply:
+				rtt := now - time.Duration(h.SentNs)
+				if st.Stamped {
+					rtt = time.Duration(st.At.UnixNano() - startNs - h.SentNs)
+				}
+				u.lat.Add(u.probeIndex(h.Seq), rtt)
+			}
 		}
 	}
+}
+
+// probeIndex numbers a probe: its place among the stream's probes (up),
+// or its own sequence number (down, where the client sends probes
+// beside the responder's stream).
+func (u *udpRun) probeIndex(seq uint64) uint64 {
+	if u.cfg.Reverse {
+		return seq
+	}
+	return seq / uint64(u.cfg.EchoEvery)
+}
+
+// sendProbes sends a reverse test's latency probes: mirrored echoes of
+// the stream's size, one per EchoEvery datagrams of its schedule, until
+// the duration ends or ctx ends. Their replies travel back beside the
+// responder's stream.
+func (u *udpRun) sendProbes(ctx context.Context) {
+	spec := flow.UDPSpec{Cookie: u.s.accept.Cookie, Size: u.cfg.Size, Duration: u.cfg.Duration,
+		RateBps: u.cfg.RateBps / int64(u.cfg.EchoEvery), EchoEvery: 1}
+	flow.SendUDP(ctx, flow.NewUDPOut(u.uc, netip.AddrPort{}, 0), u.clk, spec, &u.ptx)
 }
 
 func (u *udpRun) measure(ctx context.Context) (*result.UDP, error) {
@@ -133,16 +205,24 @@ func (u *udpRun) measure(ctx context.Context) (*result.UDP, error) {
 	// the test ends (down, where the responder's figure is the sender's).
 	load := cpuload.Now()
 	var loadEnd cpuload.Mark
-	if u.cfg.Reverse {
+	var probesDone sync.WaitGroup
+	switch {
+	case u.cfg.Reverse:
+		if u.cfg.EchoEvery > 0 {
+			probesDone.Go(func() { u.sendProbes(wctx) })
+		}
 		go func() { defer close(workDone); u.receive(wctx); loadEnd = cpuload.Now() }()
-	} else {
+	default:
+		if u.cfg.EchoEvery > 0 {
+			probesDone.Go(func() { u.receive(wctx) })
+		}
 		go func() {
 			defer close(workDone)
-			spec := flow.UDPSpec{Cookie: u.s.accept.Cookie, RateBps: u.cfg.RateBps, Size: u.cfg.Size, Duration: u.cfg.Duration}
-			flow.SendUDP(wctx, flow.ConnWriter(u.uc), u.clk, spec, &u.tx)
+			flow.SendUDP(wctx, flow.NewUDPOut(u.uc, netip.AddrPort{}, 0), u.clk, u.spec(), &u.tx)
 			loadEnd = cpuload.Now()
 		}()
 	}
+	defer probesDone.Wait()
 	msgs := make(chan serverMsg, 16)
 	go u.s.readLoop(msgs)
 	tick := time.NewTimer(u.cfg.Interval)
@@ -198,6 +278,7 @@ func (u *udpRun) measure(ctx context.Context) (*result.UDP, error) {
 	}
 	wcancel()
 	<-workDone
+	probesDone.Wait()
 	res := &result.UDP{Intervals: append([]result.UDPInterval{}, u.intervals...), Summary: u.summary(final)}
 	res.Summary.ClientCPU = cpuload.Between(load, loadEnd) // written before workDone closed
 	if final != nil {
@@ -226,6 +307,11 @@ func (u *udpRun) addInterval(cur wire.UDPStats) {
 	}
 }
 
+// spec is the client's stream (an upload).
+func (u *udpRun) spec() flow.UDPSpec {
+	return flow.UDPSpec{Cookie: u.s.accept.Cookie, RateBps: u.cfg.RateBps, Size: u.cfg.Size, Duration: u.cfg.Duration, EchoEvery: u.cfg.EchoEvery}
+}
+
 func (u *udpRun) summary(final *wire.Result) result.UDPSummary {
 	sum := result.UDPSummary{SizeBytes: u.cfg.Size, TargetRateBps: u.cfg.RateBps, Direction: vocab.Up}
 	var rx wire.UDPStats
@@ -236,6 +322,7 @@ func (u *udpRun) summary(final *wire.Result) result.UDPSummary {
 			sum.SenderLate, sum.SenderMaxSlipUs = final.UDP.SentLate, float64(final.UDP.SentSlipNs)/1e3
 		}
 		rx = u.rx.Stats(sum.SentPackets)
+		rx.LocalDrops = u.drops.Load()
 	} else {
 		sum.SentPackets, sum.SentBytes = u.tx.Packets.Load(), u.tx.Bytes.Load()
 		sum.SenderLate, sum.SenderMaxSlipUs = u.tx.Late.Load(), float64(u.tx.MaxSlip.Load())/1e3
@@ -248,8 +335,17 @@ func (u *udpRun) summary(final *wire.Result) result.UDPSummary {
 		}
 	}
 	sum.SenderRateBps = float64(sum.SentBytes) * 8 / u.cfg.Duration.Seconds()
+	sum.GeneratorLimited = flow.GeneratorLimited(sum.SentPackets, u.spec().Scheduled(), sum.SenderLate)
+	if u.cfg.EchoEvery > 0 {
+		probes := u.tx.Probes.Load()
+		if u.cfg.Reverse {
+			probes = u.ptx.Probes.Load()
+		}
+		sum.Latency = u.lat.Summary(probes)
+	}
 	sum.RecvPackets, sum.RecvBytes = rx.Packets, rx.Bytes
 	sum.Lost, sum.Duplicates, sum.Reordered = rx.Lost, rx.Duplicates, rx.Reordered
+	sum.ReceiverDrops = min(rx.LocalDrops, sum.Lost)
 	sum.JitterUs = float64(rx.JitterNanos) / 1e3
 	if sum.SentPackets > 0 {
 		sum.LossPct = float64(sum.Lost) / float64(sum.SentPackets) * 100

@@ -133,6 +133,12 @@ func (r Request) checkForm(l Limits) error {
 	if r.Probes < 0 || r.ProbeSize < 0 || r.UDPPorts < 0 || r.RateBps < 0 {
 		return errors.New("probes, probe_size, udp_ports and rate_bps must not be negative")
 	}
+	if r.EchoEvery < 0 {
+		return errors.New("echo_every must not be negative")
+	}
+	if r.EchoEvery > 0 && r.Kind != KindUDP {
+		return errors.New("echo_every is for udp tests only")
+	}
 	return checkCCName(r.CC)
 }
 
@@ -248,6 +254,21 @@ func (r Request) EchoProbes() int64 {
 		return int64(r.Probes)
 	}
 	return SatAdd(SatMul(10, r.echoSeconds()), 20)
+}
+
+// StreamProbes is how many latency probes a udp test's EchoEvery asks
+// the responder to reflect: one per EchoEvery datagrams of rate ×
+// duration, plus one; 0 without EchoEvery. They are not counted against
+// --max-probe-rate: they are bounded by the stream's own rate, their
+// replies are never larger than them and go only to the session's
+// registered port, and what the responder sends counts against
+// --max-rate.
+func (r Request) StreamProbes() int64 {
+	if r.Kind != KindUDP || r.EchoEvery <= 0 || r.Size <= 0 || r.Duration <= 0 {
+		return 0
+	}
+	n := float64(r.RateBps) * r.Duration.Seconds() / float64(8*r.Size) / float64(r.EchoEvery)
+	return int64(min(n, 1<<50)) + 1
 }
 
 // echoSeconds is the duration the echo budget counts: whole seconds, at

@@ -46,6 +46,24 @@ func trainReq(f func(*Request)) Request {
 // TestValidate: every rule at its edge, one side passing and the other
 // refused with its code and a message naming the rule (and, for a limit,
 // the responder flag that raises it).
+// TestStreamProbes: a udp test of rate × duration / (8 × size)
+// datagrams with one in EchoEvery a probe announces that many, plus one;
+// none without EchoEvery or for another kind.
+func TestStreamProbes(t *testing.T) {
+	r := Request{Kind: KindUDP, RateBps: 18 * 8 * 1000, Size: 18, Duration: 2 * time.Second, EchoEvery: 10}
+	if got := r.StreamProbes(); got != 201 {
+		t.Errorf("2000 datagrams, 1 in 10: %d probes, want 201", got)
+	}
+	r.EchoEvery = 0
+	if got := r.StreamProbes(); got != 0 {
+		t.Errorf("no echo_every: %d probes", got)
+	}
+	r.Kind, r.EchoEvery = KindTCP, 10
+	if got := r.StreamProbes(); got != 0 {
+		t.Errorf("tcp: %d probes", got)
+	}
+}
+
 func TestValidate(t *testing.T) {
 	l := responderLimits
 	for _, tc := range []struct {
@@ -68,6 +86,10 @@ func TestValidate(t *testing.T) {
 		{"udp rate 0", udpReq(func(r *Request) { r.RateBps = 0 }), CodeBadRequest, "UDP needs a rate > 0 and a size of 18 to 65507 bytes"},
 		{"udp size 17", udpReq(func(r *Request) { r.Size = 17 }), CodeBadRequest, "size of 18 to 65507"},
 		{"udp size 40", udpReq(func(r *Request) { r.Size = 40 }), "", ""},
+		{"udp size 18", udpReq(func(r *Request) { r.Size = 18 }), "", ""},
+		{"udp echo every 1", udpReq(func(r *Request) { r.EchoEvery = 1 }), "", ""},
+		{"udp echo every -1", udpReq(func(r *Request) { r.EchoEvery = -1 }), CodeBadRequest, "echo_every must not be negative"},
+		{"tcp echo every", tcpReq(func(r *Request) { r.EchoEvery = 10 }), CodeBadRequest, "echo_every is for udp tests only"},
 		{"udp size 65507", udpReq(func(r *Request) { r.Size = 65507 }), "", ""},
 		{"udp size 65508", udpReq(func(r *Request) { r.Size = 65508 }), CodeBadRequest, "size of 18 to 65507"},
 		{"udp no duration", udpReq(func(r *Request) { r.Duration = 0 }), CodeBadRequest, "a UDP test needs a duration"},

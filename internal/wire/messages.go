@@ -52,6 +52,14 @@ type Request struct {
 	// compare with a layer-2 rate.
 	TrainPackets  int `json:"train_packets,omitempty"`
 	OverheadBytes int `json:"overhead_bytes,omitempty"`
+	// EchoEvery (udp only): the client measures latency with mirrored
+	// echoes of Size bytes, one per EchoEvery datagrams of the stream:
+	// in an upload every EchoEvery-th datagram of the stream is one (the
+	// responder counts it as data and reflects it); in a download the
+	// client sends one per EchoEvery datagrams of the responder's stream
+	// and the replies travel back beside it. The responder sizes its
+	// echo budget for them (StreamProbes).
+	EchoEvery int `json:"echo_every,omitempty"`
 }
 
 // MaxMTUReply bounds an echo reply in a session that asked for MTU: the
@@ -130,6 +138,11 @@ type UDPStats struct {
 	SentBytes   uint64 `json:"sent_bytes"`
 	SentLate    uint64 `json:"sent_late,omitempty"`        // of those, sent more than 1 ms behind schedule
 	SentSlipNs  int64  `json:"sent_max_slip_ns,omitempty"` // the most a packet was behind its schedule
+	// LocalDrops is what the receiving socket itself dropped for want of
+	// buffer while the test ran (SO_RXQ_OVFL): the receiving host's loss,
+	// not the path's. The responder's socket is shared by its sessions,
+	// so its figure may include another session's drops.
+	LocalDrops uint64 `json:"local_drops,omitempty"`
 }
 
 // Interval is the server's view of one reporting interval.

@@ -1,0 +1,81 @@
+package flow
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/stats"
+)
+
+// maxLatencySamples bounds the round trips a Latency keeps for its
+// percentiles (8 MiB); past it, a uniform sample of them (reservoir
+// sampling). Count, min, mean, max and IPDV are over all.
+const maxLatencySamples = 1 << 20
+
+// Latency records the round trips of a stream's latency probes. Safe for
+// concurrent use.
+type Latency struct {
+	mu       sync.Mutex
+	n        uint64
+	sum      float64 // µs
+	min, max float64
+	samples  []float64 // µs
+	rng      *rand.Rand
+	lastIdx  uint64
+	lastRTT  float64
+	ipdvSum  float64
+	ipdvN    uint64
+}
+
+// NewLatency returns an empty recorder.
+func NewLatency() *Latency {
+	return &Latency{rng: rand.New(rand.NewPCG(1, 2)), min: math.Inf(1)}
+}
+
+// Add records probe idx's round trip (probes numbered 0, 1, … in the
+// order they were sent). A duplicate reply (idx seen) is ignored by the
+// caller's choice: Add counts what it is given.
+func (l *Latency) Add(idx uint64, rtt time.Duration) {
+	us := float64(rtt) / 1e3
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.n++
+	l.sum += us
+	l.min, l.max = min(l.min, us), max(l.max, us)
+	if len(l.samples) < maxLatencySamples {
+		l.samples = append(l.samples, us)
+	} else if j := l.rng.Uint64N(l.n); j < maxLatencySamples {
+		l.samples[j] = us
+	}
+	// IPDV (RFC 3393) between consecutive probes: idx and idx−1.
+	if l.n > 1 && idx == l.lastIdx+1 {
+		l.ipdvSum += math.Abs(us - l.lastRTT)
+		l.ipdvN++
+	}
+	l.lastIdx, l.lastRTT = idx, us
+}
+
+// Summary is the latency of probes sent probes, nil when none were sent.
+func (l *Latency) Summary(probes uint64) *result.UDPLatency {
+	if probes == 0 {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := &result.UDPLatency{Probes: probes, Replies: l.n}
+	if l.n == 0 {
+		return out
+	}
+	s := slices.Clone(l.samples)
+	slices.Sort(s)
+	out.MinUs, out.MaxUs, out.MeanUs = l.min, l.max, l.sum/float64(l.n)
+	out.P50Us, out.P90Us, out.P99Us = stats.Percentile(s, 50), stats.Percentile(s, 90), stats.Percentile(s, 99)
+	if l.ipdvN > 0 {
+		out.IPDVUs = l.ipdvSum / float64(l.ipdvN)
+	}
+	return out
+}
