@@ -38,6 +38,9 @@ type Measure struct {
 	// SenderMaxSlip is the most the sender fell behind its schedule; it
 	// caught up in a burst of about OfferedBps × SenderMaxSlip.
 	SenderMaxSlip time.Duration
+	// ReceiverDrops is how many of LostFrames the receiving host's own
+	// socket dropped for want of buffer: the host's loss, not the path's.
+	ReceiverDrops uint64
 }
 
 // Figures are a step's figures as the report shows them: IR, FLR, FTD,
@@ -59,6 +62,8 @@ type Figures struct {
 	// SenderMaxSlip: the most the sender fell behind its schedule
 	// (SlipBurstBytes).
 	SenderMaxSlip time.Duration `json:"sender_max_slip_ns,omitempty"`
+	// ReceiverDrops: of LostFrames, those the receiving socket dropped.
+	ReceiverDrops uint64 `json:"receiver_drops,omitempty"`
 }
 
 // Read turns a step's measure into its figures. FTD is the mean round
@@ -69,7 +74,8 @@ type Figures struct {
 // too few for 99.9 %). unavailFLRPct is Availability's threshold.
 func Read(m Measure, unavailFLRPct float64) Figures {
 	f := Figures{Seconds: m.Seconds, OfferedBps: m.OfferedBps, IRBps: m.IRBps, SentFrames: m.SentFrames,
-		LostFrames: m.LostFrames, Delay: m.Delay, GeneratorLimited: m.GeneratorLimited, SenderMaxSlip: m.SenderMaxSlip}
+		LostFrames: m.LostFrames, Delay: m.Delay, GeneratorLimited: m.GeneratorLimited, SenderMaxSlip: m.SenderMaxSlip,
+		ReceiverDrops: min(m.ReceiverDrops, m.LostFrames)}
 	if m.SentFrames > 0 {
 		f.FLRPct = float64(min(m.LostFrames, m.SentFrames)) / float64(m.SentFrames) * 100
 	}
@@ -193,7 +199,24 @@ func JudgeStep(s Service, st Step, f Figures) Judgement {
 		j.note("within the acceptance criteria")
 	}
 	slipped(s, st, f, &j)
+	hostDropped(s, f, &j)
 	return j
+}
+
+// hostDropped turns a step that failed on loss into HostLimited when,
+// without the frames the receiving host's own socket dropped, its FLR
+// would have been within the SAC: the path delivered them.
+func hostDropped(s Service, f Figures, j *Judgement) {
+	if j.Verdict != Fail || f.ReceiverDrops == 0 || f.SentFrames == 0 {
+		return
+	}
+	pathFLR := float64(f.LostFrames-f.ReceiverDrops) / float64(f.SentFrames) * 100
+	if pathFLR > s.SAC.MaxFLRPct {
+		return
+	}
+	j.Verdict = HostLimited
+	j.note("%d of the %d frames lost were dropped by the receiving host's own socket (its buffer was full): without them the FLR is %.3g %%, within the SAC; the step is not judged (rerun on a quieter host)",
+		f.ReceiverDrops, f.LostFrames, pathFLR)
 }
 
 // SlipBurstBytes is the burst a sender that fell slip behind its

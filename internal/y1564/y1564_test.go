@@ -115,6 +115,18 @@ func TestJudgeStep(t *testing.T) {
 			t.Errorf("slip %v: %s %v, want %s", c.slip, j.Verdict, j.Reasons, c.want)
 		}
 	}
+	// 2,000 of 2,441 frames lost in the receiving socket: the path lost
+	// 441, 0.9 %, still above 0.1 %: FAIL; all but 40 of them: 0.08 %,
+	// HOST-LIMITED.
+	for _, c := range []struct {
+		drops uint64
+		want  Verdict
+	}{{2000, Fail}, {2401, HostLimited}} {
+		f := Read(Measure{Seconds: 10, OfferedBps: 20e6, IRBps: 19e6, SentFrames: 48828, LostFrames: 2441, ReceiverDrops: c.drops}, 50)
+		if j := JudgeStep(data, cir, f); j.Verdict != c.want {
+			t.Errorf("receiver drops %d: %s %v, want %s", c.drops, j.Verdict, j.Reasons, c.want)
+		}
+	}
 	// At the policing step the same burst does not move the policer's
 	// long-run rate: still read as policing.
 	f := Figures{Seconds: 10, OfferedBps: 32.5e6, IRBps: 30e6, SentFrames: 79345, LostFrames: 6104, FLRPct: 7.7, SenderMaxSlip: 10 * time.Millisecond}
