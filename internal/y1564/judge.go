@@ -41,6 +41,8 @@ type Measure struct {
 	// ReceiverDrops is how many of LostFrames the receiving host's own
 	// socket dropped for want of buffer: the host's loss, not the path's.
 	ReceiverDrops uint64
+	// SenderLate counts frames sent more than 1 ms behind schedule.
+	SenderLate uint64
 }
 
 // Figures are a step's figures as the report shows them: IR, FLR, FTD,
@@ -64,6 +66,8 @@ type Figures struct {
 	SenderMaxSlip time.Duration `json:"sender_max_slip_ns,omitempty"`
 	// ReceiverDrops: of LostFrames, those the receiving socket dropped.
 	ReceiverDrops uint64 `json:"receiver_drops,omitempty"`
+	// SenderLate: frames the sender sent more than 1 ms behind schedule.
+	SenderLate uint64 `json:"sender_late_frames,omitempty"`
 }
 
 // Read turns a step's measure into its figures. FTD is the mean round
@@ -75,7 +79,7 @@ type Figures struct {
 func Read(m Measure, unavailFLRPct float64) Figures {
 	f := Figures{Seconds: m.Seconds, OfferedBps: m.OfferedBps, IRBps: m.IRBps, SentFrames: m.SentFrames,
 		LostFrames: m.LostFrames, Delay: m.Delay, GeneratorLimited: m.GeneratorLimited, SenderMaxSlip: m.SenderMaxSlip,
-		ReceiverDrops: min(m.ReceiverDrops, m.LostFrames)}
+		ReceiverDrops: min(m.ReceiverDrops, m.LostFrames), SenderLate: m.SenderLate}
 	if m.SentFrames > 0 {
 		f.FLRPct = float64(min(m.LostFrames, m.SentFrames)) / float64(m.SentFrames) * 100
 	}
@@ -180,7 +184,12 @@ func JudgeStep(s Service, st Step, f Figures) Judgement {
 	j := Judgement{Verdict: Pass}
 	if f.GeneratorLimited {
 		j.Verdict = HostLimited
-		j.note("this host sent %s of the %s asked: its generator's limit, not the path's; the step is not judged", Mbps(f.OfferedBps), Mbps(st.RateBps))
+		if f.OfferedBps < 0.995*st.RateBps || f.SentFrames == 0 {
+			j.note("this host sent %s of the %s asked: its generator's limit, not the path's; the step is not judged", Mbps(f.OfferedBps), Mbps(st.RateBps))
+		} else {
+			j.note("this host sent %.3g %% of its frames more than 1 ms behind schedule (up to %v): it held %s only in catch-up bursts, its generator's limit, not the path's; the step is not judged",
+				float64(f.SenderLate)/float64(f.SentFrames)*100, f.SenderMaxSlip.Round(time.Microsecond), Mbps(st.RateBps))
+		}
 		return j
 	}
 	switch st.Kind {

@@ -134,8 +134,12 @@ func TestJudgeStep(t *testing.T) {
 		t.Errorf("policing after a slip: %s %q %v", j.Verdict, j.Policing, j.Reasons)
 	}
 	lim := JudgeStep(data, cir, Figures{GeneratorLimited: true, OfferedBps: 12e6})
-	if lim.Verdict != HostLimited || !strings.Contains(lim.Reasons[0], "generator") {
+	if lim.Verdict != HostLimited || !strings.Contains(lim.Reasons[0], "sent 12.00 Mbit/s of the 20.00") {
 		t.Errorf("generator-limited: %+v", lim)
+	}
+	late := JudgeStep(data, cir, Figures{GeneratorLimited: true, OfferedBps: 20e6, SentFrames: 1000, SenderLate: 100, SenderMaxSlip: 3 * time.Millisecond})
+	if late.Verdict != HostLimited || !strings.Contains(late.Reasons[0], "10 % of its frames more than 1 ms behind schedule (up to 3ms)") {
+		t.Errorf("generator late: %+v", late)
 	}
 }
 
