@@ -72,18 +72,21 @@ func derefStep(s *result.Y1564Step) []result.Y1564Step {
 // TestY1564Policer: a 100 Mbit/s, 5 ms path with a policer at CIR + EIR
 // of the data service (CIR 20 + EIR 10 Mbit/s of 512-byte frames). The
 // lab's policer counts IP bytes, frame − 18: 30 Mbit/s of frames is
-// 30 M × 494 / 512 = 28.945 Mbit/s of IP, and its 64,000-byte bucket
-// 66,332 B of frames (the service's burst=). Each step runs 3 s.
+// 30 M × 494 / 512 = 28.945 Mbit/s of IP, and its 200,000-byte bucket
+// 207,287 B of frames (the service's burst=). The bucket is large so that
+// a stall of this shared host's sender or of the lab's forwarder (tens of
+// ms: their catch-up comes as a burst) does not overflow it at the CIR
+// steps: 200 kB is 80 ms at the 100 % step's 20 Mbit/s. Each step runs
+// 4 s.
 //
-//   - The CIR steps (5 to 20 Mbit/s) pass: the policer's rate is above
-//     them, its bucket holds any catch-up burst of this host's sender.
+//   - The CIR steps (5 to 20 Mbit/s) pass.
 //   - CIR + EIR (30 Mbit/s, the policer's rate) passes: the IR reaches
 //     the CIR; what the policer drops of the sender's jitter is above it.
 //   - The policing step offers 32.5 Mbit/s; a policer passes its rate
-//     plus its bucket over the step: 30 M + 66,332 × 8 / 3 s = 30.18
+//     plus its bucket over the step: 30 M + 207,287 × 8 / 4 s = 30.41
 //     Mbit/s. It is flagged "policed" with the IR within the judgement's
 //     own tolerance of 30 Mbit/s (bucket over the step, two frames, 0.5 %:
-//     0.33 Mbit/s), and passes.
+//     0.57 Mbit/s), and passes.
 //
 // Then the performance test (5 s) runs data at its CIR beside a second
 // service, voice (CIR 5 Mbit/s, 256-byte frames, DSCP 46): 24 Mbit/s of
@@ -92,12 +95,12 @@ func derefStep(s *result.Y1564Step) []result.Y1564Step {
 func TestY1564Policer(t *testing.T) {
 	needRoot(t)
 	bin := buildFullpipe(t)
-	l := startLab(t, "ty1564", Direction{RateBps: 100e6, Delay: 5 * time.Millisecond, PoliceBps: 30_000_000 * 494 / 512, PoliceBurst: 64000})
+	l := startLab(t, "ty1564", Direction{RateBps: 100e6, Delay: 5 * time.Millisecond, PoliceBps: 30_000_000 * 494 / 512, PoliceBurst: 200000})
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	startResponder(t, ctx, bin, l)
-	data := "name=data,cir=20M,eir=10M,frame=512,burst=66332,flr=0.1,avail=99.9"
-	r := runY1564(t, ctx, bin, l, "--service", data, "--step-time", "3s", "--skip-perf")
+	data := "name=data,cir=20M,eir=10M,frame=512,burst=207287,flr=0.1,avail=99.9"
+	r := runY1564(t, ctx, bin, l, "--service", data, "--step-time", "4s", "--skip-perf")
 	if len(r.Services) != 1 || len(r.Services[0].Steps) != 6 {
 		t.Fatalf("services %+v", r.Services)
 	}
