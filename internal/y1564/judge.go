@@ -265,7 +265,7 @@ func judgeSAC(s Service, f Figures, j *Judgement) {
 	}
 	switch d := f.Delay; {
 	case d == nil:
-		j.note("FTD and FDV not measured (the stream carried no latency probes); not judged")
+		j.note("FTD and FDV not measured (the engine reported no latency probes: an older responder or engine); not judged")
 		return
 	case d.Replies == 0:
 		j.fail("none of %d latency probes came back: FTD and FDV unknown", d.Probes)
