@@ -182,14 +182,8 @@ func Tolerance(s Service, limitBps, seconds float64) float64 {
 // the service's burst (slipped).
 func JudgeStep(s Service, st Step, f Figures) Judgement {
 	j := Judgement{Verdict: Pass}
-	if f.GeneratorLimited {
-		j.Verdict = HostLimited
-		if f.OfferedBps < 0.995*st.RateBps || f.SentFrames == 0 {
-			j.note("this host sent %s of the %s asked: its generator's limit, not the path's; the step is not judged", Mbps(f.OfferedBps), Mbps(st.RateBps))
-		} else {
-			j.note("this host sent %.3g %% of its frames more than 1 ms behind schedule (up to %v): it held %s only in catch-up bursts, its generator's limit, not the path's; the step is not judged",
-				float64(f.SenderLate)/float64(f.SentFrames)*100, f.SenderMaxSlip.Round(time.Microsecond), Mbps(st.RateBps))
-		}
+	if f.GeneratorLimited && !heldAbove(st, f) {
+		generatorLimited(st, f, &j)
 		return j
 	}
 	switch st.Kind {
@@ -207,9 +201,47 @@ func JudgeStep(s Service, st Step, f Figures) Judgement {
 	if j.Verdict == Pass && len(j.Reasons) == 0 {
 		j.note("within the acceptance criteria")
 	}
+	if f.GeneratorLimited {
+		lateAbove(f, &j)
+	}
 	slipped(s, st, f, &j)
 	hostDropped(s, f, &j)
 	return j
+}
+
+// heldAbove says whether a generator-limited step above the CIR is
+// judged all the same: its sender held the step's average rate (it was
+// limited only by being late, catching up in bursts). A token bucket
+// passes at most its rate × T + its bucket whatever the input's bursts,
+// so "not policed" still stands; what the bursts may do is waste tokens
+// during a stall and lower the IR (lateAbove).
+func heldAbove(st Step, f Figures) bool {
+	return (st.Kind == StepEIR || st.Kind == StepPolicing) && f.SentFrames > 0 && f.OfferedBps >= 0.995*st.RateBps
+}
+
+// generatorLimited says why a step is not judged: its sender fell short
+// of the rate, or kept it only in catch-up bursts.
+func generatorLimited(st Step, f Figures, j *Judgement) {
+	j.Verdict = HostLimited
+	if f.OfferedBps < 0.995*st.RateBps || f.SentFrames == 0 {
+		j.note("this host sent %s of the %s asked: its generator's limit, not the path's; the step is not judged", Mbps(f.OfferedBps), Mbps(st.RateBps))
+		return
+	}
+	j.note("this host sent %.3g %% of its frames more than 1 ms behind schedule (up to %v): it held %s only in catch-up bursts, its generator's limit, not the path's; the step is not judged",
+		float64(f.SenderLate)/float64(f.SentFrames)*100, f.SenderMaxSlip.Round(time.Microsecond), Mbps(st.RateBps))
+}
+
+// lateAbove qualifies the judgement of a step above the CIR whose sender
+// was late in bursts (heldAbove): an IR below the CIR may be the stalls'
+// doing, so that failure is HostLimited; the rest stands, with a note.
+func lateAbove(f Figures, j *Judgement) {
+	late := float64(f.SenderLate) / float64(max(f.SentFrames, 1)) * 100
+	if j.Verdict == Fail && j.Policing != NotPoliced {
+		j.Verdict = HostLimited
+		j.note("this host sent %.3g %% of its frames late (up to %v): a policer wastes its tokens while a sender stalls, so an IR below the CIR may be the host's doing; the step is not judged", late, f.SenderMaxSlip.Round(time.Microsecond))
+		return
+	}
+	j.note("this host sent %.3g %% of its frames late (up to %v) but held the step's average rate; judged all the same, as a policer passes no more than its rate and bucket whatever the bursts", late, f.SenderMaxSlip.Round(time.Microsecond))
 }
 
 // hostDropped turns a step that failed on loss into HostLimited when,

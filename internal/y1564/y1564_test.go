@@ -60,10 +60,21 @@ func TestAvailability(t *testing.T) {
 
 // judge measures a step of secs at offered, with ir arriving.
 func judge(st Step, offered, ir float64, secs float64, d *Delay) Judgement {
+	f := judgeFigures(st, offered, ir, secs)
+	f.Delay = d
+	if d != nil && d.Replies > 0 {
+		f.FTD, f.FDV = d.Mean, d.P99-d.Min
+	}
+	return JudgeStep(data, st, f)
+}
+
+// judgeFigures are the figures of a step of secs at offered, with ir
+// arriving.
+func judgeFigures(st Step, offered, ir float64, secs float64) Figures {
 	fps := data.FramesPerSecond(1)
 	sent := uint64(offered * fps * secs)
 	got := uint64(ir * fps * secs)
-	return JudgeStep(data, st, Read(Measure{Seconds: secs, OfferedBps: offered, IRBps: ir, SentFrames: sent, LostFrames: sent - got, Delay: d}, 50))
+	return Read(Measure{Seconds: secs, OfferedBps: offered, IRBps: ir, SentFrames: sent, LostFrames: sent - got}, 50)
 }
 
 func TestJudgeStep(t *testing.T) {
@@ -132,6 +143,21 @@ func TestJudgeStep(t *testing.T) {
 	f := Figures{Seconds: 10, OfferedBps: 32.5e6, IRBps: 30e6, SentFrames: 79345, LostFrames: 6104, FLRPct: 7.7, SenderMaxSlip: 10 * time.Millisecond}
 	if j := JudgeStep(data, pol, f); j.Verdict != Pass || j.Policing != Policed {
 		t.Errorf("policing after a slip: %s %q %v", j.Verdict, j.Policing, j.Reasons)
+	}
+	// A sender late in bursts that held 32.5 Mbit/s on average: the
+	// policing step is judged all the same (a policer passes no more than
+	// its rate and bucket whatever the bursts), "not policed" too; an IR
+	// below the CIR is the stalls' possible doing: HOST-LIMITED.
+	for _, c := range []struct {
+		ir       float64
+		want     Verdict
+		policing Policing
+	}{{30e6, Pass, Policed}, {32.5e6, Fail, NotPoliced}, {18e6, HostLimited, Policed}} {
+		f := judgeFigures(pol, 32.5e6, c.ir, 10)
+		f.GeneratorLimited, f.SenderLate, f.SenderMaxSlip = true, f.SentFrames/10, 60*time.Millisecond
+		if j := JudgeStep(data, pol, f); j.Verdict != c.want || j.Policing != c.policing {
+			t.Errorf("late sender, policing step at IR %.0f: %s %q %v, want %s %q", c.ir, j.Verdict, j.Policing, j.Reasons, c.want, c.policing)
+		}
 	}
 	lim := JudgeStep(data, cir, Figures{GeneratorLimited: true, OfferedBps: 12e6})
 	if lim.Verdict != HostLimited || !strings.Contains(lim.Reasons[0], "sent 12.00 Mbit/s of the 20.00") {
