@@ -6,8 +6,10 @@ package flow
 // datagram caps a core at a few hundred thousand datagrams per second.
 
 import (
+	"errors"
 	"net"
 	"net/netip"
+	"syscall"
 
 	"golang.org/x/net/ipv4"
 	"golang.org/x/net/ipv6"
@@ -36,16 +38,24 @@ func newBatchConn(c *net.UDPConn) batchConn {
 // as a control message per datagram; a socket of its own takes
 // sockopt.SetDSCP instead).
 type UDPOut struct {
+	c   *net.UDPConn
 	bc  batchConn
 	to  net.Addr // nil: the connected peer
 	oob []byte
 	ms  []ipv4.Message
+	// UDP GSO: equal-sized datagrams leave as one buffer in one sendmsg
+	// (UDP_SEGMENT) while the kernel takes it; off after its first
+	// refusal (a device without checksum offload, an old kernel).
+	gso    bool
+	gsoBuf []byte
+	gsoOOB []byte
+	gsoLen int // the segment size gsoOOB names
 }
 
 // NewUDPOut is a sender on c, to to when valid (else c's connected
 // peer), marking each datagram with dscp when it is not 0.
 func NewUDPOut(c *net.UDPConn, to netip.AddrPort, dscp int) *UDPOut {
-	o := &UDPOut{bc: newBatchConn(c), ms: make([]ipv4.Message, MaxBatch)}
+	o := &UDPOut{c: c, bc: newBatchConn(c), ms: make([]ipv4.Message, MaxBatch), gso: true}
 	if to.IsValid() {
 		o.to = net.UDPAddrFromAddrPort(to)
 		o.oob = sockopt.TOSCmsg(dscp, !to.Addr().Unmap().Is4())
@@ -58,8 +68,29 @@ func NewUDPOut(c *net.UDPConn, to netip.AddrPort, dscp int) *UDPOut {
 
 // Write sends bufs (at most MaxBatch) in one system call as far as the
 // kernel takes them, and returns how many it sent; an error is the first
-// unsent datagram's (bufs[n]).
+// unsent datagram's (bufs[n]). Datagrams of one size go as one UDP GSO
+// buffer (a 64-datagram batch costs the stack about what one datagram
+// does), else through sendmmsg.
 func (o *UDPOut) Write(bufs [][]byte) (int, error) {
+	if o.gso && len(bufs) > 1 && len(bufs[0]) <= maxGSOBytes/2 {
+		// as many GSO buffers as the datagrams' size needs (44 of
+		// 1472-byte datagrams fit in one)
+		per := maxGSOBytes / len(bufs[0])
+		sent := 0
+		for sent < len(bufs) {
+			n, ok, err := o.writeGSO(bufs[sent:min(sent+per, len(bufs))])
+			if !ok {
+				break // not for GSO: sendmmsg below
+			}
+			sent += n
+			if err != nil {
+				return sent, err
+			}
+		}
+		if sent > 0 {
+			return sent, nil // all, or the rest on the next call
+		}
+	}
 	ms := o.ms[:len(bufs)]
 	for i, b := range bufs {
 		ms[i].Buffers[0] = b
@@ -76,6 +107,50 @@ func (o *UDPOut) Write(bufs [][]byte) (int, error) {
 		}
 	}
 	return sent, nil
+}
+
+// maxGSOBytes bounds one GSO buffer: a UDP datagram's largest payload.
+const maxGSOBytes = 65507
+
+// writeGSO sends bufs, all of one size, as one UDP GSO buffer; ok is
+// false (and GSO off for good) when the kernel refuses it, or when bufs
+// do not suit it, and nothing was sent.
+func (o *UDPOut) writeGSO(bufs [][]byte) (n int, ok bool, err error) {
+	size := len(bufs[0])
+	total := size * len(bufs)
+	if total > maxGSOBytes {
+		return 0, false, nil
+	}
+	for _, b := range bufs {
+		if len(b) != size {
+			return 0, false, nil
+		}
+	}
+	if o.gsoLen != size {
+		o.gsoOOB = append(sockopt.SegmentCmsg(size), o.oob...)
+		o.gsoLen = size
+	}
+	if cap(o.gsoBuf) < total {
+		o.gsoBuf = make([]byte, maxGSOBytes)
+	}
+	buf := o.gsoBuf[:0]
+	for _, b := range bufs {
+		buf = append(buf, b...)
+	}
+	if o.to != nil {
+		_, _, err = o.c.WriteMsgUDP(buf, o.gsoOOB, o.to.(*net.UDPAddr))
+	} else {
+		_, _, err = o.c.WriteMsgUDP(buf, o.gsoOOB, nil)
+	}
+	switch {
+	case err == nil:
+		return len(bufs), true, nil
+	case errors.Is(err, syscall.EIO), errors.Is(err, syscall.EINVAL), errors.Is(err, syscall.EMSGSIZE),
+		errors.Is(err, syscall.ENOPROTOOPT), errors.Is(err, syscall.EOPNOTSUPP):
+		o.gso = false // no GSO here: sendmmsg from now on
+		return 0, false, nil
+	}
+	return 0, true, err // a transient error (an ICMP's ECONNREFUSED, ENOBUFS): the buffer is not sent
 }
 
 // UDPIn reads batches of datagrams from one socket, each with its
@@ -116,4 +191,17 @@ func (in *UDPIn) From(i int) netip.AddrPort {
 		return a.AddrPort()
 	}
 	return netip.AddrPort{}
+}
+
+// Segments calls f with each datagram of b, a buffer of one datagram or,
+// when gso > 0, of datagrams of gso bytes each (the last may be shorter)
+// that the kernel coalesced (sockopt.SetUDPGRO).
+func Segments(b []byte, gso int, f func(seg []byte)) {
+	if gso <= 0 || gso >= len(b) {
+		f(b)
+		return
+	}
+	for off := 0; off < len(b); off += gso {
+		f(b[off:min(off+gso, len(b))])
+	}
 }

@@ -101,9 +101,12 @@ const maxLead = 50 * time.Microsecond
 const maxNap = 10 * time.Millisecond
 
 // SendUDP sends spec's stream with out until its duration ends or ctx
-// ends. Timestamps are on clk. The datagrams due within maxLead (at most
-// MaxBatch) leave in one system call, each stamped with the time of the
-// call; the thread sleeps in nanosleep between. Transient send errors
+// ends. Timestamps are on clk. When a datagram is due, it and those due
+// within maxLead after it (at most MaxBatch) leave in one system call (a
+// sender behind its schedule catches up in such batches, back to back),
+// each stamped with the time of the call; the thread sleeps in nanosleep
+// between, so a batch covers at most maxLead of the schedule (8
+// datagrams at 148,809/s, 50 at 1 M/s). Transient send errors
 // (ENOBUFS, ECONNREFUSED from an ICMP) are counted as not sent and do not
 // stop the stream.
 func SendUDP(ctx context.Context, out *UDPOut, clk Clock, spec UDPSpec, s *UDPSender) {
@@ -121,11 +124,13 @@ func SendUDP(ctx context.Context, out *UDPOut, clk Clock, spec UDPSpec, s *UDPSe
 		// The schedule ends at the duration and so does the clock: a
 		// sender behind its schedule (a rate above what the host can
 		// send) stops on time too.
-		if clk.Since()-begin >= spec.Duration || !sleepUntil(ctx, clk, due-maxLead) {
+		if clk.Since()-begin >= spec.Duration || !sleepUntil(ctx, clk, due) {
 			return
 		}
 		now := clk.Since()
-		k := min(uint64(MaxBatch), total-seq, uint64((now+maxLead-due)/gap)+1)
+		// those due within maxLead of the first, whether the sender is
+		// on time or behind (then batch after batch, no sleep between)
+		k := min(uint64(MaxBatch), total-seq, uint64(maxLead/gap)+1)
 		for i := range k {
 			h := wire.UDPHeader{Type: wire.UDPData, Cookie: spec.Cookie, Seq: seq + i, SentNs: int64(now)}
 			if spec.IsProbe(seq + i) {

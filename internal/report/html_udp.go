@@ -69,7 +69,7 @@ const udpBody = `{{with .R.Summary}}{{if .Partial}}<div class="partial"><strong>
 <tr><td class="l">receiver ({{$.Receiver}}), over {{printf "%.3f" .IntervalS}} s</td><td>{{.RecvPackets}}</td><td>{{bytesU .RecvBytes}}</td><td>{{rate .ReceiverRateBps}}</td><td>{{rate .ReceiverIPBps}}</td></tr></table>
 <table><tr><th>lost</th><th>loss</th><th>duplicates</th><th>reordered</th><th>jitter</th><th>sent &gt; 1 ms behind schedule</th><th>most behind</th></tr>
 <tr><td>{{.Lost}}</td><td>{{printf "%.3f" .LossPct}} %</td><td>{{.Duplicates}}</td><td>{{.Reordered}}</td><td>{{us .JitterUs}}</td><td>{{.SenderLate}}</td><td>{{us .SenderMaxSlipUs}}</td></tr></table>
-{{if .ReceiverDrops}}<p>Of the lost, {{.ReceiverDrops}} were dropped by the receiving host's own socket (its buffer overflowed): the host's loss, not the path's.</p>{{end}}
+{{if .ReceiverDrops}}<p>Of the lost, at least {{.ReceiverDrops}} were dropped by the receiving host's own socket (its buffer overflowed; a coalesced buffer of datagrams counts once): the host's loss, not the path's.</p>{{end}}
 {{with .Latency}}<table><tr><th class="l">latency probes in the stream (round trip)</th><th>replies</th><th>min</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th><th>max</th><th>IPDV</th></tr>
 <tr><td class="l">{{.Probes}} sent</td><td>{{.Replies}}</td><td>{{us .MinUs}}</td><td>{{us .MeanUs}}</td><td>{{us .P50Us}}</td><td>{{us .P90Us}}</td><td>{{us .P99Us}}</td><td>{{us .MaxUs}}</td><td>{{us .IPDVUs}}</td></tr></table>{{end}}
 {{with .Sender .Direction}}<p>Sender CPU: {{printf "%.1f" .CPUPct}} % of a CPU; its threads waited {{printf "%.1f" .WaitPct}} % of the time; its {{.CPUs}} CPU(s) {{printf "%.0f" .CPUsBusyPct}} % busy.</p>{{end}}{{end}}

@@ -82,7 +82,7 @@ func udpText(w io.Writer, r *result.UDP) {
 	fmt.Fprintf(w, "  lost %d (%.3f %%), duplicates %d, reordered %d, jitter %s (RFC 3550)\n",
 		s.Lost, s.LossPct, s.Duplicates, s.Reordered, usF(s.JitterUs))
 	if s.ReceiverDrops > 0 {
-		fmt.Fprintf(w, "  of the lost, %d dropped by the receiving host's own socket (its buffer overflowed): the host's loss, not the path's\n", s.ReceiverDrops)
+		fmt.Fprintf(w, "  of the lost, at least %d dropped by the receiving host's own socket (its buffer overflowed; a coalesced buffer of datagrams counts once): the host's loss, not the path's\n", s.ReceiverDrops)
 	}
 	if l := s.Latency; l != nil {
 		fmt.Fprintf(w, "  latency (round trip of %d/%d probes in the stream): min %s, mean %s, p50 %s, p90 %s, p99 %s, max %s, IPDV %s\n",

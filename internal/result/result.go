@@ -255,7 +255,9 @@ type UDPSummary struct {
 	// ReceiverDrops is how many of Lost the receiving socket itself
 	// dropped for want of buffer (SO_RXQ_OVFL): the receiving host's
 	// loss, not the path's (on the responder, whose socket its sessions
-	// share, possibly another session's too).
+	// share, possibly another session's too). A lower bound where the
+	// socket coalesces datagrams (UDP GRO): the kernel counts a dropped
+	// buffer once.
 	ReceiverDrops uint64 `json:"receiver_drops,omitempty"`
 	// Latency is the round trip of the stream's latency probes
 	// (UDPConfig.EchoEvery), measured by the sender; nil without probes.

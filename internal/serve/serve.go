@@ -153,6 +153,7 @@ type Server struct {
 	mu       sync.Mutex // guards sessions, tags and rateBps
 	sessions map[wire.Cookie]*session
 	tags     map[uint32]*session // by wire.Cookie.Tag: compact headers name their session by it
+	trains   int                 // train sessions registered: the UDP socket coalesces (GRO) only while none is
 	rateBps  int64               // sum of server-sent rate caps of live sessions
 
 	conns connLimits
@@ -200,6 +201,7 @@ func Listen(cfg Config) (*Server, error) {
 	}
 	s := newServer(cfg)
 	s.tcp, s.udp = ln.(*net.TCPListener), uc.(*net.UDPConn)
+	s.setGRO()
 	return s, nil
 }
 
@@ -361,9 +363,26 @@ func (s *Server) register(ss *session, sendBps int64) error {
 	}
 	s.sessions[ss.cookie] = ss
 	s.tags[ss.cookie.Tag()] = ss
+	if ss.req.Kind == wire.KindTrain {
+		s.trains++
+		s.setGRO()
+	}
 	s.rateBps += sendBps
 	ss.sendBps = sendBps
 	return nil
+}
+
+// setGRO turns the UDP socket's receive coalescing (UDP GRO) on while no
+// train session is registered: a fast udp stream is then read 64
+// datagrams a call, but a train needs each datagram's own kernel receive
+// stamp, which coalesced datagrams share. s.mu held.
+func (s *Server) setGRO() {
+	if s.udp == nil {
+		return
+	}
+	if rc, err := s.udp.SyscallConn(); err == nil {
+		_ = sockopt.SetUDPGRO(rc, s.trains == 0)
+	}
 }
 
 func (s *Server) unregister(ss *session) {
@@ -372,6 +391,10 @@ func (s *Server) unregister(ss *session) {
 	if s.sessions[ss.cookie] == ss {
 		delete(s.sessions, ss.cookie)
 		delete(s.tags, ss.cookie.Tag())
+		if ss.req.Kind == wire.KindTrain {
+			s.trains--
+			s.setGRO()
+		}
 		s.rateBps -= ss.sendBps
 	}
 }

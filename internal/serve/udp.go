@@ -40,6 +40,7 @@ func (s *Server) routineUDP(ctx context.Context) {
 	defer s.wg.Done()
 	in := flow.NewUDPIn(s.udp, udpBatch, udpBufLen, sockopt.RxStampSpace)
 	out := newReplies(s.udp)
+	scratch := make([]byte, udpBufLen)
 	for {
 		n, err := in.Read()
 		mono := time.Since(s.born).Nanoseconds()
@@ -50,19 +51,37 @@ func (s *Server) routineUDP(ctx context.Context) {
 			continue
 		}
 		for i := range n {
-			b, oob := in.Buf(i)
-			rx := rxInfo{mono: mono}
-			if st := sockopt.ParseRxStamp(oob); st.Stamped {
-				rx.kernel = st.At.UnixNano()
-				rx.drops, rx.counted = st.Drops, st.Counted
-			}
-			from := in.From(i)
-			if reply, tos := s.safePacket(b[:cap(b)], len(b), from, rx); reply != nil {
-				out.add(reply, tos, from)
-			}
+			s.readDatagrams(in, i, mono, scratch, out)
 		}
 		out.flush()
 	}
+}
+
+// readDatagrams handles message i of in's last read: one datagram,
+// answered from its own buffer, or several the kernel coalesced (UDP
+// GRO), each copied to scratch first so that a reply built in place
+// overwrites none of the others, and each reply copied out.
+func (s *Server) readDatagrams(in *flow.UDPIn, i int, mono int64, scratch []byte, out *replies) {
+	b, oob := in.Buf(i)
+	rx := rxInfo{mono: mono}
+	st := sockopt.ParseRxStamp(oob)
+	if st.Stamped {
+		rx.kernel = st.At.UnixNano()
+		rx.drops, rx.counted = st.Drops, st.Counted
+	}
+	from := in.From(i)
+	if st.GSOSize <= 0 || st.GSOSize >= len(b) {
+		if reply, tos := s.safePacket(b[:cap(b)], len(b), from, rx); reply != nil {
+			out.add(reply, tos, from)
+		}
+		return
+	}
+	flow.Segments(b, st.GSOSize, func(seg []byte) {
+		n := copy(scratch, seg)
+		if reply, tos := s.safePacket(scratch, n, from, rx); reply != nil {
+			out.add(append([]byte(nil), reply...), tos, from)
+		}
+	})
 }
 
 // replies collects a batch's replies for one sendmmsg.

@@ -33,7 +33,7 @@ func EnableRxStamps(rc syscall.RawConn) error {
 
 // RxStampSpace is the control-message space a datagram's stamp and drop
 // count need (the oob buffer of ReadMsgUDP).
-var RxStampSpace = unix.CmsgSpace(16) + unix.CmsgSpace(4)
+var RxStampSpace = unix.CmsgSpace(16) + unix.CmsgSpace(4) + unix.CmsgSpace(4)
 
 // RxStamp is what the kernel said of one received datagram.
 type RxStamp struct {
@@ -41,6 +41,10 @@ type RxStamp struct {
 	Stamped bool
 	Drops   uint32 // datagrams this socket dropped for want of buffer so far (Counted; sent only once there is one)
 	Counted bool
+	// GSOSize, on a socket with SetUDPGRO, is the size of each of the
+	// datagrams the buffer holds (the last may be shorter): the kernel
+	// coalesced them; 0 for one datagram.
+	GSOSize int
 }
 
 // ParseRxStamp reads a datagram's control messages.
@@ -51,6 +55,9 @@ func ParseRxStamp(oob []byte) RxStamp {
 		return r
 	}
 	for _, m := range msgs {
+		if m.Header.Level == unix.SOL_UDP && m.Header.Type == unix.UDP_GRO && len(m.Data) >= 4 {
+			r.GSOSize = int(binary.NativeEndian.Uint32(m.Data[0:4]))
+		}
 		if m.Header.Level != unix.SOL_SOCKET {
 			continue
 		}
@@ -82,4 +89,18 @@ func SetRecvErr(rc syscall.RawConn, v6 bool) error {
 		return fmt.Errorf("IP_RECVERR: %w", err)
 	}
 	return nil
+}
+
+// SetUDPGRO turns UDP receive coalescing on or off (UDP_GRO): with it,
+// datagrams of one flow and one size that arrive together (or were sent
+// as one GSO buffer) come up as one buffer, read in one call, with their
+// size in a control message (RxStamp.GSOSize) and one receive stamp for
+// all: what a reader of a fast stream wants, and what a reader of a
+// train's arrival times must not have.
+func SetUDPGRO(rc syscall.RawConn, on bool) error {
+	v := 0
+	if on {
+		v = 1
+	}
+	return control(rc, func(fd int) error { return unix.SetsockoptInt(fd, unix.SOL_UDP, unix.UDP_GRO, v) })
 }

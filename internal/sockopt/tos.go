@@ -63,3 +63,16 @@ func ParseDSCP(oob []byte) (dscp int, ok bool) {
 	}
 	return 0, false
 }
+
+// SegmentCmsg is the control message that makes one sendmsg of a buffer
+// many datagrams of size bytes each (UDP GSO, UDP_SEGMENT; the last may
+// be shorter): the stack carries them as one packet down to the device
+// or its software segmentation.
+func SegmentCmsg(size int) []byte {
+	b := make([]byte, unix.CmsgSpace(2))
+	h := (*unix.Cmsghdr)(unsafe.Pointer(&b[0]))
+	h.Level, h.Type = unix.SOL_UDP, unix.UDP_SEGMENT
+	h.SetLen(unix.CmsgLen(2))
+	binary.NativeEndian.PutUint16(b[unix.CmsgLen(0):], uint16(size))
+	return b
+}

@@ -2,6 +2,8 @@ package tester
 
 import (
 	"bytes"
+	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -14,15 +16,16 @@ import (
 
 // TestUDPLatencyProbes: 2500 datagrams/s for 2 s with one in 10 a
 // latency probe, up and down, at 1000 and at 18 bytes (compact headers).
-// Up, the stream's datagrams 9, 19, … are the probes: exactly 500,
-// counted as data by the responder; down, the client sends 250 a second
+// Up, the stream's datagrams 9, 19, … are the probes: 500 (one per 10
+// sent), counted as data by the responder; down, the client sends 250 a second
 // beside the responder's stream: 500 ± 2 % (its own schedule). Loopback
 // loses none (≥ 99 % come back, the stream's own tolerance); the order
-// statistics are ordered, the round trips positive and under 100 ms (a
-// loopback round trip is two socket hops and a wake-up: tens of µs, a
-// scheduler stall of this shared machine at worst), and the mean
-// difference between consecutive probes' round trips (IPDV) lies within
-// the spread.
+// statistics are ordered, the round trips positive and shorter than the
+// test (a loopback round trip is two socket hops and a wake-up: tens of
+// µs, but a scheduler stall of this shared machine has been seen at
+// 190 ms; only a round trip longer than the whole test is impossible),
+// the median under 10 ms, and the mean difference between consecutive
+// probes' round trips (IPDV) lies within the spread.
 func TestUDPLatencyProbes(t *testing.T) {
 	_, addr := startServer(t, serve.Config{})
 	for _, tc := range []struct {
@@ -42,8 +45,10 @@ func TestUDPLatencyProbes(t *testing.T) {
 				t.Fatal("no latency")
 			}
 			t.Logf("sent %d received %d lost %d late %d; latency %+v", s.SentPackets, s.RecvPackets, s.Lost, s.SenderLate, *l)
-			if !tc.reverse && (l.Probes != 500 || s.RecvPackets+s.Lost != s.SentPackets) {
-				t.Errorf("%d probes, %d received + %d lost of %d sent: want 500 probes, all counted", l.Probes, s.RecvPackets, s.Lost, s.SentPackets)
+			// (a sender this shared machine stalls stops at the duration
+			// short of its 5000: one probe per 10 of those it sent)
+			if !tc.reverse && (l.Probes != s.SentPackets/10 || s.SentPackets < 4900 || s.RecvPackets+s.Lost != s.SentPackets) {
+				t.Errorf("%d probes, %d received + %d lost of %d sent: want 1 in 10 probes of ≥ 4900, all counted", l.Probes, s.RecvPackets, s.Lost, s.SentPackets)
 			}
 			if tc.reverse && (l.Probes < 490 || l.Probes > 510) {
 				t.Errorf("%d probes, want 500 ± 2 %%", l.Probes)
@@ -51,8 +56,9 @@ func TestUDPLatencyProbes(t *testing.T) {
 			if float64(l.Replies) < 0.99*float64(l.Probes) || l.Replies > l.Probes {
 				t.Errorf("%d replies to %d probes: want ≥ 99 %% on loopback", l.Replies, l.Probes)
 			}
-			if !(0 < l.MinUs && l.MinUs <= l.P50Us && l.P50Us <= l.P90Us && l.P90Us <= l.P99Us && l.P99Us <= l.MaxUs && l.MaxUs < 100_000) {
-				t.Errorf("round trips min %v p50 %v p90 %v p99 %v max %v µs: want 0 < ordered < 100 ms", l.MinUs, l.P50Us, l.P90Us, l.P99Us, l.MaxUs)
+			span := float64(cfg.Duration+cfg.Drain) / 1e3
+			if !(0 < l.MinUs && l.MinUs <= l.P50Us && l.P50Us <= l.P90Us && l.P90Us <= l.P99Us && l.P99Us <= l.MaxUs && l.MaxUs < span && l.P50Us < 10_000) {
+				t.Errorf("round trips min %v p50 %v p90 %v p99 %v max %v µs: want 0 < ordered < %v µs, p50 < 10 ms", l.MinUs, l.P50Us, l.P90Us, l.P99Us, l.MaxUs, span)
 			}
 			if l.MeanUs < l.MinUs || l.MeanUs > l.MaxUs || l.IPDVUs < 0 || l.IPDVUs > l.MaxUs-l.MinUs {
 				t.Errorf("mean %v, IPDV %v µs: want within [min, max] and [0, max − min]", l.MeanUs, l.IPDVUs)
@@ -90,5 +96,55 @@ func TestUDPGeneratorLimited(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "generator-limited") {
 		t.Errorf("text report does not say generator-limited:\n%s", b.String())
+	}
+}
+
+// TestUDPSpeed measures the whole udp test at 64-byte frames (18-byte
+// payloads) asked at 1 M datagrams/s for 2 s, each way, against the
+// in-process responder. A measurement, not a check (the machine is
+// shared): set FULLPIPE_SPEED=1 to run it.
+func TestUDPSpeed(t *testing.T) {
+	if os.Getenv("FULLPIPE_SPEED") == "" {
+		t.Skip("FULLPIPE_SPEED not set")
+	}
+	_, addr := startServer(t, serve.Config{})
+	for _, reverse := range []bool{false, true} {
+		cfg := result.UDPConfig{RateBps: 18 * 8 * 1e6, Size: wire.CompactLen, Duration: 2 * time.Second, Reverse: reverse, Interval: 500 * time.Millisecond, Drain: 300 * time.Millisecond}
+		res, err := RunUDP(testCtx(t, 20*time.Second), Target{Addr: addr}, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := res.Summary
+		t.Logf("%s: sent %d (%.3g/s), received %d, lost %d (%d by the receiving socket), late %d, limited %v, client CPU %+v, server CPU %+v",
+			s.Direction, s.SentPackets, float64(s.SentPackets)/2, s.RecvPackets, s.Lost, s.ReceiverDrops, s.SenderLate, s.GeneratorLimited, s.ClientCPU, s.ServerCPU)
+	}
+}
+
+// TestUDPIPv6: the same stream over ::1, both ways, at 18 bytes (compact
+// headers), 20,000 datagrams/s (batches of UDP GSO), marked AF41 and
+// with one in 100 a latency probe: the IPv6 paths of the batched I/O
+// and of the marking. Loopback loses none (1 % tolerated, as above).
+func TestUDPIPv6(t *testing.T) {
+	if ln, err := net.ListenUDP("udp6", &net.UDPAddr{IP: net.IPv6loopback}); err != nil {
+		t.Skip("no IPv6 loopback:", err)
+	} else {
+		ln.Close()
+	}
+	_, addr := startServer(t, serve.Config{Listen: "[::1]:0"})
+	for _, reverse := range []bool{false, true} {
+		cfg := result.UDPConfig{RateBps: 18 * 8 * 20_000, Size: wire.CompactLen, Duration: time.Second, Reverse: reverse,
+			Interval: 500 * time.Millisecond, Drain: 200 * time.Millisecond, DSCP: 34, EchoEvery: 100}
+		res, err := RunUDP(testCtx(t, 20*time.Second), Target{Addr: addr}, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := res.Summary
+		t.Logf("%s: sent %d received %d lost %d; latency %+v", s.Direction, s.SentPackets, s.RecvPackets, s.Lost, s.Latency)
+		if s.SentPackets < 19_600 || s.RecvPackets+s.Lost != s.SentPackets || s.LossPct > 1 {
+			t.Errorf("%s: sent %d, received %d, lost %d: want ≥ 19,600 sent and ≤ 1 %% lost", s.Direction, s.SentPackets, s.RecvPackets, s.Lost)
+		}
+		if s.Latency == nil || s.Latency.Probes < 190 || float64(s.Latency.Replies) < 0.99*float64(s.Latency.Probes) {
+			t.Errorf("%s: latency %+v: want ~200 probes, ≥ 99 %% answered", s.Direction, s.Latency)
+		}
 	}
 }

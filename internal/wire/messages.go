@@ -141,7 +141,9 @@ type UDPStats struct {
 	// LocalDrops is what the receiving socket itself dropped for want of
 	// buffer while the test ran (SO_RXQ_OVFL): the receiving host's loss,
 	// not the path's. The responder's socket is shared by its sessions,
-	// so its figure may include another session's drops.
+	// so its figure may include another session's drops; with UDP GRO
+	// the kernel counts a coalesced buffer as one, so it is a lower
+	// bound.
 	LocalDrops uint64 `json:"local_drops,omitempty"`
 }
 
