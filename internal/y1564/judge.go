@@ -202,7 +202,7 @@ func JudgeStep(s Service, st Step, f Figures) Judgement {
 		j.note("within the acceptance criteria")
 	}
 	if f.GeneratorLimited {
-		lateAbove(f, &j)
+		lateAbove(s, st, f, &j)
 	}
 	slipped(s, st, f, &j)
 	hostDropped(s, f, &j)
@@ -234,7 +234,7 @@ func generatorLimited(st Step, f Figures, j *Judgement) {
 // lateAbove qualifies the judgement of a step above the CIR whose sender
 // was late in bursts (heldAbove): an IR below the CIR may be the stalls'
 // doing, so that failure is HostLimited; the rest stands, with a note.
-func lateAbove(f Figures, j *Judgement) {
+func lateAbove(s Service, st Step, f Figures, j *Judgement) {
 	late := float64(f.SenderLate) / float64(max(f.SentFrames, 1)) * 100
 	if j.Verdict == Fail && j.Policing != NotPoliced {
 		j.Verdict = HostLimited
@@ -242,6 +242,9 @@ func lateAbove(f Figures, j *Judgement) {
 		return
 	}
 	j.note("this host sent %.3g %% of its frames late (up to %v) but held the step's average rate; judged all the same, as a policer passes no more than its rate and bucket whatever the bursts", late, f.SenderMaxSlip.Round(time.Microsecond))
+	if lasts := time.Duration(float64(s.burst()*8) / (s.CIRBps + s.EIRBps) * 1e9); j.Policing == Policed && f.SenderMaxSlip > lasts {
+		j.note("the policed rate may read low: the sender stalled %v, longer than the bucket lasts at CIR+EIR (%v), and a policer's tokens go unused while it is full", f.SenderMaxSlip.Round(time.Millisecond), lasts.Round(time.Millisecond))
+	}
 }
 
 // hostDropped turns a step that failed on loss into HostLimited when,

@@ -155,8 +155,13 @@ func TestJudgeStep(t *testing.T) {
 	}{{30e6, Pass, Policed}, {32.5e6, Fail, NotPoliced}, {18e6, HostLimited, Policed}} {
 		f := judgeFigures(pol, 32.5e6, c.ir, 10)
 		f.GeneratorLimited, f.SenderLate, f.SenderMaxSlip = true, f.SentFrames/10, 60*time.Millisecond
-		if j := JudgeStep(data, pol, f); j.Verdict != c.want || j.Policing != c.policing {
+		j := JudgeStep(data, pol, f)
+		if j.Verdict != c.want || j.Policing != c.policing {
 			t.Errorf("late sender, policing step at IR %.0f: %s %q %v, want %s %q", c.ir, j.Verdict, j.Policing, j.Reasons, c.want, c.policing)
+		}
+		// 12,176 B lasts 3.2 ms at 30 Mbit/s: a 60 ms stall wastes tokens.
+		if c.want == Pass && !strings.Contains(strings.Join(j.Reasons, "; "), "may read low: the sender stalled 60ms, longer than the bucket lasts at CIR+EIR (3ms)") {
+			t.Errorf("no warning that the policed rate may read low: %v", j.Reasons)
 		}
 	}
 	lim := JudgeStep(data, cir, Figures{GeneratorLimited: true, OfferedBps: 12e6})
