@@ -60,8 +60,8 @@ func runY1564Once(t *testing.T, ctx context.Context, bin string, l *Lab, args ..
 	}
 	for _, s := range r.Services {
 		for _, st := range append(s.Steps, derefStep(s.Performance)...) {
-			t.Logf("%s %s %s: offered %.3f, IR %.3f Mbit/s, FLR %.3g %%, avail %.4g %%, sender slip %v: %s %v", s.Name, s.Direction, st.Step.Name(),
-				st.Figures.OfferedBps/1e6, st.Figures.IRBps/1e6, st.Figures.FLRPct, st.Figures.AvailPct, st.Figures.SenderMaxSlip, st.Judgement.Verdict, st.Judgement.Reasons)
+			t.Logf("%s %s %s: offered %.3f, IR %.3f Mbit/s, FLR %.3g %%, FTD %v, FDV %v, avail %.4g %%, sender slip %v: %s %v", s.Name, s.Direction, st.Step.Name(),
+				st.Figures.OfferedBps/1e6, st.Figures.IRBps/1e6, st.Figures.FLRPct, st.Figures.FTD, st.Figures.FDV, st.Figures.AvailPct, st.Figures.SenderMaxSlip, st.Judgement.Verdict, st.Judgement.Reasons)
 		}
 	}
 	return r
@@ -93,6 +93,7 @@ func derefStep(s *result.Y1564Step) []result.Y1564Step {
 //     Mbit/s. It is flagged "policed" with the IR within the judgement's
 //     own tolerance of 30 Mbit/s (bucket over the step, two frames, 0.5 %:
 //     0.56 Mbit/s), and passes.
+//   - The latency probes' least round trip is the path's (10-10.75 ms).
 //
 // Then the performance test (5 s) runs data at its CIR beside a second
 // service, voice (CIR 5 Mbit/s, 512-byte frames, DSCP 46): 24.6 Mbit/s of
@@ -115,6 +116,16 @@ func TestY1564Policer(t *testing.T) {
 	for _, st := range steps[:5] {
 		if st.Judgement.Verdict != y1564.Pass {
 			t.Errorf("%s: %s %v", st.Step.Name(), st.Judgement.Verdict, st.Judgement.Reasons)
+		}
+	}
+	// The latency probes' least round trip is the path's: 2 × 5 ms, plus
+	// a 1518-byte frame's serialisation at 100 Mbit/s each way (2 × 0.123
+	// ms), plus the TUN devices' 0.1-0.2 ms (TestAddedRTT): 10.25-10.45
+	// ms; 10 to 10.75 ms allows the probes' own timing.
+	for _, st := range steps[:4] {
+		d := st.Figures.Delay
+		if d == nil || d.Replies == 0 || d.Min < 10*time.Millisecond || d.Min > 10750*time.Microsecond {
+			t.Errorf("%s: latency probes %+v, want the least round trip within 10-10.75 ms", st.Step.Name(), d)
 		}
 	}
 	pol := steps[5]
