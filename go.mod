@@ -16,7 +16,7 @@ require (
 	github.com/vishvananda/netlink v1.3.1 // lab: addresses, links and routes inside namespaces over rtnetlink
 	github.com/vishvananda/netns v0.0.5 // lab: named network namespaces, compatible with `ip netns`
 	go.yaml.in/yaml/v4 v4.0.0-rc.2 // tests only (controller): reads docs/openapi.yaml to check the routes and answers against it; already in the graph as invopop/jsonschema's
-	golang.org/x/net v0.61.0 // flow, serve: sendmmsg and recvmmsg (ipv4/ipv6 PacketConn WriteBatch, ReadBatch), which x/sys/unix does not wrap, for 1 M datagrams/s of 64-byte frames from one core; tests (report): an HTML tokenizer, to check each report page is well formed; already in the graph as wireguard's (raised to goose's minimum)
+	golang.org/x/net v0.61.0 // flow, serve: sendmmsg and recvmmsg (ipv4/ipv6 PacketConn WriteBatch, ReadBatch), which x/sys/unix does not wrap, for 1 M datagrams/s of 64-byte frames from one core; icmpping: ICMP echo and its reply marshalled and parsed rather than by hand; tests (report): an HTML tokenizer, to check each report page is well formed; already in the graph as wireguard's (raised to goose's minimum)
 	golang.org/x/sys v0.49.0 // TCP_INFO, SIOCOUTQ, socket options and TUN ioctls not in syscall
 	golang.zx2c4.com/wireguard v0.0.0-20260522210424-ecfc5a8d5446 // lab: TUN with virtio-net offloads (GSO split, GRO coalesce) for a fast forwarder
 	gonum.org/v1/gonum v0.17.0 // ber: the chi-square distribution (quantile for the profile-likelihood intervals, survival for the fit and homogeneity tests) and, in tests, exact binomial draws from a seeded source; Gonum is the maintained numerical library for Go, pure Go, only stat/distuv and what it needs are linked

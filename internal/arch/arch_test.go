@@ -24,8 +24,8 @@ var layers = [][]string{
 		"internal/testkit", "internal/testkit/pgtest", "internal/testkit/chrome", "internal/tcpinfo", "internal/sockopt", "internal/link", "internal/certs", "internal/ctxtime"},
 	// The methods' mathematics: pure, no sockets; RFC 6349's judgement
 	// reads the trains'.
-	{"internal/train", "internal/train/traintest", "internal/sweep", "internal/pathmtu", "internal/ber", "internal/y1564"},
-	{"internal/rfc6349"},
+	{"internal/train", "internal/train/traintest", "internal/sweep", "internal/pathmtu", "internal/ber", "internal/ping", "internal/y1564"},
+	{"internal/rfc6349", "internal/rfc2544"},
 	// The control protocol's messages and rules; STAMP's (RFC 8762)
 	// packets, with its small UDP reflector and sender, which need only
 	// the words and tools below (sockopt's receive stamps, stats).
@@ -36,7 +36,7 @@ var layers = [][]string{
 	{"internal/schedule"},
 	// What reads documents (renders, validates against the schemas,
 	// generates them), and the data path.
-	{"internal/report", "internal/result/resulttest", "internal/result/internal/schemagen", "internal/flow",
+	{"internal/report", "internal/result/resulttest", "internal/result/internal/schemagen", "internal/flow", "internal/icmpping",
 		"internal/fleet"},
 	// The fleet's API client: the agent's, the CLI's and the tests'; the
 	// checks of what operators ask, the API's and the web page's.

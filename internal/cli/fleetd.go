@@ -156,6 +156,7 @@ type agentArgs struct {
 	logFormat string
 	quiet     bool
 	noTLS     bool
+	stamp     reflectorFlags // --stamp: a reflector for the peers' stamp tests
 }
 
 func (a *agentArgs) flags(fs *pflag.FlagSet) {
@@ -170,6 +171,7 @@ func (a *agentArgs) flags(fs *pflag.FlagSet) {
 	fs.BoolVar(&a.noTLS, "no-responder-tls", false, "serve the responder's control connections without TLS (peers then rely on the per-run key alone)")
 	fs.Var(oneOf(&a.logFormat, "json", "text", "json"), "log-format", "log lines on stderr")
 	fs.BoolVarP(&a.quiet, "quiet", "q", false, "log errors only")
+	a.stamp.besideFlags(fs)
 }
 
 func (a *agentArgs) validate(in input) error {
@@ -193,7 +195,7 @@ func (a *agentArgs) validate(in input) error {
 		a.cfg.Labels[k] = v
 	}
 	a.cfg.TLS = !a.noTLS
-	return nil
+	return a.stamp.checkBeside(in)
 }
 
 func (a *agentArgs) run(e env) error {
@@ -208,7 +210,11 @@ func (a *agentArgs) run(e env) error {
 	if err != nil {
 		return exitError{ExitRefused, fmt.Errorf("agent: %w", err)}
 	}
-	return ag.Run(e.ctx)
+	x, err := a.stamp.listenBeside(a.cfg.Log)
+	if err != nil {
+		return err
+	}
+	return withReflector(e.ctx, x, ag.Run)
 }
 
 func checkLogFormat(f string) error {

@@ -113,17 +113,25 @@ func serveSpec() spec {
 func (f *serveArgs) validate(in input) error {
 	cfg, err := f.config(in)
 	f.cfg = cfg
-	return err
+	if err != nil {
+		return err
+	}
+	return f.stamp.checkBeside(in)
 }
 
 func (f *serveArgs) run(e env) error {
 	f.cfg.Log = newLogger(e, f.quiet, f.logFormat)
+	x, err := f.stamp.listenBeside(f.cfg.Log)
+	if err != nil {
+		return err
+	}
 	srv, err := serve.Listen(f.cfg)
 	if err != nil {
+		x.close()
 		return exitError{ExitRefused, err}
 	}
 	f.banner(e, f.cfg, srv)
-	return srv.Serve(e.ctx)
+	return withReflector(e.ctx, x, srv.Serve)
 }
 
 // serveArgs are serve's flags; validate turns them into cfg. The limit
@@ -143,6 +151,7 @@ type serveArgs struct {
 	maxWrite        int64
 	maxTrain        int64
 	fingerprint     string // of the TLS certificate, for the banner
+	stamp           reflectorFlags
 }
 
 func (f *serveArgs) flags(fs *pflag.FlagSet) {
@@ -172,6 +181,7 @@ func (f *serveArgs) flags(fs *pflag.FlagSet) {
 	fs.Var(oneOf(&f.logFormat, "text", "text", "json"), "log-format", "log lines as text (key=value) or json, on stderr")
 	fs.Var(count(&c.LogLinesPerAddr, serve.DefaultLogLinesPerAddr), "log-lines-per-addr", "most log lines one client address may cause per 10 s; the rest are counted")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "log only errors")
+	f.stamp.besideFlags(fs)
 }
 
 // config applies --public, checks the flags and turns them into a

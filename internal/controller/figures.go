@@ -2,6 +2,7 @@ package controller
 
 import (
 	"github.com/fullpipe/fullpipe/internal/fleet"
+	"github.com/fullpipe/fullpipe/internal/ping"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/vocab"
 	"github.com/fullpipe/fullpipe/internal/y1564"
@@ -28,6 +29,9 @@ func Figures(d result.Doc) fleet.Figures {
 	case *result.RTT:
 		s := d.Summary
 		f = fleet.Figures{RTTMs: s.MinUs / 1e3, LossPct: s.LossPct, Partial: s.Partial}
+	case *result.STAMP: // the round trip without the reflector's residence; loss both ways together
+		s := d.Summary
+		f = fleet.Figures{RTTMs: s.RTT.MinUs / 1e3, LossPct: s.LossPct, Partial: s.Partial}
 	case *result.RFC6349:
 		f = rfc6349Figures(d)
 	case *result.Trains:
@@ -41,6 +45,8 @@ func Figures(d result.Doc) fleet.Figures {
 		f.Partial = d.Partial
 	case *result.MsgLenSweep:
 		f.Partial = d.Partial
+	case *result.Ping:
+		f = pingFigures(d)
 	case *result.Y1564:
 		f.Verdict, f.Partial = VerdictFail, d.Partial // FAIL and HOST-LIMITED
 		if d.Verdict == y1564.Pass {
@@ -129,6 +135,23 @@ func rfc6349Figures(d *result.RFC6349) fleet.Figures {
 	}
 	if d.Partial {
 		f.Verdict = VerdictPartial
+	}
+	return f
+}
+
+// pingFigures: the single-ended run's minimum RTT and loss (none when
+// the losses were an ICMP rate limiter's refusals, not the path's), the
+// rate search's zero-loss rate in frame bit/s, and the verdict's kind.
+func pingFigures(d *result.Ping) fleet.Figures {
+	f := fleet.Figures{Verdict: string(d.Verdict.Kind), Partial: d.Partial}
+	if s := d.Summary; s != nil {
+		f.RTTMs = s.MinUs / 1e3
+		if d.Verdict.Kind != ping.RateLimited {
+			f.LossPct = s.LossPct
+		}
+	}
+	if d.Search != nil {
+		f.ThroughputBps = d.Search.ZeroLossBps
 	}
 	return f
 }

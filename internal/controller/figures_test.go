@@ -23,6 +23,7 @@ func TestFigures(t *testing.T) {
 		{"trains", fleet.Figures{Verdict: "clean"}},
 		{"rfc6349", fleet.Figures{Verdict: VerdictFail, RTTMs: 0.112633}},
 		{"mtu", fleet.Figures{}},
+		{"stamp", fleet.Figures{RTTMs: 0.022108}},
 	}
 	for _, c := range cases {
 		b, err := os.ReadFile("../result/testdata/" + c.file + ".json")

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -50,6 +51,10 @@ func TestEmittedValidate(t *testing.T) {
 		{"trains", []string{"trains", target, "--rate", "100M", "--rtt", "1ms"}},
 		{"sweep window", []string{"sweep", "window", target, "--from", "4mss", "--to", "8mss", "--step", "4mss", "-t", "1s", "--baseline-probes", "3"}},
 		{"sweep msglen", []string{"sweep", "msglen", target, "--sizes", "1024,8192", "-t", "1s"}},
+		{"unreach", []string{"unreach", "127.0.0.1", "-n", "5", "-i", "10ms"}},
+		{"unreach rate search", []string{"unreach", "127.0.0.1", "--rate-search", "--max-rate", "500", "--trial", "200ms", "--wait", "200ms"}},
+		{"stamp", []string{"stamp", startReflector(t), "-n", "5", "-i", "10ms", "--stateful"}},
+		{"rfc2544", []string{"rfc2544", target, "--rate", "100M", "--sizes", "1518", "--direction", "up", "--trial", "200ms", "--resolution", "10", "--tests", "throughput,loss"}},
 		{"y1564", []string{"y1564", target, "--service", "name=data,cir=10M,eir=5M", "--skip-config", "--perf-time", "2s", "--direction", "up"}}, // loopback polices nothing: its configuration test FAILs (exit 1); the lab's TestY1564Policer validates one
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -126,4 +131,59 @@ func startResponder(t *testing.T) string {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// startReflector runs `fullpipe reflector --stateful` on a free loopback
+// UDP port until the test ends and returns its address once it logged
+// that it listens (polled every 20 ms for at most 5 s).
+func startReflector(t *testing.T) string {
+	t.Helper()
+	c, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := c.LocalAddr().String()
+	c.Close()
+	cmd := exec.Command(bin, "reflector", "--stateful", "--listen", addr)
+	var stderr syncBuilder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	for range 250 {
+		if strings.Contains(stderr.String(), "stamp reflector listening") {
+			return addr
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("reflector exited: %v\n%s", err, stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	t.Fatalf("reflector not listening after 5 s:\n%s", stderr.String())
+	return ""
+}
+
+// syncBuilder is a strings.Builder a process writes while the test reads.
+type syncBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuilder) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuilder) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

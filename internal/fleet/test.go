@@ -42,6 +42,12 @@ func (t Test) Decode() (any, error) {
 		return decode[result.WindowSweepConfig](t)
 	case "sweep-msglen":
 		return decode[result.MsgLenSweepConfig](t)
+	case "ping":
+		return decode[result.PingConfig](t)
+	case "stamp":
+		return decode[result.STAMPConfig](t)
+	case "rfc2544":
+		return decode[result.RFC2544Config](t)
 	case "y1564":
 		return decode[result.Y1564Config](t)
 	}

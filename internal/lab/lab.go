@@ -163,12 +163,11 @@ func Up(cfg Config) (l *Lab, err error) {
 	if err = configure(l.ends[1], p2p(sa, ca)); err != nil {
 		return l, fmt.Errorf("%s: %w", l.Server.NetNS, err)
 	}
-	pool := &sync.Pool{New: func() any { b := make([]byte, bufSize); return &b }}
 	start := time.Now()
 	for i, d := range []Direction{cfg.Up, cfg.Down} {
 		st := &DirStats{}
 		p := newPipe([]string{"up", "down"}[i], []tun.Device{l.tuns[i]}, []tun.Device{l.tuns[1-i]},
-			[]*DirStats{st}, []*DirStats{st}, start, pool)
+			[]*DirStats{st}, []*DirStats{st}, start)
 		back := func([]byte) int { return 0 } // frag-needed goes back into the one input
 		l.paths[i] = Build(d, cfg.Framing, cfg.Seed+uint64(i)*1000, p.dropper(st), p.tooBig(d, back, st))
 		p.net = single{path: l.paths[i]}
@@ -300,3 +299,7 @@ func checksum(b []byte) uint16 {
 // InServer runs f on a thread inside the server namespace: sockets it
 // opens (a responder's listeners) live there.
 func (l *Lab) InServer(f func() error) error { return inNS(l.ends[1], f) }
+
+// InClient runs f on a thread inside the client namespace: sockets it
+// opens (a generator's) live there.
+func (l *Lab) InClient(f func() error) error { return inNS(l.ends[0], f) }

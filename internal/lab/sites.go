@@ -295,11 +295,10 @@ func sitesSlot() (int, error) {
 // build makes each site's two chains and the pipe that runs them.
 func (s *Sites) build() {
 	n := len(s.Sites)
-	pool := &sync.Pool{New: func() any { b := make([]byte, bufSize); return &b }}
 	for range n {
 		s.up, s.down = append(s.up, &DirStats{}), append(s.down, &DirStats{})
 	}
-	p := newPipe("sites", s.tuns, s.tuns, s.up, s.down, time.Now(), pool)
+	p := newPipe("sites", s.tuns, s.tuns, s.up, s.down, time.Now())
 	a4 := s.Sites[0].Addr.As4()
 	h := &hub{prefix: [3]byte{a4[0], a4[1], a4[2]}, n: n, upSt: s.up, downSt: s.down}
 	for i, site := range s.Config.Sites {
@@ -397,11 +396,14 @@ type SiteStats struct {
 // Stats reads every site's counters, in Config.Sites order.
 func (s *Sites) Stats() []SiteStats {
 	s.pipe.mu.Lock()
-	defer s.pipe.mu.Unlock()
 	out := make([]SiteStats, len(s.Sites))
 	for i := range out {
 		out[i] = SiteStats{Name: s.Config.Sites[i].Name, NoRoute: s.up[i].NoRoute.Load(),
 			Up: readStats(s.up[i], s.hub.up[i]), Down: readStats(s.down[i], s.hub.down[i])}
+	}
+	s.pipe.mu.Unlock()
+	for i := range out {
+		out[i].Up.lossOnRead(tunDrops(s.ends[i])) // a site's uplink reads its device
 	}
 	return out
 }

@@ -33,6 +33,17 @@ type DirectionStats struct {
 	ICMPSent      uint64            `json:"icmp_frag_needed_sent"`
 	QueueBytes    int               `json:"queue_bytes"`     // waiting now, all bottleneck queues
 	QueueMaxBytes int               `json:"queue_max_bytes"` // most ever waiting in one queue
+	// The forwarder's own failures, never the path's (see overload.go):
+	// packets the kernel dropped because the forwarder did not read them
+	// in time (and super-packets the reader could not split); reads that
+	// found packets waiting after the reader was away for more than
+	// LateLimit; packets in failed TUN writes; packets written more than
+	// LateLimit after their virtual departure. LabLimited is any of them.
+	ReadDrops   uint64 `json:"forwarder_read_drops"`
+	ReadStalls  uint64 `json:"forwarder_read_stalls"`
+	WriteDrops  uint64 `json:"forwarder_write_drops"`
+	LatePackets uint64 `json:"late_packets"`
+	LabLimited  bool   `json:"lab_limited"`
 }
 
 // Snapshot reads the counters.
@@ -43,8 +54,16 @@ func (l *Lab) Snapshot() Stats {
 		p.mu.Lock()
 		*dst = readStats(l.stats[i], l.paths[i])
 		p.mu.Unlock()
+		dst.lossOnRead(tunDrops(l.ends[i])) // direction i reads end i's device
 	}
 	return s
+}
+
+// lossOnRead adds the kernel's drops at the direction's input device
+// (tunDrops, read outside the pipe's lock) and sets LabLimited.
+func (d *DirectionStats) lossOnRead(n uint64) {
+	d.ReadDrops += n
+	d.LabLimited = d.ReadDrops+d.ReadStalls+d.WriteDrops+d.LatePackets > 0
 }
 
 // readStats reads one direction's counters and its path's queues; the
@@ -52,13 +71,16 @@ func (l *Lab) Snapshot() Stats {
 func readStats(st *DirStats, path *Path) DirectionStats {
 	d := DirectionStats{RxPackets: st.RxPackets.Load(), RxBytes: st.RxBytes.Load(),
 		TxPackets: st.TxPackets.Load(), TxBytes: st.TxBytes.Load(), ICMPSent: st.ICMPSent.Load(),
-		Drops: map[string]uint64{}, QueueBytes: path.Chain.QueuedBytes()}
+		WriteDrops: st.WriteDrops.Load(), LatePackets: st.Late.Load(), ReadStalls: st.ReadStalls.Load(),
+		ReadDrops: st.ReadErrors.Load(), // plus the kernel's, added by lossOnRead
+		Drops:     map[string]uint64{}, QueueBytes: path.Chain.QueuedBytes()}
 	for _, c := range link.Causes() {
 		d.Drops[c.String()] = st.Drops[c].Load()
 	}
 	for _, b := range path.Bottlenecks {
 		d.QueueMaxBytes = max(d.QueueMaxBytes, b.MaxQueuedBytes())
 	}
+	d.LabLimited = d.ReadStalls+d.WriteDrops+d.LatePackets > 0
 	return d
 }
 

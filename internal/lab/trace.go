@@ -101,9 +101,13 @@ func (p *pipe) depart(pk *link.Packet) {
 	p.trace.mu.Unlock()
 }
 
-// written stamps the write time of a traced packet.
-func (p *pipe) written(pk *link.Packet, now time.Duration) {
+// written stamps the write time of a traced packet, and counts every
+// packet in the lateness histogram and, beyond LateLimit, in st.Late.
+func (p *pipe) written(st *DirStats, pk *link.Packet, now time.Duration) {
 	p.late.add(now - pk.Time)
+	if now-pk.Time > LateLimit {
+		st.Late.Add(1)
+	}
 	if pk.Tag == 0 {
 		return
 	}

@@ -23,6 +23,8 @@ const (
 	StepRTT    Step = "rtt"
 	StepTrains Step = "trains"
 	StepMsgLen Step = "msglen"
+	StepPing   Step = "ping"
+	StepSTAMP  Step = "stamp"
 	// Y.1564's two tests.
 	StepY1564Config Step = "y1564-config"
 	StepY1564Perf   Step = "y1564-performance"

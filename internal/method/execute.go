@@ -10,7 +10,9 @@ import (
 
 // Execute runs any test or method on n: cfg is an engine test's config
 // (result.TCPConfig, UDPConfig, RTTConfig, PMTUConfig) or a method's
-// (RFC6349Config, WindowSweepConfig, MsgLenSweepConfig, TrainsConfig, Y1564Config).
+// (RFC6349Config, WindowSweepConfig, MsgLenSweepConfig, TrainsConfig,
+// RFC2544Config, Y1564Config), or a STAMP session's (STAMPConfig: to a reflector, no
+// responder).
 // progress hears each step start and finish, its samples, lines and
 // warnings; the document is returned whole at the end (partial, with an
 // error wrapping result.ErrPartial, when stopped early). It is what the
@@ -23,10 +25,14 @@ func Execute(ctx context.Context, n Network, cfg any, progress Progress) (result
 		return step(StepSweep, progress, func() (*result.WindowSweep, error) { return RunWindowSweep(ctx, n, c, progress) })
 	case result.MsgLenSweepConfig:
 		return step(StepMsgLen, progress, func() (*result.MsgLenSweep, error) { return RunMsgLenSweep(ctx, n, c, progress) })
+	case result.RFC2544Config:
+		return step(StepRFC2544, progress, func() (*result.RFC2544, error) { return RunRFC2544(ctx, n, c, progress) })
 	case result.Y1564Config:
 		return document(RunY1564(ctx, n, c, progress))
 	case result.TrainsConfig:
 		return step(StepTrains, progress, func() (*result.Trains, error) { return Trains(ctx, n, c, progress) })
+	case result.PingConfig:
+		return step(StepPing, progress, func() (*result.Ping, error) { return Ping(ctx, n, c, progress, nil) })
 	case result.TCPConfig:
 		return step(StepTCP, progress, func() (*result.TCP, error) {
 			dir := vocab.Of(c.Reverse)
@@ -45,6 +51,8 @@ func Execute(ctx context.Context, n Network, cfg any, progress Progress) (result
 		return step(StepRTT, progress, func() (*result.RTT, error) { return n.RTT(ctx, c, nil) })
 	case result.PMTUConfig:
 		return step(StepMTU, progress, func() (*result.PMTU, error) { return n.PMTU(ctx, c) })
+	case result.STAMPConfig:
+		return step(StepSTAMP, progress, func() (*result.STAMP, error) { return n.STAMP(ctx, c) })
 	}
 	return nil, fmt.Errorf("no test or method takes a config of type %T", cfg)
 }

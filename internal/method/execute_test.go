@@ -32,6 +32,7 @@ func TestExecuteEveryConfig(t *testing.T) {
 			func(d result.Doc) bool { return len(d.(*result.WindowSweep).Points) == 3 }},
 		{result.MsgLenSweepConfig{Sizes: []int{1000, 8000}, Duration: time.Second}, StepMsgLen,
 			func(d result.Doc) bool { return len(d.(*result.MsgLenSweep).Points) == 2 }},
+		{result.STAMPConfig{Count: 10}, StepSTAMP, func(d result.Doc) bool { return d.(*result.STAMP).Summary.Received == 10 }},
 	} {
 		var evs []Event
 		d, err := Execute(context.Background(), p, c.cfg, func(e Event) { evs = append(evs, e) })

@@ -21,4 +21,10 @@ type Network interface {
 	TCP(context.Context, result.TCPConfig, func(result.TCPInterval)) (*result.TCP, error)
 	Train(context.Context, result.TrainConfig) (*result.Train, error)
 	WindowPoint(context.Context, result.WindowPointConfig) (*result.WindowPointRun, error)
+	// Ping is one run of single-ended probes to the target's host (no
+	// responder): ICMP echo or UDP to a closed port (docs/single.md).
+	Ping(context.Context, result.PingConfig, func(seq int, rtt time.Duration)) (*result.PingRun, error)
+	// STAMP runs a STAMP session (RFC 8762) to the reflector on the
+	// target's host, at the config's port: no responder involved.
+	STAMP(context.Context, result.STAMPConfig) (*result.STAMP, error)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/rfc2544"
 	"github.com/fullpipe/fullpipe/internal/units"
 )
 
@@ -64,6 +65,12 @@ func pageOf(d result.Doc) (page, error) {
 		return page{"Window sweep", "sweep-window", newWindowSweepView(r), r.Config, windowSweepFooter}, nil
 	case *result.MsgLenSweep:
 		return page{"Message-length sweep", "sweep-msglen", newMsgLenView(r), r.Config, msgLenFooter}, nil
+	case *result.Ping:
+		return page{"Single-ended test (no responder)", "ping", newPingView(r), r.Config, pingFooter}, nil
+	case *result.STAMP:
+		return page{"STAMP session (RFC 8762)", "stamp", newSTAMPView(r), r.Config, stampFooter}, nil
+	case *result.RFC2544:
+		return page{"RFC 2544 benchmarks", "rfc2544", newRFC2544View(r), r.Config, rfc2544Footer}, nil
 	case *result.Y1564:
 		return page{"ITU-T Y.1564 service activation test", "y1564", newY1564View(r), r.Config, y1564Footer}, nil
 	}
@@ -96,6 +103,7 @@ var funcs = template.FuncMap{
 	"bytes32": func(n uint32) string { return BytesExact(int64(n)) },
 	"bytesF":  func(n float64) string { return BytesExact(int64(n)) },
 	"us":      usF,
+	"ms":      msUs,
 	"usInt":   func(us int64) string { return usF(float64(us)) },
 	"dur":     units.FormatDuration,
 	"dash":    orDash,
@@ -113,14 +121,20 @@ var funcs = template.FuncMap{
 		}
 		return fmt.Sprintf("%.1f %%", a/b*100)
 	},
-	"join": func(s []string) string { return strings.Join(s, " ") },
-	"list": func(f ...figure) []figure { return f },
-	"mtu":  mtuText,
+	"join":      func(s []string) string { return strings.Join(s, " ") },
+	"list":      func(f ...figure) []figure { return f },
+	"mtu":       mtuText,
+	"frameMbps": func(fps float64, frame int) string { return mbps(rfc2544.FrameBps(fps, frame)) },
 }
 
 // pages is the shared page and every document's body.
 var pages = parse("page", pageTemplate, "rfc6349", rfc6349Body, "tcp", tcpBody, "udp", udpBody, "rtt", rttBody, "mtu", mtuBody,
-	"trains", trainsBody, "sweep-window", windowSweepBody, "sweep-msglen", msgLenBody, "y1564", y1564Body)
+	"trains", trainsBody, "sweep-window", windowSweepBody, "sweep-msglen", msgLenBody,
+	"ping", pingBody,
+	"stamp", stampBody,
+	"rfc2544", rfc2544Body,
+	"y1564", y1564Body,
+)
 
 // parse reads name, source pairs into one set of templates.
 func parse(pairs ...string) *template.Template {

@@ -43,6 +43,12 @@ func Text(w io.Writer, d result.Doc) error {
 		windowSweepText(ew, r)
 	case *result.MsgLenSweep:
 		msgLenSweepText(ew, r)
+	case *result.Ping:
+		pingText(ew, r)
+	case *result.STAMP:
+		stampText(ew, r)
+	case *result.RFC2544:
+		rfc2544Text(ew, r)
 	case *result.Y1564:
 		y1564Text(ew, r)
 	default:

@@ -24,7 +24,11 @@ var keyFigures = map[string]struct{ text, html []string }{
 	"trains":       {[]string{"up: clean", "down: clean"}, []string{"up: clean", "down: clean", "400.2 Mbit/s"}},
 	"rfc6349":      {[]string{"RFC 6349 verdict"}, []string{"Verdict:", "Window walk", "<svg"}},
 	"sweep window": {[]string{"773.62 Mbit/s", "5,792 B (5.66 KiB)"}, []string{"773.62 Mbit/s", "5,792 B (5.66 KiB)", "goodput against the window"}},
+	"stamp": {[]string{"5 STAMP test packets", "min 22 µs", "lost forward (tester → reflector) 0", "one way forward (T2 − T1), tester→reflector clock"},
+		[]string{"22 µs", "118 µs", "reflector residence", "one way backward"}},
+	"rfc2544":      {[]string{"84459", "LOSSY LINE", "BER 9.85e-07"}, []string{"84459", "A lossy line", "9.85e-07", "throughput against frame size", "frame loss against offered load", "86.49 Mbit/s"}},
 	"sweep msglen": {[]string{"TCP goodput", "1,024 B (1.00 KiB)"}, []string{"TCP goodput", "UDP received", "1,024 B (1.00 KiB)"}},
+	"ping":         {[]string{"5 probes, 5 answered", "median 0.030 ms", "no loss"}, []string{"0.030 ms", "0.039 ms", "every probe answered"}},
 	"y1564":        {[]string{"data, up: FAIL", "not policed: IR 32.50 Mbit/s", "Y.1564 verdict: FAIL"}, []string{"Y.1564 verdict: FAIL", "32.50 Mbit/s", "not policed", "information rate per step", "<svg"}},
 }
 

@@ -38,6 +38,9 @@ func Kinds() []Kind {
 		{"rfc6349", "rfc6349", func() Doc { return new(RFC6349) }},
 		{"sweep window", "sweep-window", func() Doc { return new(WindowSweep) }},
 		{"sweep msglen", "sweep-msglen", func() Doc { return new(MsgLenSweep) }},
+		{"ping", "ping", func() Doc { return new(Ping) }},
+		{"stamp", "stamp", func() Doc { return new(STAMP) }},
+		{"rfc2544", "rfc2544", func() Doc { return new(RFC2544) }},
 		{"y1564", "y1564", func() Doc { return new(Y1564) }},
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/ping"
 	"github.com/fullpipe/fullpipe/internal/result"
 )
 
@@ -113,6 +114,11 @@ var kinds = []kind{
 	{"rfc6349", true, costOf(rfc6349Cost)},
 	{"sweep-window", true, costOf(windowSweepCost)},
 	{"sweep-msglen", true, costOf(func(c result.MsgLenSweepConfig, _ time.Duration) (cost, error) { return msgLenCost(c), nil })},
+	{"ping", true, costOf(func(c result.PingConfig, _ time.Duration) (cost, error) { return pingCost(c), nil })},
+	{"stamp", false, costOf(func(c result.STAMPConfig, _ time.Duration) (cost, error) {
+		return cost{run: c.Span(), sessions: 1}, nil
+	})},
+	{"rfc2544", true, costOf(rfc2544Cost)},
 	{"y1564", true, costOf(y1564Cost)},
 }
 
@@ -213,6 +219,17 @@ func tcpCost(c result.TCPConfig) cost {
 		run = satAdd(run, (result.LatencyIdleProbes-1)*idleProbeGap+result.ReplyWait+loadedReplyWait)
 	}
 	return cost{run: run, sessions: 1, tcp: 1}
+}
+
+// pingCost: no session (no responder). One run: its probes, then the
+// wait for late replies; a rate search: at most ping.MaxTrials trials,
+// each its probes and that wait. Exclusive, as its rate search loads the
+// path.
+func pingCost(c result.PingConfig) cost {
+	if !c.RateSearch {
+		return cost{run: satAdd(satMul(c.Count-1, c.Interval), c.Wait)}
+	}
+	return cost{run: satMul(ping.MaxTrials, satAdd(c.TrialDuration, c.Wait))}
 }
 
 // udpCost: the stream, then the receiver's drain.

@@ -23,8 +23,8 @@ func TestKinds(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("kinds %q, want result.Kinds' files %q", got, want)
 	}
-	for name, want := range map[string]bool{"tcp": true, "udp": true, "trains": true, "rfc6349": true, "sweep-window": true, "sweep-msglen": true, "y1564": true,
-		"rtt": false, "mtu": false, "ping": true} {
+	for name, want := range map[string]bool{"tcp": true, "udp": true, "trains": true, "rfc6349": true, "sweep-window": true, "sweep-msglen": true,
+		"rtt": false, "mtu": false, "stamp": false, "ping": true, "y1564": true} {
 		if got := Exclusive(name); got != want {
 			t.Errorf("Exclusive(%q) = %v, want %v", name, got, want)
 		}
@@ -49,6 +49,10 @@ func TestLength(t *testing.T) {
 		{"udp", `{"duration_ns": 5000000000, "drain_ns": 2000000000}`, 7 * time.Second, ""},
 		{"rtt", `{}`, 9*100*ms + time.Second, "10 probes 100 ms apart, the last at 0.9 s, then 1 s for replies"},
 		{"rtt", `{"count": 1, "interval_ns": 1000000000}`, time.Second, ""},
+		{"ping", `{}`, 19*100*ms + time.Second, "20 probes 100 ms apart, then 1 s for replies; no session"},
+		{"ping", `{"rate_search": true}`, 32 * (2*time.Second + time.Second), "at most 32 trials of 2 s, each with 1 s for replies"},
+		{"stamp", `{}`, 99*100*ms + time.Second, "100 STAMP packets 100 ms apart, then 1 s for replies"},
+		{"stamp", `{"count": 600, "interval_ns": 1000000000, "wait_ns": 2000000000}`, 601 * time.Second, ""},
 		// 5 idle probes 20 ms apart and 1 s for their replies; then in
 		// each direction 2 + ⌈log2(65536 − 1200)⌉ = 18 sizes, each 3
 		// probes of 100 ms.
@@ -72,7 +76,7 @@ func TestLength(t *testing.T) {
 
 func TestLengthErrors(t *testing.T) {
 	for _, c := range []struct{ kind, cfg, want string }{
-		{"ping", `{}`, `unknown test kind "ping": want one of tcp, udp, rtt, mtu, trains, rfc6349, sweep-window, sweep-msglen`},
+		{"fping", `{}`, `unknown test kind "fping": want one of tcp, udp`},
 		{"sweep window", `{}`, `unknown test kind`}, // the document's test name, not its file's
 		{"tcp", `{"duraton_ns": 5}`, `unknown field "duraton_ns"`},
 		{"tcp", `{"duration_ns": -1}`, "needs a duration or a byte count"},

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fullpipe/fullpipe/internal/testkit"
 )
 
 // startReflector runs a Reflector on 127.0.0.1 until the test ends.
@@ -167,7 +169,11 @@ func TestReflectTWAMPSizes(t *testing.T) {
 	r := startReflector(t, ReflectorConfig{})
 	c := dial(t, r)
 	for _, size := range []int{TWAMPSenderMin, 40, 41, 42, 43, 44, 45, 128, 1472, 9000} {
-		rep := exchange(t, c, senderPacket(t, uint32(size), size), 500*time.Millisecond)
+		wait := 2 * time.Second // a reply on a loaded host
+		if size < TWAMPReflectedMin {
+			wait = 300 * time.Millisecond // for none
+		}
+		rep := exchange(t, c, senderPacket(t, uint32(size), size), wait)
 		switch {
 		case size < TWAMPReflectedMin && rep != nil:
 			t.Errorf("%d octets: a reply of %d (amplification)", size, len(rep))
@@ -179,6 +185,9 @@ func TestReflectTWAMPSizes(t *testing.T) {
 			}
 		}
 	}
+	// The reflector counts a reply after writing it: the last count may
+	// land just after the reply did.
+	testkit.Poll(2*time.Second, func() bool { return r.Stats().Reflected == 8 })
 	if s := r.Stats(); s.Short != 2 || s.Reflected != 8 {
 		t.Errorf("stats %+v: want 2 short, 8 reflected", s)
 	}

@@ -25,6 +25,9 @@ type SenderConfig struct {
 	// counts what it received from us), so losses can be told apart by
 	// direction.
 	Stateful bool
+	// Synced sets the S bit of our Error Estimate: the caller knows our
+	// clock is synchronized to UTC (NTP or PTP disciplined).
+	Synced bool
 }
 
 // MaxCount bounds a Sender's packets: its records are kept in memory.
@@ -70,6 +73,7 @@ type Record struct {
 	ReflectorSeq uint32    // the reply's own sequence number
 	Replies      int       // replies received: 0 lost, 2 or more duplicated
 	Arrival      int       // the first reply's rank among first replies (1 is the first to come); 0 if none
+	Synced       bool      // the first reply's Error Estimate had its S bit: the reflector's clock is synchronized
 }
 
 // Replied reports whether a reply came.
@@ -107,8 +111,9 @@ func (s *Sender) Run(ctx context.Context) (Result, error) {
 		return Result{}, fmt.Errorf("stamp sender: %w", err)
 	}
 	defer conn.Close()
+	kernel := false
 	if rc, err := conn.SyscallConn(); err == nil {
-		_ = sockopt.EnableRxStamps(rc) // T4 from the kernel when it can; else the clock after the read
+		kernel = sockopt.EnableRxStamps(rc) == nil // T4 from the kernel when it can; else the clock after the read
 	}
 	recs := make([]Record, s.cfg.Count)
 	var mu sync.Mutex // guards recs and extra between the send loop and the receiver
@@ -133,7 +138,7 @@ func (s *Sender) Run(ctx context.Context) (Result, error) {
 	conn.Close()
 	<-done
 	res := Summarize(recs, s.cfg.Stateful)
-	res.Unknown, res.BadAuth = extra.Unknown, extra.BadAuth
+	res.Unknown, res.BadAuth, res.KernelStamps = extra.Unknown, extra.BadAuth, kernel
 	return res, sendErr
 }
 
@@ -141,7 +146,7 @@ func (s *Sender) Run(ctx context.Context) (Result, error) {
 // Interval, so a late wake-up does not shift the ones after it.
 func (s *Sender) send(ctx context.Context, conn *net.UDPConn, recs []Record, mu *sync.Mutex) error {
 	buf := make([]byte, s.cfg.Size)
-	est := EstimateFor(time.Millisecond, s.cfg.Format, false)
+	est := EstimateFor(time.Millisecond, s.cfg.Format, s.cfg.Synced)
 	start := s.now()
 	t := time.NewTimer(0)
 	defer t.Stop()
@@ -223,7 +228,7 @@ func (s *Sender) receive(conn *net.UDPConn, recs []Record, mu *sync.Mutex, extra
 				r.Arrival = extra.arrivals
 				r.T2 = p.ReceiveTimestamp.Time(p.ErrorEstimate.Format)
 				r.T3 = p.Timestamp.Time(p.ErrorEstimate.Format)
-				r.T4, r.ReflectorSeq = t4, p.Seq
+				r.T4, r.ReflectorSeq, r.Synced = t4, p.Seq, p.ErrorEstimate.Synced
 			}
 		}
 		mu.Unlock()

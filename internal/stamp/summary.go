@@ -22,10 +22,11 @@ type Result struct {
 	// after the last reply cannot be placed: LostUnknown. In stateless mode
 	// every loss is LostUnknown.
 	LostForward, LostBackward, LostUnknown int
-	Duplicates                             int // replies past the first for a packet
-	OutOfOrder                             int // first replies that came after a reply to a later packet
-	Unknown                                int // replies we could not match to a packet we sent
-	BadAuth                                int // authenticated mode: replies whose HMAC did not match
+	Duplicates                             int  // replies past the first for a packet
+	OutOfOrder                             int  // first replies that came after a reply to a later packet
+	Unknown                                int  // replies we could not match to a packet we sent
+	BadAuth                                int  // authenticated mode: replies whose HMAC did not match
+	KernelStamps                           bool // T4 is the kernel's receive timestamp (SO_TIMESTAMPNS)
 
 	RTT       Delays // (T4−T1) − (T3−T2): the round trip without the reflector's residence
 	Residence Delays // T3−T2: time the reflector held each packet

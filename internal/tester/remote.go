@@ -44,3 +44,8 @@ func (r Remote) Train(ctx context.Context, cfg result.TrainConfig) (*result.Trai
 func (r Remote) WindowPoint(ctx context.Context, cfg result.WindowPointConfig) (*result.WindowPointRun, error) {
 	return RunWindowPoint(ctx, r.T, cfg)
 }
+
+// Ping runs RunPing toward the host of the target (no responder).
+func (r Remote) Ping(ctx context.Context, cfg result.PingConfig, onReply func(int, time.Duration)) (*result.PingRun, error) {
+	return RunPing(ctx, r.T, cfg, onReply)
+}

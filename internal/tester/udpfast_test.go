@@ -123,7 +123,9 @@ func TestUDPSpeed(t *testing.T) {
 // TestUDPIPv6: the same stream over ::1, both ways, at 18 bytes (compact
 // headers), 20,000 datagrams/s (batches of UDP GSO), marked AF41 and
 // with one in 100 a latency probe: the IPv6 paths of the batched I/O
-// and of the marking. Loopback loses none (1 % tolerated, as above).
+// and of the marking. Loopback loses none (1 % tolerated, as above); a
+// sender stalled by this shared machine sends short of its 20,000 and
+// is flagged generator-limited.
 func TestUDPIPv6(t *testing.T) {
 	if ln, err := net.ListenUDP("udp6", &net.UDPAddr{IP: net.IPv6loopback}); err != nil {
 		t.Skip("no IPv6 loopback:", err)
@@ -140,10 +142,11 @@ func TestUDPIPv6(t *testing.T) {
 		}
 		s := res.Summary
 		t.Logf("%s: sent %d received %d lost %d; latency %+v", s.Direction, s.SentPackets, s.RecvPackets, s.Lost, s.Latency)
-		if s.SentPackets < 19_600 || s.RecvPackets+s.Lost != s.SentPackets || s.LossPct > 1 {
-			t.Errorf("%s: sent %d, received %d, lost %d: want ≥ 19,600 sent and ≤ 1 %% lost", s.Direction, s.SentPackets, s.RecvPackets, s.Lost)
+		// a sender this shared machine stalls stops short, and says so
+		if (s.SentPackets < 19_900 && !s.GeneratorLimited) || s.RecvPackets+s.Lost != s.SentPackets || s.LossPct > 1 {
+			t.Errorf("%s: sent %d (generator-limited %v), received %d, lost %d: want 20,000 sent or the flag, all counted, ≤ 1 %% lost", s.Direction, s.SentPackets, s.GeneratorLimited, s.RecvPackets, s.Lost)
 		}
-		if s.Latency == nil || s.Latency.Probes < 190 || float64(s.Latency.Replies) < 0.99*float64(s.Latency.Probes) {
+		if s.Latency == nil || s.Latency.Probes < s.SentPackets/100-1 || float64(s.Latency.Replies) < 0.99*float64(s.Latency.Probes) {
 			t.Errorf("%s: latency %+v: want ~200 probes, ≥ 99 %% answered", s.Direction, s.Latency)
 		}
 	}

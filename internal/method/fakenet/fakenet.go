@@ -33,14 +33,31 @@ const (
 
 // Path is the scripted path, the same both ways. Zero fields: no limit.
 type Path struct {
-	BaseRTT     time.Duration // base round trip
-	RateBps     float64       // the bottleneck at layer 2 (Ethernet framing counted), as a CIR is stated
-	QueueBytes  int           // the bottleneck's tail-drop queue, IP bytes
-	PoliceBps   float64       // a token-bucket policer in front, IP bit/s (0: none)
-	BucketBytes int           // its bucket
-	LossPct     float64       // random loss on the line, at any load
-	MTU         int           // the path MTU (0: 1500, the interface's)
-	ICMP        bool          // a frag-needed comes back for larger packets (else a black hole)
+	BaseRTT    time.Duration // base round trip
+	RateBps    float64       // the bottleneck at layer 2 (Ethernet framing counted), as a CIR is stated
+	QueueBytes int           // the bottleneck's tail-drop queue, IP bytes
+	// QueuePackets bounds the bottleneck's queue in packets too (0: no
+	// such bound), as the lab's --queue-packets.
+	QueuePackets int
+	PoliceBps    float64 // a token-bucket policer in front, IP bit/s (0: none)
+	BucketBytes  int     // its bucket
+	LossPct      float64 // random loss on the line, at any load
+	// BER is the line's bit error ratio over each IP packet's bits (the
+	// lab's link.BER stage): a packet of n IP bytes is lost with
+	// 1 − (1 − BER)^(8n), at any load.
+	BER float64
+	// GeneratorFPS is the most datagrams per second the sending host
+	// gets out (0: no limit): a UDP test asked for more sends this many
+	// and says it was generator-limited.
+	GeneratorFPS float64
+	MTU          int  // the path MTU (0: 1500, the interface's)
+	ICMP         bool // a frag-needed comes back for larger packets (else a black hole)
+	// ICMPLimitPPS is the far host's ICMP rate limit (as Linux's
+	// icmp_ratelimit with echo-reply in icmp_ratemask, or a router's): a
+	// token bucket of that many replies/s and ICMPBurst deep (0: 1),
+	// full at each run's start. 0: none.
+	ICMPLimitPPS float64
+	ICMPBurst    int
 	// StallAfter, when > 0, makes every test after that many fail as a
 	// responder that vanished: partial, wrapping result.ErrPartial.
 	StallAfter int
@@ -144,8 +161,11 @@ func (p *Path) drainIP(ip int) float64 {
 }
 
 // UDP sends a paced stream: what arrives is the sent rate or the drain
-// rate, whichever is lower, less the line's loss; datagrams larger than
-// the path MTU vanish.
+// rate, whichever is lower, less the line's loss and bit errors;
+// datagrams larger than the path MTU vanish. A sender asked for more
+// than GeneratorFPS sends that many and says so. Latency probes
+// (EchoEvery) take the base RTT, one serialisation each way, and the full
+// queue's wait where the stream overloads the bottleneck.
 func (p *Path) UDP(ctx context.Context, cfg result.UDPConfig, progress func(result.UDPInterval)) (*result.UDP, error) {
 	cfg, err := checked(cfg)
 	if err != nil {
@@ -157,16 +177,23 @@ func (p *Path) UDP(ctx context.Context, cfg result.UDPConfig, progress func(resu
 	}
 	ip := cfg.Size + 28
 	secs := cfg.Duration.Seconds()
-	sentIP := float64(cfg.RateBps) * float64(ip) / float64(cfg.Size)
-	recvIP := math.Min(sentIP, p.drainIP(ip)) * (1 - p.LossPct/100)
+	rate := float64(cfg.RateBps)
+	limited := p.GeneratorFPS > 0 && rate/8/float64(cfg.Size) > p.GeneratorFPS*1.005
+	if limited {
+		rate = p.GeneratorFPS * 8 * float64(cfg.Size)
+	}
+	sentIP := rate * float64(ip) / float64(cfg.Size)
+	pass := (1 - p.LossPct/100) * (1 - link.BERLossProb(p.BER, ip))
+	recvIP := math.Min(sentIP, p.drainIP(ip)) * pass
 	if ip > p.mtu() {
 		recvIP = 0
 	}
-	sent := uint64(float64(cfg.RateBps) * secs / 8 / float64(cfg.Size))
-	got := uint64(float64(sent) * recvIP / sentIP)
+	sent := uint64(rate * secs / 8 / float64(cfg.Size))
+	got := uint64(math.Round(float64(sent) * recvIP / sentIP))
 	s := result.UDPSummary{Direction: dir, SizeBytes: cfg.Size, TargetRateBps: cfg.RateBps, SentPackets: sent,
-		SentBytes: sent * uint64(cfg.Size), SenderRateBps: float64(cfg.RateBps), RecvPackets: got, RecvBytes: got * uint64(cfg.Size),
-		ReceiverRateBps: recvIP * float64(cfg.Size) / float64(ip), ReceiverIPBps: recvIP, IntervalS: secs, Lost: sent - got}
+		SentBytes: sent * uint64(cfg.Size), SenderRateBps: rate, RecvPackets: got, RecvBytes: got * uint64(cfg.Size),
+		ReceiverRateBps: recvIP * float64(cfg.Size) / float64(ip), ReceiverIPBps: recvIP, IntervalS: secs, Lost: sent - got,
+		GeneratorLimited: limited, Latency: p.latency(cfg, sent, sentIP, ip, pass)}
 	if sent > 0 {
 		s.LossPct = float64(sent-got) / float64(sent) * 100
 	}
@@ -182,6 +209,31 @@ func (p *Path) UDP(ctx context.Context, cfg result.UDPConfig, progress func(resu
 		}
 	}
 	return &result.UDP{Meta: meta("udp"), Config: cfg, Intervals: ivs, Summary: s}, nil
+}
+
+// latency is a stream's latency probes (nil without EchoEvery): the base
+// RTT, the probe's serialisation at the bottleneck both ways, and the
+// full queue's wait when the stream (sentIP, IP bit/s) overloads it.
+func (p *Path) latency(cfg result.UDPConfig, sent uint64, sentIP float64, ip int, pass float64) *result.UDPLatency {
+	if cfg.EchoEvery <= 0 {
+		return nil
+	}
+	rtt := p.BaseRTT
+	if p.RateBps > 0 {
+		ser := time.Duration(float64(ip+framing) * 8 / p.RateBps * 1e9)
+		rtt += 2 * ser
+		if sentIP > p.drainIP(ip)*1.0001 { // above the rate, not at it by rounding
+			q := float64(p.QueueBytes)
+			if p.QueuePackets > 0 && (q == 0 || float64(p.QueuePackets*ip) < q) {
+				q = float64(p.QueuePackets * ip)
+			}
+			rtt += time.Duration(q * 8 / p.drainIP(ip) * 1e9)
+		}
+	}
+	probes := sent / uint64(cfg.EchoEvery)
+	us := float64(rtt) / 1e3
+	return &result.UDPLatency{Probes: probes, Replies: uint64(math.Round(float64(probes) * pass * pass)),
+		MinUs: us, MeanUs: us, P50Us: us, P90Us: us, P99Us: us, MaxUs: us}
 }
 
 // Train sends one train through the path's link stages in virtual time,
@@ -209,10 +261,13 @@ func (p *Path) chain(rng *rand.Rand) func() *link.Chain {
 			stages = append(stages, link.Policer(int64(p.PoliceBps), p.BucketBytes))
 		}
 		if p.RateBps > 0 {
-			stages = append(stages, &link.Bottleneck{RateBps: int64(p.RateBps), QueueBytes: p.QueueBytes, Framing: link.FramingEthernet})
+			stages = append(stages, &link.Bottleneck{RateBps: int64(p.RateBps), QueueBytes: p.QueueBytes, QueuePackets: p.QueuePackets, Framing: link.FramingEthernet})
 		}
 		if p.LossPct > 0 {
 			stages = append(stages, link.Loss(p.LossPct/100, rng))
+		}
+		if p.BER > 0 {
+			stages = append(stages, link.BER(p.BER, rng))
 		}
 		return link.NewChain(nil, append(stages, &link.Delay{Delay: p.BaseRTT / 2})...)
 	}

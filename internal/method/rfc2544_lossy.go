@@ -1,0 +1,111 @@
+package method
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/fullpipe/fullpipe/internal/ber"
+	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/rfc2544"
+	"github.com/fullpipe/fullpipe/internal/vocab"
+)
+
+// backToBack is §26.4: BurstTrials searches for the longest burst, at
+// the generator's fastest, that arrives whole; the mean of their results,
+// and the buffer it implies behind the line.
+func (r *rfc2544Runner) backToBack(dir vocab.Direction, s *result.RFC2544Size) (*result.RFC2544BackToBack, error) {
+	most := min(result.MaxRFC2544Burst, max(2, int(s.LineFPS*r.cfg.BurstTime.Seconds())))
+	b2b := &result.RFC2544BackToBack{MaxTried: most}
+	var gen []float64
+	for range r.cfg.BurstTrials {
+		srch := rfc2544.NewBurstSearch(most)
+		for i, limit := 0, srch.MaxTrials(); i < limit; i++ {
+			n, ok := srch.Next()
+			if !ok {
+				break
+			}
+			cfg := result.TrainConfig{Packets: n, Size: s.PayloadBytes, Overhead: s.FrameBytes + rfc2544.WireExtraBytes - s.PayloadBytes,
+				Reverse: dir == vocab.Down, Drain: r.cfg.Drain}
+			res, err := r.net.Train(r.ctx, cfg)
+			if err != nil {
+				return b2b, fmt.Errorf("%s %d B: burst of %d frames: %w", dir, s.FrameBytes, n, err)
+			}
+			rd := res.Reading
+			fps := rd.SendBps / (8 * float64(s.FrameBytes+rfc2544.WireExtraBytes))
+			b2b.Trials = append(b2b.Trials, result.RFC2544Burst{Frames: n, Received: rd.Got, SendFPS: fps})
+			r.line(dir, "%s %d B: burst of %d frames sent at %.0f frames/s: %d arrived", dir, s.FrameBytes, n, fps, rd.Got)
+			if res.LocalDrops > 0 {
+				r.warn(fmt.Sprintf("%s %d B: a burst of %d frames lost %d in a host's own socket buffers, not on the path: the back-to-back figure is a host limit (raise net.core.rmem_max / wmem_max)", dir, s.FrameBytes, n, res.LocalDrops))
+			}
+			if rd.Got >= n && fps > 0 {
+				gen = append(gen, fps)
+			}
+			srch.Record(n, n-min(rd.Got, n))
+		}
+		b2b.Longest = append(b2b.Longest, srch.Low)
+		b2b.NoLimit = b2b.NoLimit || srch.Low >= most
+	}
+	for _, n := range b2b.Longest {
+		b2b.MeanLong += float64(n) / float64(len(b2b.Longest))
+	}
+	if len(gen) > 0 {
+		slices.Sort(gen)
+		b2b.GeneratorFPS = gen[len(gen)/2]
+	}
+	b2b.BufferFrames = rfc2544.Buffer(int(math.Round(b2b.MeanLong)), s.LineFPS, b2b.GeneratorFPS)
+	b2b.BufferBytes = b2b.BufferFrames * float64(s.FrameBytes)
+	if b2b.GeneratorFPS > 0 && b2b.GeneratorFPS <= s.LineFPS {
+		r.warn(fmt.Sprintf("%s %d B: the bursts left this host at %.0f frames/s, no faster than the line's %.0f: nothing queued, so back-to-back measured the generator, not a buffer", dir, s.FrameBytes, b2b.GeneratorFPS, s.LineFPS))
+	}
+	r.line(dir, "%s %d B: back-to-back %.0f frames (buffer ≈ %.1f frames, %.0f B)", dir, s.FrameBytes, b2b.MeanLong, b2b.BufferFrames, b2b.BufferBytes)
+	return b2b, nil
+}
+
+// judgeLossy reads a lossy line: when loss did not depend on the rate at
+// some size, zero-loss throughput is not meaningful there, and BER and a
+// size-independent loss are fitted to loss against frame size over every
+// size's trials at or below the line rate (ber.Fit, the IP packet's bits).
+func (r *rfc2544Runner) judgeLossy(dir vocab.Direction, d *result.RFC2544Direction) *result.RFC2544Lossy {
+	var lossy []string
+	var all []rfc2544.Trial
+	for _, s := range d.Sizes {
+		all = append(all, trials(s)...)
+		if s.Rate != nil && s.Rate.Verdict == ber.RateIndependent.String() {
+			lossy = append(lossy, fmt.Sprintf("%d B: %.3g %% at every rate (p = %.2f)", s.FrameBytes, s.Rate.LossPct, s.Rate.P))
+		}
+	}
+	if len(lossy) == 0 {
+		return nil
+	}
+	line := float64(r.cfg.LineRateBps)
+	e, err := rfc2544.FitBER(all, func(f int) float64 { return rfc2544.LineFPS(line, f) }, ber.EthernetIPBits)
+	out := &result.RFC2544Lossy{Bits: "ip", Why: lossyWhy(lossy)}
+	if err != nil {
+		r.warn(fmt.Sprintf("%s: the line loses frames whatever the rate, but no BER could be fitted: %v", dir, err))
+		return out
+	}
+	out.Verdict, out.BER, out.BERLow, out.BERHigh = e.Verdict.String(), e.BER, e.BERLow, e.BERHigh
+	out.Q, out.QLow, out.QHigh, out.Sent, out.Lost, out.FitP = e.Q, e.QLow, e.QHigh, e.Sent, e.Lost, e.FitP
+	r.line(dir, "%s: a lossy line: BER %.3g [%.3g, %.3g], size-independent loss %.3g (%s)", dir, e.BER, e.BERLow, e.BERHigh, e.Q, e.Verdict)
+	r.warn(fmt.Sprintf("%s: a lossy line (loss does not depend on the rate): zero-loss throughput is not meaningful there; read the loss against rate and the BER (%.3g)", dir, e.BER))
+	return out
+}
+
+// lossyWhy explains, in words, why zero-loss throughput is not reported
+// as the path's capacity on a lossy line.
+func lossyWhy(sizes []string) string {
+	return "loss did not depend on the offered rate (" + strings.Join(sizes, "; ") + "): the line loses frames at any load, " +
+		"so no rate is loss-free, and RFC 2544's zero-loss throughput only tells how long a trial happened to run without a loss, " +
+		"not what the path carries; read the loss at each rate and the BER fitted to loss against frame size instead"
+}
+
+func (r *rfc2544Runner) warn(s string) {
+	r.res.Warnings = append(r.res.Warnings, s)
+	r.p.emit(Event{Kind: Warning, Step: StepRFC2544, Text: s})
+}
+
+func (r *rfc2544Runner) line(dir vocab.Direction, format string, a ...any) {
+	r.p.emit(Event{Kind: Line, Step: StepRFC2544, Direction: dir, Text: fmt.Sprintf(format, a...)})
+}

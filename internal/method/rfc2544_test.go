@@ -1,0 +1,135 @@
+package method
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/method/fakenet"
+	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/rfc2544"
+	"github.com/fullpipe/fullpipe/internal/vocab"
+	"github.com/fullpipe/fullpipe/internal/wire"
+)
+
+func run2544(t *testing.T, p *fakenet.Path, cfg result.RFC2544Config) *result.RFC2544 {
+	t.Helper()
+	var lines int
+	res, err := RunRFC2544(context.Background(), p, cfg, func(e Event) {
+		if e.Kind == Line {
+			lines++
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines == 0 {
+		t.Error("no progress lines")
+	}
+	return res
+}
+
+// TestRFC2544Clean: a 100 Mbit/s Ethernet path searched up from a line
+// of 120 Mbit/s: each size's zero-loss throughput is the path's frames/s
+// to within the resolution (0.5 % of 120 Mbit/s); latency at it is the
+// base RTT plus one serialisation each way; the loss table loses the
+// excess above 100 Mbit/s and stops after two clean steps; the loss
+// depends on the rate (no lossy line).
+func TestRFC2544Clean(t *testing.T) {
+	p := &fakenet.Path{BaseRTT: 2 * time.Millisecond, RateBps: 100e6, QueuePackets: 40}
+	res := run2544(t, p, result.RFC2544Config{LineRateBps: 120e6, FrameSizes: []int{128, 512, 1518}, Directions: []vocab.Direction{vocab.Up}})
+	d := res.Directions[vocab.Up]
+	if d == nil || len(d.Sizes) != 3 || d.Lossy != nil {
+		t.Fatalf("direction %+v", d)
+	}
+	for _, s := range d.Sizes {
+		want := rfc2544.LineFPS(100e6, s.FrameBytes)
+		tp := s.Throughput
+		if tp.ZeroLossFPS > want || tp.ZeroLossFPS < want-0.005*s.LineFPS {
+			t.Errorf("%d B: throughput %.0f frames/s, want within 0.5 %% of the line below %.0f", s.FrameBytes, tp.ZeroLossFPS, want)
+		}
+		if tp.LossRatioFPS < tp.ZeroLossFPS || tp.LossRatioFPS > want/0.995 {
+			t.Errorf("%d B: at 0.5 %% loss %.0f frames/s, want %.0f to %.0f", s.FrameBytes, tp.LossRatioFPS, tp.ZeroLossFPS, want/0.995)
+		}
+		rtt := float64(rfc2544.ExpectedRTT(2*time.Millisecond, s.FrameBytes, 100e6)) / 1e3
+		if s.Latency == nil || math.Abs(s.Latency.Summary.MeanUs-rtt) > 1 {
+			t.Errorf("%d B: latency %+v, want %.1f µs", s.FrameBytes, s.Latency, rtt)
+		}
+		if n := len(s.Loss); n < 3 || s.Loss[n-1].LossPct != 0 || s.Loss[0].LossPct < 16 {
+			t.Errorf("%d B: loss table %+v", s.FrameBytes, s.Loss)
+		}
+		if s.Rate == nil || s.Rate.Verdict != "rate-dependent loss" {
+			t.Errorf("%d B: rate verdict %+v", s.FrameBytes, s.Rate)
+		}
+		t.Logf("%d B: throughput %.0f (%.2f %%), latency %.1f µs, %d loss steps, %d trials",
+			s.FrameBytes, tp.ZeroLossFPS, tp.ZeroLossPct, s.Latency.Summary.MeanUs, len(s.Loss), len(tp.Trials))
+	}
+}
+
+// TestRFC2544BackToBack: bursts at the generator's 1 Gbit/s into a 100
+// Mbit/s line with a queue of 40 packets: the longest burst without loss
+// implies the queue within a frame, in frames and in bytes.
+func TestRFC2544BackToBack(t *testing.T) {
+	for _, q := range []int{1, 40, 200} {
+		p := &fakenet.Path{BaseRTT: 2 * time.Millisecond, RateBps: 100e6, QueuePackets: q}
+		res := run2544(t, p, result.RFC2544Config{LineRateBps: 100e6, FrameSizes: []int{128, 1518}, Directions: []vocab.Direction{vocab.Up},
+			Tests: []string{result.BenchBackToBack}})
+		for _, s := range res.Directions[vocab.Up].Sizes {
+			b := s.BackToBack
+			if b == nil || math.Abs(b.BufferFrames-float64(q)) > 1 || b.NoLimit || b.BufferBytes != b.BufferFrames*float64(s.FrameBytes) {
+				t.Errorf("queue %d, %d B: back-to-back %+v, want a buffer of %d ± 1 frames", q, s.FrameBytes, b, q)
+				continue
+			}
+			t.Logf("queue %d, %d B: longest %v → %.2f frames (%d bursts)", q, s.FrameBytes, b.Longest, b.BufferFrames, len(b.Trials))
+		}
+	}
+}
+
+// TestRFC2544Lossy: a 2 Mbit/s line with BER 1e-6 loses at every rate:
+// zero-loss throughput collapses, the loss is judged rate-independent,
+// and the BER fitted to loss against size is within ×1.5, with the
+// words that say why throughput is not the figure to read.
+func TestRFC2544Lossy(t *testing.T) {
+	p := &fakenet.Path{BaseRTT: 10 * time.Millisecond, RateBps: 2e6, BER: 1e-6}
+	res := run2544(t, p, result.RFC2544Config{LineRateBps: 2e6, FrameSizes: []int{128, 512, 1518}, Directions: []vocab.Direction{vocab.Down},
+		Tests: []string{result.BenchThroughput, result.BenchLoss}, Trial: 3 * time.Second})
+	d := res.Directions[vocab.Down]
+	if d.Lossy == nil {
+		t.Fatalf("no lossy-line reading: %+v", d.Sizes[0].Rate)
+	}
+	l := d.Lossy
+	if l.BER < 1e-6/1.5 || l.BER > 1.5e-6 || l.Verdict != "bit errors" || !strings.Contains(l.Why, "not what the path carries") {
+		t.Errorf("lossy %+v", l)
+	}
+	// A 3 s trial at 20 % of the line carries 97 frames of 1518 B, 1.2
+	// of them lost on average: only chance passes it.
+	if d.Sizes[2].Throughput.ZeroLossPct > 20 {
+		t.Errorf("1518 B zero-loss throughput %.1f %%: a line losing 1.2 %% of them has none worth the name", d.Sizes[2].Throughput.ZeroLossPct)
+	}
+	t.Logf("BER %.3g [%.3g, %.3g], %d lost of %d", l.BER, l.BERLow, l.BERHigh, l.Lost, l.Sent)
+}
+
+// TestRFC2544GeneratorLimited: a host that sends at most 50,000 frames/s
+// stops the search at its first trial and says so, rather than reading
+// its shortfall as the path's loss.
+func TestRFC2544GeneratorLimited(t *testing.T) {
+	p := &fakenet.Path{BaseRTT: time.Millisecond, RateBps: 100e6, GeneratorFPS: 50_000}
+	res := run2544(t, p, result.RFC2544Config{LineRateBps: 100e6, FrameSizes: []int{128}, Directions: []vocab.Direction{vocab.Up}, Tests: []string{result.BenchThroughput}})
+	tp := res.Directions[vocab.Up].Sizes[0].Throughput
+	if tp.GeneratorLimitedFPS == 0 || len(tp.Trials) != 1 || !strings.Contains(strings.Join(res.Warnings, "\n"), "generator-limited at 84459 frames/s") {
+		t.Errorf("throughput %+v, warnings %q", tp, res.Warnings)
+	}
+}
+
+// TestRFC2544Frame64: 64-byte frames go out as 18-byte payloads (the
+// engine's compact header) and are measured like any other size.
+func TestRFC2544Frame64(t *testing.T) {
+	p := &fakenet.Path{BaseRTT: time.Millisecond, RateBps: 100e6}
+	res := run2544(t, p, result.RFC2544Config{LineRateBps: 100e6, FrameSizes: []int{64, 128}, Directions: []vocab.Direction{vocab.Up}, Tests: []string{result.BenchThroughput}})
+	s := res.Directions[vocab.Up].Sizes
+	if s[0].Skipped != "" || s[0].PayloadBytes != wire.MinUDPSize || s[0].Throughput == nil || s[0].Throughput.ZeroLossPct != 100 {
+		t.Errorf("64 B: %+v", s[0])
+	}
+}

@@ -1,0 +1,96 @@
+package tester
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/stamp"
+	"github.com/fullpipe/fullpipe/internal/version"
+)
+
+// RunSTAMP runs a STAMP session (RFC 8762) from this host to the
+// reflector on t's host at cfg.Port: no fullpipe responder is involved,
+// so t's secret and TLS do not apply. It returns a partial document,
+// with an error wrapping result.ErrPartial, when ctx ends first.
+func RunSTAMP(ctx context.Context, t Target, cfg result.STAMPConfig) (*result.STAMP, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	sc, err := senderConfig(t, cfg)
+	if err != nil {
+		return nil, err
+	}
+	s, err := stamp.NewSender(sc)
+	if err != nil {
+		return nil, err
+	}
+	doc := &result.STAMP{Config: cfg}
+	doc.Meta = result.Meta{Schema: result.Schema, Tool: "fullpipe", Version: version.Release, Test: "stamp",
+		Started: time.Now(), Target: sc.Target, Client: result.Host{Software: version.Software(), Kernel: version.Kernel()}}
+	res, err := s.Run(ctx)
+	if err != nil && res.Sent == 0 {
+		return nil, err
+	}
+	doc.Summary = result.NewSTAMPSummary(res, cfg)
+	if err != nil {
+		doc.Summary.Partial, doc.Summary.PartialReason = true, err.Error()
+		return doc, fmt.Errorf("%w: %w", result.ErrPartial, err)
+	}
+	return doc, nil
+}
+
+// STAMPHost is the reflector's host:port: t's host (its port, the
+// responder's, dropped) at port.
+func STAMPHost(t Target, port int) string {
+	host := t.Addr
+	if h, _, err := net.SplitHostPort(t.Addr); err == nil {
+		host = h
+	}
+	return net.JoinHostPort(host, strconv.Itoa(port))
+}
+
+// senderConfig is the stamp.Sender's config for cfg towards t.
+func senderConfig(t Target, cfg result.STAMPConfig) (stamp.SenderConfig, error) {
+	sc := stamp.SenderConfig{Target: STAMPHost(t, cfg.Port), Count: cfg.Count, Interval: cfg.Interval,
+		Size: cfg.Size, Wait: cfg.Wait, Stateful: cfg.Stateful, Synced: cfg.ClockSynced}
+	if cfg.Timestamps == "ptp" {
+		sc.Format = stamp.PTP
+	}
+	if cfg.KeyFile != "" {
+		key, err := ReadSTAMPKey(cfg.KeyFile)
+		if err != nil {
+			return sc, err
+		}
+		sc.Key = key
+	}
+	return sc, nil
+}
+
+// ReadSTAMPKey reads an HMAC key file: its bytes, a trailing newline
+// dropped. STAMP has no key exchange (RFC 8762 §4.4): both ends are
+// given the same file.
+func ReadSTAMPKey(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("STAMP key file: %w", err)
+	}
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	if len(b) < 16 {
+		return nil, errors.New("STAMP key file: fewer than 16 bytes: make one with head -c 32 /dev/urandom > stamp.key")
+	}
+	return b, nil
+}
+
+// STAMP runs RunSTAMP towards the host of r's target.
+func (r Remote) STAMP(ctx context.Context, cfg result.STAMPConfig) (*result.STAMP, error) {
+	return RunSTAMP(ctx, r.T, cfg)
+}
