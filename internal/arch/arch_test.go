@@ -24,7 +24,7 @@ var layers = [][]string{
 		"internal/testkit", "internal/testkit/pgtest", "internal/testkit/chrome", "internal/tcpinfo", "internal/sockopt", "internal/link", "internal/certs", "internal/ctxtime"},
 	// The methods' mathematics: pure, no sockets; RFC 6349's judgement
 	// reads the trains'.
-	{"internal/train", "internal/train/traintest", "internal/sweep", "internal/pathmtu", "internal/ber", "internal/ping"},
+	{"internal/train", "internal/train/traintest", "internal/sweep", "internal/pathmtu", "internal/ber", "internal/ping", "internal/y1564"},
 	{"internal/rfc6349", "internal/rfc2544"},
 	// The control protocol's messages and rules; STAMP's (RFC 8762)
 	// packets, with its small UDP reflector and sender, which need only

@@ -64,6 +64,7 @@ func table() []spec {
 		stampSpec(),
 		reflectorSpec(),
 		rfc2544Spec(),
+		y1564Spec(),
 		controllerSpec(),
 		agentSpec(),
 		fleetSpec(),

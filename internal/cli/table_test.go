@@ -158,6 +158,7 @@ var outOfRange = map[string][][]string{
 	"ping":                   {{"127.0.0.1", "-n", "0"}, {"127.0.0.1", "-s", "8"}, {"127.0.0.1", "--rate-search", "--max-rate", "30000"}, {"127.0.0.1", "--rate-search", "--loss-ratio", "0"}},
 	"unreach":                {{"127.0.0.1", "--port", "0"}, {"127.0.0.1", "-i", "10us"}},
 	"rfc2544":                {{"127.0.0.1", "--rate", "0"}, {"127.0.0.1", "--rate", "10M", "--sizes", "32"}, {"127.0.0.1", "--rate", "10M", "--trial", "10ms"}, {"127.0.0.1", "--rate", "10M", "--tests", "latency"}},
+	"y1564":                  {{"127.0.0.1"}, {"127.0.0.1", "--service", "name=a,cir=0"}, {"127.0.0.1", "--service", "name=a,cir=1M,frame=40"}, {"127.0.0.1", "--service", "name=a,cir=1M", "--steps", "150"}, {"127.0.0.1", "--service", "name=a,cir=1M,color=red"}},
 	"lab up":                 {{"--loss", "2"}, {"--profile", "nosuch"}, {"--rate", "fast"}, {"--up-rtt", "soon"}},
 	"lab exec":               {{"router", "--", "true"}},
 	"demo":                   {{"-t", "0"}},

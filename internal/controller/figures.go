@@ -5,6 +5,7 @@ import (
 	"github.com/fullpipe/fullpipe/internal/ping"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/vocab"
+	"github.com/fullpipe/fullpipe/internal/y1564"
 )
 
 // Verdicts, as Figures and the metrics' label name them: a bounded set.
@@ -46,6 +47,11 @@ func Figures(d result.Doc) fleet.Figures {
 		f.Partial = d.Partial
 	case *result.Ping:
 		f = pingFigures(d)
+	case *result.Y1564:
+		f.Verdict, f.Partial = VerdictFail, d.Partial // FAIL and HOST-LIMITED
+		if d.Verdict == y1564.Pass {
+			f.Verdict = VerdictPass
+		}
 	}
 	if f.Partial && f.Verdict == "" {
 		f.Verdict = VerdictPartial

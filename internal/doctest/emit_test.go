@@ -55,6 +55,7 @@ func TestEmittedValidate(t *testing.T) {
 		{"unreach rate search", []string{"unreach", "127.0.0.1", "--rate-search", "--max-rate", "500", "--trial", "200ms", "--wait", "200ms"}},
 		{"stamp", []string{"stamp", startReflector(t), "-n", "5", "-i", "10ms", "--stateful"}},
 		{"rfc2544", []string{"rfc2544", target, "--rate", "100M", "--sizes", "1518", "--direction", "up", "--trial", "200ms", "--resolution", "10", "--tests", "throughput,loss"}},
+		{"y1564", []string{"y1564", target, "--service", "name=data,cir=10M,eir=5M", "--skip-config", "--perf-time", "2s", "--direction", "up"}}, // loopback polices nothing: its configuration test FAILs (exit 1); the lab's TestY1564Policer validates one
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := run(t, tc.args...)

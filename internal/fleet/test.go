@@ -48,6 +48,8 @@ func (t Test) Decode() (any, error) {
 		return decode[result.STAMPConfig](t)
 	case "rfc2544":
 		return decode[result.RFC2544Config](t)
+	case "y1564":
+		return decode[result.Y1564Config](t)
 	}
 	return nil, fmt.Errorf("test kind %q: want one of %v", t.Kind, Kinds())
 }

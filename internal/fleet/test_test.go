@@ -13,7 +13,7 @@ func TestDecode(t *testing.T) {
 	for _, k := range Kinds() {
 		c, err := Test{Kind: k}.Decode()
 		switch k {
-		case "trains", "rfc6349", "rfc2544": // the path's rate is theirs to say
+		case "trains", "rfc6349", "rfc2544", "y1564": // the path's rate (y1564: its services) is theirs to say
 			if err == nil || !strings.Contains(err.Error(), "required") {
 				t.Errorf("%s with no config: %v; want an error naming what is required", k, err)
 			}

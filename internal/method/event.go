@@ -25,6 +25,9 @@ const (
 	StepMsgLen Step = "msglen"
 	StepPing   Step = "ping"
 	StepSTAMP  Step = "stamp"
+	// Y.1564's two tests.
+	StepY1564Config Step = "y1564-config"
+	StepY1564Perf   Step = "y1564-performance"
 )
 
 // Title is the step as the live view heads it.
@@ -42,6 +45,10 @@ func (s Step) Title() string {
 		return "4. TCP throughput"
 	case StepShaping:
 		return "5. shaping vs policing"
+	case StepY1564Config:
+		return "Y.1564 service configuration test"
+	case StepY1564Perf:
+		return "Y.1564 service performance test"
 	}
 	return string(s)
 }

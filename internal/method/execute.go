@@ -11,7 +11,7 @@ import (
 // Execute runs any test or method on n: cfg is an engine test's config
 // (result.TCPConfig, UDPConfig, RTTConfig, PMTUConfig) or a method's
 // (RFC6349Config, WindowSweepConfig, MsgLenSweepConfig, TrainsConfig,
-// RFC2544Config), or a STAMP session's (STAMPConfig: to a reflector, no
+// RFC2544Config, Y1564Config), or a STAMP session's (STAMPConfig: to a reflector, no
 // responder).
 // progress hears each step start and finish, its samples, lines and
 // warnings; the document is returned whole at the end (partial, with an
@@ -27,6 +27,8 @@ func Execute(ctx context.Context, n Network, cfg any, progress Progress) (result
 		return step(StepMsgLen, progress, func() (*result.MsgLenSweep, error) { return RunMsgLenSweep(ctx, n, c, progress) })
 	case result.RFC2544Config:
 		return step(StepRFC2544, progress, func() (*result.RFC2544, error) { return RunRFC2544(ctx, n, c, progress) })
+	case result.Y1564Config:
+		return document(RunY1564(ctx, n, c, progress))
 	case result.TrainsConfig:
 		return step(StepTrains, progress, func() (*result.Trains, error) { return Trains(ctx, n, c, progress) })
 	case result.PingConfig:

@@ -71,6 +71,8 @@ func pageOf(d result.Doc) (page, error) {
 		return page{"STAMP session (RFC 8762)", "stamp", newSTAMPView(r), r.Config, stampFooter}, nil
 	case *result.RFC2544:
 		return page{"RFC 2544 benchmarks", "rfc2544", newRFC2544View(r), r.Config, rfc2544Footer}, nil
+	case *result.Y1564:
+		return page{"ITU-T Y.1564 service activation test", "y1564", newY1564View(r), r.Config, y1564Footer}, nil
 	}
 	return page{}, &UnknownError{d}
 }
@@ -131,6 +133,7 @@ var pages = parse("page", pageTemplate, "rfc6349", rfc6349Body, "tcp", tcpBody, 
 	"ping", pingBody,
 	"stamp", stampBody,
 	"rfc2544", rfc2544Body,
+	"y1564", y1564Body,
 )
 
 // parse reads name, source pairs into one set of templates.

@@ -49,6 +49,8 @@ func Text(w io.Writer, d result.Doc) error {
 		stampText(ew, r)
 	case *result.RFC2544:
 		rfc2544Text(ew, r)
+	case *result.Y1564:
+		y1564Text(ew, r)
 	default:
 		return &UnknownError{d}
 	}

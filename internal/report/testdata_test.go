@@ -29,6 +29,7 @@ var keyFigures = map[string]struct{ text, html []string }{
 	"rfc2544":      {[]string{"84459", "LOSSY LINE", "BER 9.85e-07"}, []string{"84459", "A lossy line", "9.85e-07", "throughput against frame size", "frame loss against offered load", "86.49 Mbit/s"}},
 	"sweep msglen": {[]string{"TCP goodput", "1,024 B (1.00 KiB)"}, []string{"TCP goodput", "UDP received", "1,024 B (1.00 KiB)"}},
 	"ping":         {[]string{"5 probes, 5 answered", "median 0.030 ms", "no loss"}, []string{"0.030 ms", "0.039 ms", "every probe answered"}},
+	"y1564":        {[]string{"data, up: FAIL", "not policed: IR 32.50 Mbit/s", "Y.1564 verdict: FAIL"}, []string{"Y.1564 verdict: FAIL", "32.50 Mbit/s", "not policed", "information rate per step", "<svg"}},
 }
 
 // TestOldDocuments: every document an earlier binary emitted

@@ -41,6 +41,7 @@ func Kinds() []Kind {
 		{"ping", "ping", func() Doc { return new(Ping) }},
 		{"stamp", "stamp", func() Doc { return new(STAMP) }},
 		{"rfc2544", "rfc2544", func() Doc { return new(RFC2544) }},
+		{"y1564", "y1564", func() Doc { return new(Y1564) }},
 	}
 }
 

@@ -119,6 +119,7 @@ var kinds = []kind{
 		return cost{run: c.Span(), sessions: 1}, nil
 	})},
 	{"rfc2544", true, costOf(rfc2544Cost)},
+	{"y1564", true, costOf(y1564Cost)},
 }
 
 func kindOf(name string) (kind, error) {

@@ -24,7 +24,7 @@ func TestKinds(t *testing.T) {
 		t.Errorf("kinds %q, want result.Kinds' files %q", got, want)
 	}
 	for name, want := range map[string]bool{"tcp": true, "udp": true, "trains": true, "rfc6349": true, "sweep-window": true, "sweep-msglen": true,
-		"rtt": false, "mtu": false, "stamp": false, "ping": true} {
+		"rtt": false, "mtu": false, "stamp": false, "ping": true, "y1564": true} {
 		if got := Exclusive(name); got != want {
 			t.Errorf("Exclusive(%q) = %v, want %v", name, got, want)
 		}
@@ -167,4 +167,19 @@ func mustCost(t *testing.T, kind string, cfg json.RawMessage, rtt time.Duration)
 		t.Fatal(err)
 	}
 	return c
+}
+
+// TestY1564Length: two services in both directions, data with an EIR (6
+// steps of 10 s) and voice without (5: no CIR+EIR step), each a UDP test with its 1 s drain and the 1 s
+// wait for its probes' replies: 12 sessions of 12 s; the performance test
+// (15 min) runs its streams side by side: one session of 15 min + 2 s.
+func TestY1564Length(t *testing.T) {
+	svc := `{"services": [{"name": "data", "cir_bps": 20000000, "eir_bps": 10000000}, {"name": "voice", "cir_bps": 5000000, "dscp": 46}]}`
+	c := mustCost(t, "y1564", json.RawMessage(svc), 0)
+	if want := 2*(6+5)*12*time.Second + 15*time.Minute + 2*time.Second; c.sessions != 2*(6+5)+1 || c.run != want || c.tcp != 0 {
+		t.Errorf("y1564: %+v, want %d sessions of %v", c, 2*(6+5)+1, want)
+	}
+	if _, err := SlotFor("y1564", json.RawMessage(`{}`), ms); err == nil {
+		t.Error("y1564 without services: no error")
+	}
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/rfc6349"
 	"github.com/fullpipe/fullpipe/internal/train"
+	"github.com/fullpipe/fullpipe/internal/vocab"
+	"github.com/fullpipe/fullpipe/internal/y1564"
 )
 
 // The RFC 6349 runner's own tests (method/rfc6349.go, method/trains.go).
@@ -177,4 +179,29 @@ func bitsTime(bits, bps float64) time.Duration {
 		return math.MaxInt64
 	}
 	return time.Duration(ns)
+}
+
+// y1564Cost: each service's configuration steps one after another in
+// each direction, then the performance test's streams all at once (one
+// session's time: they run side by side). Each stream is a UDP test of
+// its step's time and drain, plus the wait for its latency probes'
+// last replies.
+func y1564Cost(c result.Y1564Config, _ time.Duration) (cost, error) {
+	var total cost
+	trial := func(s y1564.Service, st y1564.Step) cost {
+		u := udpCost(c.Trial(s, st, vocab.Up))
+		u.run = satAdd(u.run, result.ReplyWait)
+		return u
+	}
+	if !c.SkipConfig {
+		for _, s := range c.Services {
+			for _, st := range y1564.Steps(s, c.StepsPct) {
+				total = total.plus(trial(s, st).times(len(c.Directions)))
+			}
+		}
+	}
+	if !c.SkipPerf && len(c.Services) > 0 {
+		total = total.plus(trial(c.Services[0], y1564.PerformanceStep(c.Services[0])))
+	}
+	return total, nil
 }
