@@ -27,7 +27,9 @@ func TestY1564Loopback(t *testing.T) {
 	page := filepath.Join(t.TempDir(), "y1564.html")
 	code, out, errs := run(t, ctx, "y1564", addr, "--service", "name=data,cir=2M,eir=0,frame=1518,dscp=10,flr=0.1,avail=99",
 		"--steps", "50,100", "--step-time", "1s", "--skip-perf", "--direction", "up", "--json", "--report", page)
-	if code != ExitFailed || !strings.Contains(errs, "verdict: FAIL") {
+	// A host busy elsewhere may hold a step back: the run's verdict is
+	// then HOST-LIMITED (exit 1 all the same), and the steps say which.
+	if code != ExitFailed || !strings.Contains(errs, "verdict: FAIL") && !strings.Contains(errs, "verdict: HOST-LIMITED") {
 		t.Fatalf("exit %d, %s", code, errs)
 	}
 	var r result.Y1564

@@ -188,3 +188,26 @@ func TestLateIsBehindByAGap(t *testing.T) {
 		}
 	}
 }
+
+// TestGeneratorLimitedEdges: one datagram short of the schedule is the
+// stream's end, not a slow generator; two short of 165 is; late
+// datagrams count past 5 %.
+func TestGeneratorLimitedEdges(t *testing.T) {
+	cases := []struct {
+		sent, scheduled, late uint64
+		want                  bool
+	}{
+		{165, 165, 0, false},
+		{164, 165, 0, false},
+		{163, 165, 0, true},
+		{99_500, 100_000, 0, false},
+		{99_498, 100_000, 0, true},
+		{1000, 1000, 50, false},
+		{1000, 1000, 51, true},
+	}
+	for _, c := range cases {
+		if got := GeneratorLimited(c.sent, c.scheduled, c.late); got != c.want {
+			t.Errorf("GeneratorLimited(%d, %d, %d) = %v, want %v", c.sent, c.scheduled, c.late, got, c.want)
+		}
+	}
+}
