@@ -85,7 +85,7 @@ func bench() error {
 	if err != nil {
 		return err
 	}
-	fmt.Println("ip_B  line_pps  sent_pps recv_pps  got_% fwd_rdrop stalls late_% path_drop sock_drop fwd_cpu" +
+	fmt.Println("ip_B  line_pps  sent_pps recv_pps  got_% fwd_rdrop stalls fwd_wdrop late_% path_drop sock_drop fwd_cpu" +
 		" late_p50 late_p99 owd_p50 probe_p50 probe_want probe_lost lab_limited(up,down)")
 	for _, size := range o.sizes {
 		if err := one(o, size); err != nil {
@@ -157,8 +157,8 @@ func one(o opts, size int) error {
 	for _, n := range u.Drops {
 		path += n
 	}
-	fmt.Printf("%-5d %9.0f %9.0f %8.0f %6.2f %9d %6d %6.2f %9d %9d %7.2f %8.3f %8.3f %7.3f %9.3f %10.3f %10d %v,%v\n",
-		size, line, sr.PPS, rr.PPS, 100*float64(rr.Received)/float64(max(sr.Sent, 1)), u.ReadDrops, u.ReadStalls,
+	fmt.Printf("%-5d %9.0f %9.0f %8.0f %6.2f %9d %6d %9d %6.2f %9d %9d %7.2f %8.3f %8.3f %7.3f %9.3f %10.3f %10d %v,%v\n",
+		size, line, sr.PPS, rr.PPS, 100*float64(rr.Received)/float64(max(sr.Sent, 1)), u.ReadDrops, u.ReadStalls, u.WriteDrops,
 		100*float64(u.LatePackets)/float64(max(u.TxPackets, 1)), path, rr.SockDrops, cpu, lu[0], lu[1], rr.OWDP50Ms,
 		prr.OWDP50Ms, want, psr.Sent-prr.Received, u.LabLimited, st.Down.LabLimited)
 	return nil
