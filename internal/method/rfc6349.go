@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/ber"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/rfc6349"
 	"github.com/fullpipe/fullpipe/internal/version"
@@ -58,6 +59,7 @@ type runner struct {
 	bb       map[vocab.Direction]float64
 	mtu      map[vocab.Direction]int
 	lineLoss map[vocab.Direction]float64 // UDP loss at the CIR, per direction
+	lineBER  map[vocab.Direction]float64 // that loss read as bit errors (0: not read)
 	bbHost   map[vocab.Direction]string  // how the sending host held step 2 back, per direction ("": it did not)
 }
 
@@ -117,6 +119,7 @@ func (r *runner) stepBaseline() error {
 		r.res.RTT.BaselineMs, r.res.RTT.Source, r.res.RTT.UDPMinMs, r.res.RTT.ControlTCPMinMs)
 	r.bb = map[vocab.Direction]float64{}
 	r.lineLoss = map[vocab.Direction]float64{}
+	r.lineBER = map[vocab.Direction]float64{}
 	r.bbHost = map[vocab.Direction]string{}
 	r.res.BB = result.BB{CIRBps: r.cfg.CIRBps, Method: "paced UDP streams of full-size packets, 2 s each, rates at layer 2 (the link's framing counted): one at a quarter of the CIR (for line loss), then a search from the CIR: a stream that arrives at ≥ 98 % of its rate ends it, otherwise the next is sent at the rate that arrived (at most 3); BB is the rate confirmed, or the highest that arrived"}
 	for _, dir := range r.cfg.Directions {
@@ -278,7 +281,28 @@ func (r *runner) measureBB(dir vocab.Direction) (bb, loss, line float64, err err
 		}
 		return bb, full.Summary.LossPct, 0, nil
 	}
-	return bb, full.Summary.LossPct, rfc6349.LineLoss(quarter.Summary.SentPackets, quarter.Summary.Lost, full.Summary.LossPct), nil
+	line = rfc6349.LineLoss(quarter.Summary.SentPackets, quarter.Summary.Lost, full.Summary.LossPct)
+	if line > 0 {
+		r.readLineBER(dir, ip, quarter.Summary, full.Summary)
+	}
+	return bb, full.Summary.LossPct, line, nil
+}
+
+// readLineBER reads a direction's line loss as bit errors on its
+// streams' ip-byte packets (the quarter-CIR stream and the one at the
+// CIR: one size, so the BER if all of the loss is bit errors), into the
+// document and the diagnosis's evidence.
+func (r *runner) readLineBER(dir vocab.Direction, ip int, streams ...result.UDPSummary) {
+	var pts []ber.Point
+	for _, s := range streams {
+		pts = append(pts, ber.Point{FrameBytes: ip + ber.EthernetOverhead, Sent: s.SentPackets, Received: s.SentPackets - min(s.Lost, s.SentPackets)})
+	}
+	e, err := ber.Fit(pts, ber.EthernetIPBits)
+	if err != nil || e.Lost == 0 {
+		return
+	}
+	r.res.BB.LineBER = append(r.res.BB.LineBER, result.LineBER{Direction: dir, IPBytes: ip, Sent: e.Sent, Lost: e.Lost, BER: e.BER, BERHigh: e.BERHigh})
+	r.lineBER[dir] = e.BER
 }
 
 // bbProbe is one step 2 stream's record: the rate asked and received at
@@ -527,7 +551,7 @@ func (r *runner) judge() {
 			v.Reasons = append(v.Reasons, string(dir)+": "+row.Why)
 		}
 		e := rfc6349.Evidence{BBBps: r.bb[dir], RTT: r.baseline, MaxWindowBytes: float64(r.cfg.MaxWindow), IdealBps: row.IdealBps,
-			ActualBps: row.ActualBps, EfficiencyPct: row.EfficiencyPct, BufferDelayPct: row.BufferDelayPct, LineLossPct: r.lineLoss[dir],
+			ActualBps: row.ActualBps, EfficiencyPct: row.EfficiencyPct, BufferDelayPct: row.BufferDelayPct, LineLossPct: r.lineLoss[dir], LineBER: r.lineBER[dir],
 			LocalMTU: r.res.MTU.LocalBytes, ICMPSeen: r.res.MTU.ICMPSeen, SndbufLimitedPct: row.SndbufLimPct,
 			BBHost: r.bbHost[dir], ThroughputHost: row.HostLimit}
 		if e.BBHost != "" {

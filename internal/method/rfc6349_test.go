@@ -3,6 +3,7 @@ package method
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -138,6 +139,26 @@ func TestRFC6349Figures(t *testing.T) {
 		res := run(t, &fakenet.Path{BaseRTT: baseRTT, RateBps: cir, QueueBytes: 375_000}, result.RFC6349Config{MaxWindow: 64 << 10, Directions: []vocab.Direction{vocab.Up}})
 		if row := res.Throughput[vocab.Up]; row.Connections != 4 || row.WindowBytes < 250_000 {
 			t.Errorf("throughput over %d connections, window %d B; want 4 windows of 64 KiB or less summing to the BDP", row.Connections, row.WindowBytes)
+		}
+	})
+	// BER 1e-6 on 1500-byte packets loses 1.19 % of them at any load:
+	// step 2 reads it as line loss and the line loss as bit errors, from
+	// the two streams' ~20,000 packets (~240 lost: the estimate's
+	// standard error is about 6.5 %, so ×1.5 is more than 5 of them away);
+	// the diagnosis says it.
+	t.Run("bit errors", func(t *testing.T) {
+		const truth = 1e-6
+		res := run(t, &fakenet.Path{BaseRTT: baseRTT, RateBps: cir, QueueBytes: 375_000, BER: truth}, result.RFC6349Config{Directions: []vocab.Direction{vocab.Up}})
+		if len(res.BB.LineBER) != 1 {
+			t.Fatalf("line BER %+v, want one reading (up)", res.BB.LineBER)
+		}
+		lb := res.BB.LineBER[0]
+		t.Logf("line BER %.3g [≤ %.3g] from %d of %d lost; diagnosis %v", lb.BER, lb.BERHigh, lb.Lost, lb.Sent, res.Diagnosis)
+		if lb.Direction != vocab.Up || lb.IPBytes != 1500 || lb.BER < truth/1.5 || lb.BER > truth*1.5 || lb.BERHigh < lb.BER {
+			t.Errorf("line BER %+v, want up, 1500 B, %g within ×1.5 and its upper bound above it", lb, truth)
+		}
+		if d := fmt.Sprint(res.Diagnosis); !strings.Contains(d, "if all bit errors: BER") {
+			t.Errorf("diagnosis %s does not read the loss as bit errors", d)
 		}
 	})
 	t.Run("black hole", func(t *testing.T) {

@@ -91,6 +91,22 @@ type BB struct {
 	Method      string  `json:"method"`
 	// Search lists the UDP streams of the rate search, in order.
 	Search []BBProbe `json:"search"`
+	// LineBER reads a direction's line loss (random loss, as step 2 found
+	// it) as bit errors: the BER that would lose that share of its
+	// packets (package ber, one packet size). One size cannot tell bit
+	// errors from other random loss (RFC 2544's sizes can: fullpipe
+	// rfc2544), so this is the BER if all of the loss is bit errors.
+	LineBER []LineBER `json:"line_ber,omitempty"`
+}
+
+// LineBER is the line loss of one direction read as bit errors.
+type LineBER struct {
+	Direction vocab.Direction `json:"direction"`
+	IPBytes   int             `json:"ip_bytes"` // the streams' packet size: the bits a bit error can hit
+	Sent      uint64          `json:"sent"`     // the two streams' packets (quarter CIR and CIR)
+	Lost      uint64          `json:"lost"`
+	BER       float64         `json:"ber"`      // maximum likelihood
+	BERHigh   float64         `json:"ber_high"` // its upper 95 % profile-likelihood bound
 }
 
 // BBProbe is one paced UDP stream of the bottleneck-bandwidth search, at

@@ -188,7 +188,10 @@ type Evidence struct {
 	BufferDelayPct float64
 	// LineLossPct is the loss of the paced UDP stream at the CIR (step 2):
 	// no bursts, no queue overflow, so what is lost is lost on the line.
-	LineLossPct   float64
+	LineLossPct float64
+	// LineBER is that loss read as bit errors on the streams' packets
+	// (0: not read).
+	LineBER       float64
 	Shaping       vocab.Shaping
 	ShapingDetail string
 	// Trains is the packet trains' verdict (nil: not run): a policer, or
@@ -239,8 +242,12 @@ func Diagnose(e Evidence, th Thresholds) []Finding {
 	// quarter-CIR stream's loss is then no evidence of a lossy line.
 	lossy := e.LineLossPct >= 0.05 && (e.Trains == nil || e.Trains.Kind != train.Policer)
 	if lossy {
+		ber := ""
+		if e.LineBER > 0 {
+			ber = fmt.Sprintf(" (if all bit errors: BER %.2g)", e.LineBER)
+		}
 		f = append(f, Finding{vocab.CauseLoss, fmt.Sprintf(
-			"lossy line: paced UDP streams lost %.3f %% of their packets at a quarter of the CIR as at the full CIR: loss that does not grow with the load is random loss or bit errors on the path", e.LineLossPct)})
+			"lossy line: paced UDP streams lost %.3f %% of their packets at a quarter of the CIR as at the full CIR: loss that does not grow with the load is random loss or bit errors on the path%s", e.LineLossPct, ber)})
 	}
 	short := e.ActualBps < e.IdealBps*th.MinActualPct/100
 	// The trains, when they named a policer or a queue, decide whether
