@@ -18,10 +18,9 @@ import (
 // runRFC2544 runs `fullpipe rfc2544` (upload) from the client namespace
 // against a responder in the server namespace; its document must validate
 // against docs/schema/rfc2544.schema.json. It returns the up direction,
-// and what the lab's forwarder failed at during the run (reads dropped or
-// stalled, writes dropped, packets late beyond lab.LateLimit: the lab's
-// limits, not the path's), in words, "" when nothing.
-func runRFC2544(t *testing.T, l *Lab, args ...string) (*result.RFC2544, *result.RFC2544Direction, string) {
+// and what the lab's forwarder failed at during the run (the lab's
+// limits, not the path's).
+func runRFC2544(t *testing.T, l *Lab, args ...string) (*result.RFC2544, *result.RFC2544Direction, labFault) {
 	t.Helper()
 	bin := buildFullpipe(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
@@ -33,10 +32,9 @@ func runRFC2544(t *testing.T, l *Lab, args ...string) (*result.RFC2544, *result.
 	after := l.Snapshot().Up
 	t.Logf("lab up: %d received, %d forwarded, drops %v (before the run %v), most queued %d B", after.RxPackets-before.RxPackets,
 		after.TxPackets-before.TxPackets, after.Drops, before.Drops, after.QueueMaxBytes)
-	labLimited := ""
-	if n := []uint64{after.ReadDrops - before.ReadDrops, after.ReadStalls - before.ReadStalls, after.WriteDrops - before.WriteDrops,
-		after.LatePackets - before.LatePackets}; n[0]+n[1]+n[2]+n[3] > 0 {
-		labLimited = fmt.Sprintf("the lab's forwarder was the limit during the run: %d reads dropped, %d stalled, %d writes dropped, %d packets late", n[0], n[1], n[2], n[3])
+	labLimited := labFault{after.ReadDrops - before.ReadDrops, after.ReadStalls - before.ReadStalls, after.WriteDrops - before.WriteDrops,
+		after.LatePackets - before.LatePackets}
+	if labLimited != (labFault{}) {
 		t.Log(labLimited)
 	}
 	if err != nil {
@@ -57,6 +55,22 @@ func runRFC2544(t *testing.T, l *Lab, args ...string) (*result.RFC2544, *result.
 	return &r, d, labLimited
 }
 
+// labFault is what the lab's forwarder failed at during a run: reads
+// dropped or stalled, writes dropped (packets lost that the path did not
+// lose), packets written later than lab.LateLimit after their departure
+// (delivered, late: their latency is the host's, their count is right).
+type labFault struct{ readDrops, readStalls, writeDrops, late uint64 }
+
+// lost says whether the forwarder lost packets the path did not.
+func (f labFault) lost() bool { return f.readDrops+f.writeDrops > 0 }
+
+func (f labFault) String() string {
+	if f == (labFault{}) {
+		return "the lab's forwarder kept up"
+	}
+	return fmt.Sprintf("the lab's forwarder was the limit during the run: %d reads dropped, %d stalled, %d writes dropped, %d packets late", f.readDrops, f.readStalls, f.writeDrops, f.late)
+}
+
 // TestRFC2544Throughput (issue 13, lab proof (a)): a 100 Mbit/s
 // Ethernet-framed path with a 64 kB queue, its line rate given as 100
 // Mbit/s, as RFC 2544 is run (the search starts at the media's rate):
@@ -69,13 +83,21 @@ func runRFC2544(t *testing.T, l *Lab, args ...string) (*result.RFC2544, *result.
 // search proper, 1518 B under a line stated 1 % too fast (101 Mbit/s):
 // its first trial overflows the queue (125 kB in the second), and the
 // bisection must come back to within its resolution (0.5 % of 101
-// Mbit/s) below 8,127 frames/s. 64-byte frames (148,809 frames/s) are tried too; when this
-// host's generator or the lab's forwarder could not carry them the test
-// says so instead of judging them.
+// Mbit/s) below 8,127 frames/s. 64-byte frames (148,809 frames/s) are
+// judged like the others unless this host's generator could not send
+// them or the lab's forwarder lost some (packets it wrote late were
+// delivered and do not change a count); such a run is repeated once for
+// 64 B, and a second is said, not judged.
 func TestRFC2544Throughput(t *testing.T) {
 	needRoot(t)
 	l := startLab(t, "t2544tp", Direction{RateBps: 100e6, Delay: time.Millisecond, QueueBytes: 64_000})
 	_, d, labLimited := runRFC2544(t, l, "--rate", "100M", "--sizes", "64,128,512,1518", "--tests", "throughput", "--trial", "1s", "--resolution", "0.5")
+	if tp := d.Sizes[0].Throughput; tp != nil && (tp.GeneratorLimitedFPS > 0 || labLimited.lost()) {
+		t.Logf("64 B: generator-limited at %.0f frames/s; %s: run again", tp.GeneratorLimitedFPS, labLimited)
+		var d64 *result.RFC2544Direction
+		_, d64, labLimited = runRFC2544(t, l, "--rate", "100M", "--sizes", "64", "--tests", "throughput", "--trial", "1s", "--resolution", "0.5")
+		d.Sizes[0] = d64.Sizes[0]
+	}
 	for _, s := range d.Sizes {
 		want := rfc2544.LineFPS(100e6, s.FrameBytes)
 		tp := s.Throughput
@@ -88,23 +110,23 @@ func TestRFC2544Throughput(t *testing.T) {
 		for _, tr := range tp.Trials {
 			t.Logf("  trial %.0f frames/s (%.2f %%): %d sent, %d lost; sender late %d, slip %.1f ms, tries %d", tr.OfferedFPS, tr.PctOfLine, tr.Sent, tr.Sent-tr.Received, tr.SenderLate, tr.SenderMaxSlipUs/1e3, tr.Tries)
 		}
-		if s.FrameBytes == 64 && (tp.GeneratorLimitedFPS > 0 || labLimited != "") {
+		if s.FrameBytes == 64 && (tp.GeneratorLimitedFPS > 0 || labLimited.lost()) {
 			// 148,809 frames/s: the limit of this host's generator or of
-			// the lab's forwarder on 2 shared cores, said, not proven.
-			t.Logf("64 B: not proven here: generator-limited at %.0f frames/s; %s", tp.GeneratorLimitedFPS, orNone(labLimited))
+			// the lab's forwarder on 2 shared cores, twice: said, not proven.
+			t.Logf("64 B: NOT PROVEN in this run: generator-limited at %.0f frames/s; %s", tp.GeneratorLimitedFPS, labLimited)
 			continue
 		}
 		if tp.GeneratorLimitedFPS > 0 {
 			t.Errorf("%d B: this host could not generate %.0f frames/s: the lab proof needs a generator faster than the path", s.FrameBytes, tp.GeneratorLimitedFPS)
 		}
 		if math.Abs(tp.ZeroLossFPS-want) > 0.01*want {
-			t.Errorf("%d B: zero-loss throughput %.0f frames/s, want %.0f ± 1 %% (%s)", s.FrameBytes, tp.ZeroLossFPS, want, orNone(labLimited))
+			t.Errorf("%d B: zero-loss throughput %.0f frames/s, want %.0f ± 1 %% (%s)", s.FrameBytes, tp.ZeroLossFPS, want, labLimited)
 		}
 	}
 	_, d, labLimited = runRFC2544(t, l, "--rate", "101M", "--sizes", "1518", "--tests", "throughput", "--trial", "1s", "--resolution", "0.5")
 	want := rfc2544.LineFPS(100e6, 1518)
 	if tp := d.Sizes[0].Throughput; tp == nil || math.Abs(tp.ZeroLossFPS-want) > 0.01*want || tp.GeneratorLimitedFPS > 0 {
-		t.Errorf("1518 B under a 101 Mbit/s line: %+v, want %.0f frames/s ± 1 %% (%s)", tp, want, orNone(labLimited))
+		t.Errorf("1518 B under a 101 Mbit/s line: %+v, want %.0f frames/s ± 1 %% (%s)", tp, want, labLimited)
 	} else {
 		t.Logf("1518 B under a 101 Mbit/s line: zero loss %.0f frames/s (%.2f %% of the truth) after %d trials", tp.ZeroLossFPS, 100*tp.ZeroLossFPS/want, len(tp.Trials))
 	}
