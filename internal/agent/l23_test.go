@@ -58,26 +58,35 @@ func TestFleetL23Kinds(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.kind, func(t *testing.T) {
 			cfg, _ := json.Marshal(c.cfg)
-			sc, err := f.admin.CreateSchedule(f.ctx(), fleet.Schedule{Name: c.kind + " pair", Test: fleet.Test{Kind: c.kind, Config: cfg},
-				From: fleet.Selector{Agents: []string{"src"}}, To: fleet.Selector{Agents: []string{"dst"}}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var runs []fleet.Run
-			if !testkit.Poll(15*time.Second, func() bool {
-				runs, err = f.db.Runs(f.ctx(), fleet.RunFilter{Schedule: sc.ID})
-				return err == nil && len(runs) == 1
-			}) {
-				t.Fatalf("no run booked: %v %v", runs, err)
-			}
-			run := f.waitRun(runs[0].ID, 60*time.Second, fleet.RunFinished, fleet.RunFailed)
-			if run.State != fleet.RunFinished {
-				t.Fatalf("run %s: %s (%s)", run.ID, run.State, run.Error)
-			}
+			run := f.runOnce(t, c.kind, cfg, 60*time.Second)
 			if d := checkDoc(t, f.waitResult(run.ID, 5*time.Second).Doc); !c.check(d) {
 				t.Errorf("document: %+v", d)
 			}
 			t.Logf("run %s: slot %v", run.ID, run.End.Sub(run.Start))
 		})
 	}
+}
+
+// runOnce schedules one test of kind with cfg from agent src to agent
+// dst, waits for its one run to be booked and to end within wait, and
+// returns the run, finished (else the test fails).
+func (f *testFleet) runOnce(t *testing.T, kind string, cfg json.RawMessage, wait time.Duration) fleet.Run {
+	t.Helper()
+	sc, err := f.admin.CreateSchedule(f.ctx(), fleet.Schedule{Name: kind + " pair", Test: fleet.Test{Kind: kind, Config: cfg},
+		From: fleet.Selector{Agents: []string{"src"}}, To: fleet.Selector{Agents: []string{"dst"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []fleet.Run
+	if !testkit.Poll(15*time.Second, func() bool {
+		runs, err = f.db.Runs(f.ctx(), fleet.RunFilter{Schedule: sc.ID})
+		return err == nil && len(runs) == 1
+	}) {
+		t.Fatalf("no run booked: %v %v", runs, err)
+	}
+	run := f.waitRun(runs[0].ID, wait, fleet.RunFinished, fleet.RunFailed)
+	if run.State != fleet.RunFinished {
+		t.Fatalf("run %s: %s (%s)", run.ID, run.State, run.Error)
+	}
+	return run
 }

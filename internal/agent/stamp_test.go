@@ -6,10 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fullpipe/fullpipe/internal/fleet"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/stamp"
-	"github.com/fullpipe/fullpipe/internal/testkit"
 )
 
 // TestFleetSTAMP: a scheduled stamp test between two agents on loopback.
@@ -32,22 +30,7 @@ func TestFleetSTAMP(t *testing.T) {
 		<-done
 	})
 	cfg, _ := json.Marshal(result.STAMPConfig{Port: r.Addr().Port, Count: 20, Interval: 10 * time.Millisecond, Stateful: true})
-	sc, err := f.admin.CreateSchedule(f.ctx(), fleet.Schedule{Name: "stamp pair", Test: fleet.Test{Kind: "stamp", Config: cfg},
-		From: fleet.Selector{Agents: []string{"src"}}, To: fleet.Selector{Agents: []string{"dst"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var runs []fleet.Run
-	if !testkit.Poll(15*time.Second, func() bool {
-		runs, err = f.db.Runs(context.Background(), fleet.RunFilter{Schedule: sc.ID})
-		return err == nil && len(runs) == 1
-	}) {
-		t.Fatalf("no run booked: %v %v", runs, err)
-	}
-	run := f.waitRun(runs[0].ID, 30*time.Second, fleet.RunFinished, fleet.RunFailed)
-	if run.State != fleet.RunFinished {
-		t.Fatalf("run %s: %s (%s)", run.ID, run.State, run.Error)
-	}
+	run := f.runOnce(t, "stamp", cfg, 30*time.Second)
 	d, ok := checkDoc(t, f.waitResult(run.ID, 5*time.Second).Doc).(*result.STAMP)
 	if !ok || d.Summary.Received != 20 || !d.Summary.LossByDirection || d.Summary.Partial {
 		t.Fatalf("document: want a complete stamp document with 20 replies, got %+v", d)
