@@ -87,6 +87,10 @@ func printLabStats(w io.Writer, s *lab.Stats) {
 		if d.s.ICMPSent > 0 {
 			fmt.Fprintf(w, "; ICMP frag-needed sent %d", d.s.ICMPSent)
 		}
+		if d.s.LabLimited {
+			fmt.Fprintf(w, "; LAB-LIMITED (the forwarder's own, not the path's): %d reads dropped, %d read stalls, %d writes dropped, %d packets > %v late",
+				d.s.ReadDrops, d.s.ReadStalls, d.s.WriteDrops, d.s.LatePackets, lab.LateLimit)
+		}
 		fmt.Fprintln(w)
 	}
 }
