@@ -4,6 +4,7 @@ import (
 	"github.com/fullpipe/fullpipe/internal/fleet"
 	"github.com/fullpipe/fullpipe/internal/ping"
 	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/rfc2544"
 	"github.com/fullpipe/fullpipe/internal/vocab"
 	"github.com/fullpipe/fullpipe/internal/y1564"
 )
@@ -47,6 +48,8 @@ func Figures(d result.Doc) fleet.Figures {
 		f.Partial = d.Partial
 	case *result.Ping:
 		f = pingFigures(d)
+	case *result.RFC2544:
+		f = rfc2544Figures(d)
 	case *result.Y1564:
 		f.Verdict, f.Partial = VerdictFail, d.Partial // FAIL and HOST-LIMITED
 		if d.Verdict == y1564.Pass {
@@ -152,6 +155,37 @@ func pingFigures(d *result.Ping) fleet.Figures {
 	}
 	if d.Search != nil {
 		f.ThroughputBps = d.Search.ZeroLossBps
+	}
+	return f
+}
+
+// rfc2544Figures: per direction, the zero-loss throughput of the largest
+// frame size measured (sizes are in ascending order), at the line's layer (frames with preamble and gap,
+// rfc2544.WireBps), against the line rate as the ideal, so % of ideal is
+// % of the line; on a lossy line (zero-loss throughput not meaningful)
+// the loss its fit read instead.
+func rfc2544Figures(d *result.RFC2544) fleet.Figures {
+	var f fleet.Figures
+	for _, dir := range vocab.Both {
+		rd := d.Directions[dir]
+		if rd == nil {
+			continue
+		}
+		var tp, loss float64
+		for _, s := range rd.Sizes {
+			if s.Throughput != nil && s.Throughput.ZeroLossFPS > 0 {
+				tp = rfc2544.WireBps(s.Throughput.ZeroLossFPS, s.FrameBytes)
+			}
+		}
+		if rd.Lossy != nil && rd.Lossy.Sent > 0 {
+			tp, loss = 0, float64(rd.Lossy.Lost)/float64(rd.Lossy.Sent)*100
+		}
+		if dir == vocab.Down { // the same line both ways: IdealBps serves
+			f.DownThroughputBps, f.DownLossPct = tp, loss
+		} else {
+			f.ThroughputBps, f.LossPct = tp, loss
+		}
+		f.IdealBps = float64(d.Config.LineRateBps)
 	}
 	return f
 }

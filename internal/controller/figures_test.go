@@ -24,6 +24,11 @@ func TestFigures(t *testing.T) {
 		{"rfc6349", fleet.Figures{Verdict: VerdictFail, RTTMs: 0.112633}},
 		{"mtu", fleet.Figures{}},
 		{"stamp", fleet.Figures{RTTMs: 0.022108}},
+		// up: 1518 B at 8,127.44 frames/s with no loss, the whole line:
+		// (1518 + 20) × 8 × 8127.44 = 100 Mbit/s at the line's layer, the
+		// line rate its ideal; down, a 2 Mbit/s line with BER 1e-6, read
+		// as lossy: no throughput, its loss instead (55 of 30,402).
+		{"rfc2544", fleet.Figures{ThroughputBps: 1e8, IdealBps: 1e8, DownLossPct: 55.0 / 30402 * 100}},
 	}
 	for _, c := range cases {
 		b, err := os.ReadFile("../result/testdata/" + c.file + ".json")

@@ -118,7 +118,7 @@ type Accept struct {
 // Test is what a schedule runs: a kind and its config (the result
 // package's config of that kind, as JSON).
 type Test struct {
-	Kind   string          `json:"kind"`             // "tcp", "udp", "rtt", "mtu", "trains", "rfc6349", "sweep-window", "sweep-msglen", "rfc2544"
+	Kind   string          `json:"kind"`             // "tcp", "udp", "rtt", "mtu", "trains", "rfc6349", "sweep-window", "sweep-msglen", "ping", "stamp", "rfc2544", "y1564"
 	Config json.RawMessage `json:"config,omitempty"` // e.g. {"duration_ns": 10000000000}; empty: the kind's defaults
 }
 
