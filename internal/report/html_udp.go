@@ -67,7 +67,7 @@ const udpBody = `{{with .R.Summary}}{{if .Partial}}<div class="partial"><strong>
 <table><tr><th class="l">side</th><th>datagrams</th><th>bytes</th><th>rate (payload)</th><th>rate (with IP+UDP headers)</th></tr>
 <tr><td class="l">sender ({{$.Sender}})</td><td>{{.SentPackets}}</td><td>{{bytesU .SentBytes}}</td><td>{{rate .SenderRateBps}}</td><td></td></tr>
 <tr><td class="l">receiver ({{$.Receiver}}), over {{printf "%.3f" .IntervalS}} s</td><td>{{.RecvPackets}}</td><td>{{bytesU .RecvBytes}}</td><td>{{rate .ReceiverRateBps}}</td><td>{{rate .ReceiverIPBps}}</td></tr></table>
-<table><tr><th>lost</th><th>loss</th><th>duplicates</th><th>reordered</th><th>jitter</th><th>sent &gt; 1 ms behind schedule</th><th>most behind</th></tr>
+<table><tr><th>lost</th><th>loss</th><th>duplicates</th><th>reordered</th><th>jitter</th><th>sent late (&gt; 1 ms and a gap behind schedule)</th><th>most behind</th></tr>
 <tr><td>{{.Lost}}</td><td>{{printf "%.3f" .LossPct}} %</td><td>{{.Duplicates}}</td><td>{{.Reordered}}</td><td>{{us .JitterUs}}</td><td>{{.SenderLate}}</td><td>{{us .SenderMaxSlipUs}}</td></tr></table>
 {{if .ReceiverDrops}}<p>Of the lost, at least {{.ReceiverDrops}} were dropped by the receiving host's own socket (its buffer overflowed; a coalesced buffer of datagrams counts once): the host's loss, not the path's.</p>{{end}}
 {{with .Latency}}<table><tr><th class="l">latency probes in the stream (round trip)</th><th>replies</th><th>min</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th><th>max</th><th>IPDV</th></tr>

@@ -70,7 +70,7 @@ func udpText(w io.Writer, r *result.UDP) {
 	fmt.Fprintln(w)
 	late := "" // an older responder sending down does not report its schedule
 	if s.Direction == vocab.Up || s.SenderMaxSlipUs > 0 {
-		late = fmt.Sprintf(", %d sent > 1 ms behind schedule (at most %.2f ms)", s.SenderLate, s.SenderMaxSlipUs/1e3)
+		late = fmt.Sprintf(", %d sent late, > 1 ms and a gap behind schedule (at most %.2f ms)", s.SenderLate, s.SenderMaxSlipUs/1e3)
 	}
 	fmt.Fprintf(w, "  sender   %d datagrams, %s, %s (payload)%s\n",
 		s.SentPackets, BytesExact(int64(s.SentBytes)), units.FormatRate(s.SenderRateBps), late)

@@ -242,7 +242,7 @@ type UDPSummary struct {
 	Duplicates      uint64          `json:"duplicates"`
 	Reordered       uint64          `json:"reordered"`
 	JitterUs        float64         `json:"jitter_us"`
-	// SenderLate counts datagrams the sender sent more than 1 ms behind
+	// SenderLate counts datagrams the sender sent more than 1 ms (and one gap) behind
 	// its schedule, and SenderMaxSlipUs is the most any was behind: a
 	// sender that fell behind caught up in bursts, so its loss may be its
 	// own host's doing (Load says whether it waited for a CPU).

@@ -198,7 +198,7 @@ type RFC2544Trial struct {
 	// GeneratorLimited: the sender could not hold the rate; the trial
 	// says nothing of the path.
 	GeneratorLimited bool `json:"generator_limited,omitempty"`
-	// SenderLate counts frames the sender sent more than 1 ms behind its
+	// SenderLate counts frames the sender sent more than 1 ms (and one gap) behind its
 	// schedule (then in a catch-up burst), SenderMaxSlipUs the most any
 	// was behind; Tries is how many times the trial was run (a trial
 	// that lost frames while its sender was late or its receiver's socket

@@ -18,7 +18,7 @@ type SenderHost struct {
 	// A paced UDP stream's figures (Paced false: a TCP step).
 	Paced     bool
 	SentPct   float64 // sent, as % of the rate asked
-	LatePct   float64 // % of datagrams sent more than 1 ms behind schedule
+	LatePct   float64 // % of datagrams sent more than 1 ms (and one gap) behind schedule
 	MaxSlipMs float64 // the most a datagram was behind
 	LostPct   float64 // % of datagrams lost on the way
 }

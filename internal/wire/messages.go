@@ -136,7 +136,7 @@ type UDPStats struct {
 	LastRxNs    int64  `json:"last_rx_ns"`
 	SentPackets uint64 `json:"sent_packets"` // packets this side sent (when it sends)
 	SentBytes   uint64 `json:"sent_bytes"`
-	SentLate    uint64 `json:"sent_late,omitempty"`        // of those, sent more than 1 ms behind schedule
+	SentLate    uint64 `json:"sent_late,omitempty"`        // of those, sent more than 1 ms and one gap behind schedule
 	SentSlipNs  int64  `json:"sent_max_slip_ns,omitempty"` // the most a packet was behind its schedule
 	// LocalDrops is what the receiving socket itself dropped for want of
 	// buffer while the test ran (SO_RXQ_OVFL): the receiving host's loss,
