@@ -104,13 +104,7 @@ func (a *rfc2544Args) validate(in input) error {
 
 func (a *rfc2544Args) run(e env) error {
 	progress := func(ev method.Event) {
-		if a.json {
-			return
-		}
-		switch ev.Kind {
-		case method.Line:
-			fmt.Fprintf(e.stdout, "  %s\n", ev.Text)
-		case method.Warning:
+		if !a.json && !printStep(e.stdout, ev) && ev.Kind == method.Warning {
 			fmt.Fprintf(e.stdout, "  warning: %s\n", ev.Text)
 		}
 	}

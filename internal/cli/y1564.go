@@ -200,11 +200,7 @@ func (a *y1564Args) run(e env) error {
 	}
 	progress := func(ev method.Event) {
 		switch {
-		case a.json:
-		case ev.Kind == method.Started:
-			fmt.Fprintf(e.stdout, "\n%s\n", ev.Text)
-		case ev.Kind == method.Line:
-			fmt.Fprintf(e.stdout, "  %s\n", ev.Text)
+		case a.json || printStep(e.stdout, ev):
 		case ev.Kind == method.Sample && ev.Step == method.StepY1564Perf && ev.UDP != nil && int(ev.UDP.EndS+0.5)%10 == 0:
 			iv := ev.UDP // every 10 s of the performance test, per stream
 			fmt.Fprintf(e.stdout, "  %s %s: %.0f s, %s of payload, %d lost\n", ev.Text, ev.Direction, iv.EndS, units.FormatRate(iv.ThroughputBps), iv.Lost)
