@@ -203,7 +203,7 @@ func stepOf(st y1564.Step) Step {
 func Y1564Line(name string, dir vocab.Direction, st result.Y1564Step) string {
 	f := st.Figures
 	delay := "FTD/FDV not measured"
-	if f.Delay != nil && f.Delay.Replies > 0 {
+	if f.Delayed() {
 		delay = fmt.Sprintf("FTD %s, FDV %s (round trip)", units.FormatDuration(f.FTD), units.FormatDuration(f.FDV))
 	}
 	return fmt.Sprintf("%s %s, %s: offered %s, IR %s, FLR %.3g %%, %s, avail %.4g %%: %s", name, dir, st.Step.Name(),

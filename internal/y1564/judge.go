@@ -72,6 +72,10 @@ type Figures struct {
 	SenderLate uint64 `json:"sender_late_frames,omitempty"`
 }
 
+// Delayed says whether the step measured FTD and FDV: some probe
+// came back.
+func (f Figures) Delayed() bool { return f.Delay != nil && f.Delay.Replies > 0 }
+
 // Read turns a step's measure into its figures. FTD is the mean round
 // trip of the latency probes (this host → responder → this host, under
 // the step's load, in both directions of the path); FDV is the 99th
