@@ -101,5 +101,5 @@ BER {{printf "%.3g" .BER}} (95 % interval {{printf "%.3g" .BERLow}} to {{printf 
 {{with .GenMark}}<p>{{.}}</p>{{end}}
 <h3>Back-to-back frames (§26.4)</h3>
 <table><tr><th>frame</th><th>longest burst</th><th>per search</th><th>generator frames/s</th><th>buffer frames</th><th>buffer bytes</th></tr>
-{{range .D.Sizes}}{{$f := .FrameBytes}}{{with .BackToBack}}<tr><td>{{$f}} B</td><td>{{if .NoLimit}}≥ {{end}}{{printf "%.0f" .MeanLong}}</td><td>{{.Longest}}</td><td>{{printf "%.0f" .GeneratorFPS}}</td><td>{{printf "%.1f" .BufferFrames}}</td><td>{{bytesF .BufferBytes}}</td></tr>{{end}}{{end}}</table>
+{{range .D.Sizes}}{{$f := .FrameBytes}}{{with .BackToBack}}<tr><td>{{$f}} B</td><td>{{if .NoLimit}}≥ {{end}}{{printf "%.0f" .MeanLong}}</td><td>{{.Longest}}</td><td>{{printf "%.0f" .GeneratorFPS}}</td><td>{{if .NoLimit}}≥ {{end}}{{printf "%.1f" .BufferFrames}}</td><td>{{if .NoLimit}}≥ {{end}}{{bytesF .BufferBytes}}</td></tr>{{end}}{{end}}</table>
 {{end}}`
