@@ -94,6 +94,17 @@ func TestY1564Policer(t *testing.T) {
 	if tr.Size != 210 || tr.DSCP != 46 || tr.RateBps != 4101563 || tr.EchoEvery != 24 || tr.Interval != time.Second {
 		t.Errorf("voice's performance trial: %+v", tr)
 	}
+	// Over IPv6 a 256 B frame carries 190 B: 5 Mbit/s × 190 / 256 of
+	// payload at the same 2,441 frames/s; a 64 B frame carries none.
+	v6 := res.Config
+	v6.IPv6 = true
+	if tr := v6.Trial(voice0(res), y1564.PerformanceStep(voice0(res)), vocab.Up); tr.Size != 190 || tr.RateBps != 3710938 {
+		t.Errorf("voice's performance trial over IPv6: %+v", tr)
+	}
+	v6.Services = []y1564.Service{{Name: "tiny", CIRBps: 1e6, FrameBytes: 64}}
+	if err := v6.Validate(); err == nil {
+		t.Error("a 64 B frame over IPv6 (no room for a UDP payload) was accepted")
+	}
 }
 
 func voice0(r *result.Y1564) y1564.Service { return r.Config.Services[1] }
