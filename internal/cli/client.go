@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fullpipe/fullpipe/internal/flow"
+	"github.com/fullpipe/fullpipe/internal/method"
 	"github.com/fullpipe/fullpipe/internal/report"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/tester"
@@ -110,6 +111,21 @@ func (c *clientArgs) address(in input) (string, error) {
 		return "", usagef("%s names a port already: drop -p or the :PORT", host)
 	}
 	return net.JoinHostPort(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), strconv.Itoa(c.port)), nil
+}
+
+// printStep prints the progress the step-by-step methods (rfc6349,
+// rfc2544, y1564) share: each step's title after a blank line, each
+// finished line indented. It says whether it printed ev.
+func printStep(w io.Writer, ev method.Event) bool {
+	switch ev.Kind {
+	case method.Started:
+		fmt.Fprintf(w, "\n%s\n", ev.Text)
+	case method.Line:
+		fmt.Fprintf(w, "  %s\n", ev.Text)
+	default:
+		return false
+	}
+	return true
 }
 
 // withCommand records the command line in a result's meta.

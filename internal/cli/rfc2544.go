@@ -83,7 +83,7 @@ func (a *rfc2544Args) validate(in input) error {
 		return usagef("--rate is required: the line's rate, 100 %% of every table (e.g. --rate 100M); fullpipe cannot know it, ask the provider")
 	}
 	c.LineRateBps, c.MTU = a.rate, int(a.mtu)
-	c.IPv6 = a.target.Family == "6" || isIPv6(a.target.Addr)
+	c.IPv6 = a.ipv6()
 	for _, f := range splitComma(a.sizes) {
 		n, err := units.ParseSize(f)
 		if err != nil {
@@ -104,13 +104,7 @@ func (a *rfc2544Args) validate(in input) error {
 
 func (a *rfc2544Args) run(e env) error {
 	progress := func(ev method.Event) {
-		if a.json {
-			return
-		}
-		switch ev.Kind {
-		case method.Line:
-			fmt.Fprintf(e.stdout, "  %s\n", ev.Text)
-		case method.Warning:
+		if !a.json && !printStep(e.stdout, ev) && ev.Kind == method.Warning {
 			fmt.Fprintf(e.stdout, "  warning: %s\n", ev.Text)
 		}
 	}
@@ -134,6 +128,10 @@ func splitComma(s string) []string {
 	}
 	return out
 }
+
+// ipv6 says whether the target is IPv6 (-6 or an IPv6 literal): its
+// frames carry 20 bytes less UDP payload.
+func (c *clientArgs) ipv6() bool { return c.target.Family == "6" || isIPv6(c.target.Addr) }
 
 // isIPv6 says whether addr (HOST or HOST:PORT) is an IPv6 literal.
 func isIPv6(addr string) bool {

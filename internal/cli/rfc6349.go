@@ -134,12 +134,8 @@ func (a *rfcArgs) run(e env) error {
 		fmt.Fprintf(e.stdout, "RFC 6349 test of %s, CIR %s, %s\n", tester.HostPort(a.target.Addr), units.FormatRate(float64(a.cir)), joinDirections(cfg.Directions))
 	}
 	progress := func(ev method.Event) {
-		switch {
-		case a.json:
-		case ev.Kind == method.Started:
-			fmt.Fprintf(e.stdout, "\n%s\n", ev.Text)
-		case ev.Kind == method.Line:
-			fmt.Fprintf(e.stdout, "  %s\n", ev.Text)
+		if !a.json {
+			printStep(e.stdout, ev)
 		}
 	}
 	res, err := method.Run(e.ctx, tester.Remote{T: a.target}, cfg, progress)

@@ -31,7 +31,8 @@ frame delay variation (FDV) and, in the performance test, availability.
 
 Rates are information rates at layer 2: the bits of each Ethernet frame
 from its destination MAC through its FCS (no preamble or gap). A frame of
-F bytes carries F - 46 bytes of UDP payload over IPv4 (64 bytes: 18). FTD and FDV are round trips of
+F bytes carries F - 46 bytes of UDP payload over IPv4 (64 bytes: 18),
+F - 66 over IPv6. FTD and FDV are round trips of
 latency probes carried in each stream: set ftd= and fdv= as round trips.
 At CIR + EIR frames above the CIR may be lost; at the policing step the IR
 must stay within CIR + EIR and a tolerance (the bucket over the step): the
@@ -110,6 +111,7 @@ func (a *y1564Args) validate(in input) error {
 	if a.cfg.Directions, err = directions(a.direction); err != nil {
 		return err
 	}
+	a.cfg.IPv6 = a.ipv6()
 	if err := a.cfg.WithDefaults().Validate(); err != nil {
 		return usagef("%v", err)
 	}
@@ -128,6 +130,7 @@ func (a *y1564Args) readConfig() error {
 	if err := dec.Decode(&c); err != nil {
 		return usagef("--config %s: %v (docs/y1564.md shows the keys)", a.config, err)
 	}
+	c.IPv6 = c.IPv6 || a.ipv6()
 	if err := c.WithDefaults().Validate(); err != nil {
 		return usagef("--config %s: %v", a.config, err)
 	}
@@ -200,11 +203,7 @@ func (a *y1564Args) run(e env) error {
 	}
 	progress := func(ev method.Event) {
 		switch {
-		case a.json:
-		case ev.Kind == method.Started:
-			fmt.Fprintf(e.stdout, "\n%s\n", ev.Text)
-		case ev.Kind == method.Line:
-			fmt.Fprintf(e.stdout, "  %s\n", ev.Text)
+		case a.json || printStep(e.stdout, ev):
 		case ev.Kind == method.Sample && ev.Step == method.StepY1564Perf && ev.UDP != nil && int(ev.UDP.EndS+0.5)%10 == 0:
 			iv := ev.UDP // every 10 s of the performance test, per stream
 			fmt.Fprintf(e.stdout, "  %s %s: %.0f s, %s of payload, %d lost\n", ev.Text, ev.Direction, iv.EndS, units.FormatRate(iv.ThroughputBps), iv.Lost)

@@ -13,6 +13,9 @@ import (
 // each method's logic is tested without root in milliseconds. Every call
 // validates its config as the engine does and returns a result marked
 // partial, with an error wrapping result.ErrPartial, when stopped early.
+// UDP must be safe to call from several goroutines at once: Y.1564's
+// performance test runs a stream per service and direction together
+// (tester.Remote opens a session per call; fakenet.Path locks its state).
 type Network interface {
 	Target() string // the responder, host:port
 	PMTU(context.Context, result.PMTUConfig) (*result.PMTU, error)

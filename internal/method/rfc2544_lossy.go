@@ -9,6 +9,7 @@ import (
 	"github.com/fullpipe/fullpipe/internal/ber"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/rfc2544"
+	"github.com/fullpipe/fullpipe/internal/stats"
 	"github.com/fullpipe/fullpipe/internal/vocab"
 )
 
@@ -50,10 +51,8 @@ func (r *rfc2544Runner) backToBack(dir vocab.Direction, s *result.RFC2544Size) (
 	for _, n := range b2b.Longest {
 		b2b.MeanLong += float64(n) / float64(len(b2b.Longest))
 	}
-	if len(gen) > 0 {
-		slices.Sort(gen)
-		b2b.GeneratorFPS = gen[len(gen)/2]
-	}
+	slices.Sort(gen)
+	b2b.GeneratorFPS = stats.Percentile(gen, 50) // the median; 0 when no burst arrived whole
 	b2b.BufferFrames = rfc2544.Buffer(int(math.Round(b2b.MeanLong)), s.LineFPS, b2b.GeneratorFPS)
 	b2b.BufferBytes = b2b.BufferFrames * float64(s.FrameBytes)
 	if b2b.GeneratorFPS > 0 && b2b.GeneratorFPS <= s.LineFPS {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/units"
 	"github.com/fullpipe/fullpipe/internal/version"
 	"github.com/fullpipe/fullpipe/internal/vocab"
 	"github.com/fullpipe/fullpipe/internal/y1564"
@@ -202,11 +203,11 @@ func stepOf(st y1564.Step) Step {
 func Y1564Line(name string, dir vocab.Direction, st result.Y1564Step) string {
 	f := st.Figures
 	delay := "FTD/FDV not measured"
-	if f.Delay != nil && f.Delay.Replies > 0 {
-		delay = fmt.Sprintf("FTD %.2f ms, FDV %.2f ms (round trip)", float64(f.FTD)/1e6, float64(f.FDV)/1e6)
+	if f.Delayed() {
+		delay = fmt.Sprintf("FTD %s, FDV %s (round trip)", units.FormatDuration(f.FTD), units.FormatDuration(f.FDV))
 	}
-	return fmt.Sprintf("%s %s, %s: offered %.2f, IR %.2f Mbit/s, FLR %.3g %%, %s, avail %.4g %%: %s", name, dir, st.Step.Name(),
-		f.OfferedBps/1e6, f.IRBps/1e6, f.FLRPct, delay, f.AvailPct, st.Judgement.Verdict)
+	return fmt.Sprintf("%s %s, %s: offered %s, IR %s, FLR %.3g %%, %s, avail %.4g %%: %s", name, dir, st.Step.Name(),
+		units.FormatRate(f.OfferedBps), units.FormatRate(f.IRBps), f.FLRPct, delay, f.AvailPct, st.Judgement.Verdict)
 }
 
 // judge sets each service's verdicts and the run's.

@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/rfc2544"
@@ -23,6 +22,7 @@ type rfc2544Dir struct {
 	Figures          []figure
 	Steps            []string // the loss table's columns
 	LossRows         []rfc2544LossRow
+	GenMark          string // explains a "*" in LossRows ("" when none)
 }
 
 type rfc2544LossRow struct {
@@ -38,7 +38,7 @@ func newRFC2544View(r *result.RFC2544) rfc2544View {
 		if d == nil {
 			continue
 		}
-		rd := rfc2544Dir{Dir: dir, D: d, Sender: sender(dir), Receiver: receiver(dir), Figures: rfc2544Figures(r.Config, d)}
+		rd := rfc2544Dir{Dir: dir, D: d, Sender: sender(dir), Receiver: receiver(dir), Figures: rfc2544Figures(r.Config, d), GenMark: rfc2544GenMarked(d)}
 		for _, f := range rfc2544.LossSteps() {
 			rd.Steps = append(rd.Steps, fmt.Sprintf("%.0f %%", f*100))
 		}
@@ -46,18 +46,7 @@ func newRFC2544View(r *result.RFC2544) rfc2544View {
 			if len(s.Loss) == 0 {
 				continue
 			}
-			row := rfc2544LossRow{Frame: s.FrameBytes, Verdict: "-"}
-			for i := range rfc2544.LossSteps() {
-				cell := ""
-				if i < len(s.Loss) {
-					cell = strconv.FormatFloat(s.Loss[i].LossPct, 'g', 3, 64) + " %"
-				}
-				row.Cells = append(row.Cells, cell)
-			}
-			if s.Rate != nil {
-				row.Verdict = s.Rate.Verdict
-			}
-			rd.LossRows = append(rd.LossRows, row)
+			rd.LossRows = append(rd.LossRows, rfc2544LossRow{Frame: s.FrameBytes, Cells: rfc2544LossCells(s), Verdict: rfc2544RateVerdict(s)})
 		}
 		v.Dirs = append(v.Dirs, rd)
 	}
@@ -109,7 +98,8 @@ BER {{printf "%.3g" .BER}} (95 % interval {{printf "%.3g" .BERLow}} to {{printf 
 <h3>Frame loss rate (§26.3), % lost at each offered load</h3>
 <table><tr><th>frame</th>{{range .Steps}}<th>{{.}}</th>{{end}}<th class="l">does loss depend on the rate</th></tr>
 {{range .LossRows}}<tr><td>{{.Frame}} B</td>{{range .Cells}}<td>{{.}}</td>{{end}}<td class="l">{{.Verdict}}</td></tr>{{end}}</table>
+{{with .GenMark}}<p>{{.}}</p>{{end}}
 <h3>Back-to-back frames (§26.4)</h3>
 <table><tr><th>frame</th><th>longest burst</th><th>per search</th><th>generator frames/s</th><th>buffer frames</th><th>buffer bytes</th></tr>
-{{range .D.Sizes}}{{$f := .FrameBytes}}{{with .BackToBack}}<tr><td>{{$f}} B</td><td>{{if .NoLimit}}≥ {{end}}{{printf "%.0f" .MeanLong}}</td><td>{{.Longest}}</td><td>{{printf "%.0f" .GeneratorFPS}}</td><td>{{printf "%.1f" .BufferFrames}}</td><td>{{bytesF .BufferBytes}}</td></tr>{{end}}{{end}}</table>
+{{range .D.Sizes}}{{$f := .FrameBytes}}{{with .BackToBack}}<tr><td>{{$f}} B</td><td>{{if .NoLimit}}≥ {{end}}{{printf "%.0f" .MeanLong}}</td><td>{{.Longest}}</td><td>{{printf "%.0f" .GeneratorFPS}}</td><td>{{if .NoLimit}}≥ {{end}}{{printf "%.1f" .BufferFrames}}</td><td>{{if .NoLimit}}≥ {{end}}{{bytesF .BufferBytes}}</td></tr>{{end}}{{end}}</table>
 {{end}}`

@@ -115,24 +115,49 @@ func rfc2544LossText(w io.Writer, d *result.RFC2544Direction) {
 		if len(s.Loss) == 0 {
 			continue
 		}
-		row := []string{fmt.Sprintf("  %d", s.FrameBytes)}
-		for i := range rfc2544.LossSteps() {
-			cell := ""
-			if i < len(s.Loss) {
-				cell = fmt.Sprintf("%.3g", s.Loss[i].LossPct)
-				if s.Loss[i].GeneratorLimited {
-					cell += "*"
-				}
-			}
-			row = append(row, cell)
-		}
-		v := "-"
-		if s.Rate != nil {
-			v = s.Rate.Verdict
-		}
-		fmt.Fprintln(tw, strings.Join(append(row, v), "\t")+"\t")
+		row := append([]string{fmt.Sprintf("  %d", s.FrameBytes)}, rfc2544LossCells(s)...)
+		fmt.Fprintln(tw, strings.Join(append(row, rfc2544RateVerdict(s)), "\t")+"\t")
 	}
 	tw.Flush()
+	if m := rfc2544GenMarked(d); m != "" {
+		fmt.Fprintf(w, "  %s\n", m)
+	}
+}
+
+// rfc2544GenMarked explains the mark of a generator-limited loss cell
+// when d's loss table has one ("" when not).
+func rfc2544GenMarked(d *result.RFC2544Direction) string {
+	for _, s := range d.Sizes {
+		for _, t := range s.Loss {
+			if t.GeneratorLimited {
+				return "* generator-limited: this host could not send at the load, so the loss is not the path's alone"
+			}
+		}
+	}
+	return ""
+}
+
+// rfc2544LossCells are s's loss table row, % lost per step of
+// rfc2544.LossSteps (empty after the table stopped), a generator-limited
+// step marked "*".
+func rfc2544LossCells(s *result.RFC2544Size) []string {
+	cells := make([]string, len(rfc2544.LossSteps()))
+	for i, t := range s.Loss[:min(len(s.Loss), len(cells))] {
+		cells[i] = fmt.Sprintf("%.3g", t.LossPct)
+		if t.GeneratorLimited {
+			cells[i] += "*"
+		}
+	}
+	return cells
+}
+
+// rfc2544RateVerdict says whether s's loss depended on the rate, "-"
+// when not judged.
+func rfc2544RateVerdict(s *result.RFC2544Size) string {
+	if s.Rate == nil {
+		return "-"
+	}
+	return s.Rate.Verdict
 }
 
 // rfc2544BurstText is §26.4's table and the buffer each implies.

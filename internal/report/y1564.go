@@ -5,8 +5,10 @@ import (
 	"html/template"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/units"
 	"github.com/fullpipe/fullpipe/internal/y1564"
 )
 
@@ -48,11 +50,11 @@ func y1564Rows(s result.Y1564Service) []result.Y1564Step {
 }
 
 // y1564Delay is a delay figure, or "-" when not measured.
-func y1564Delay(f y1564.Figures, d interface{ Microseconds() int64 }) string {
-	if f.Delay == nil || f.Delay.Replies == 0 {
+func y1564Delay(f y1564.Figures, d time.Duration) string {
+	if !f.Delayed() {
 		return "-"
 	}
-	return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1e3)
+	return units.FormatDuration(d)
 }
 
 // y1564View is the page's: a table and a chart per service.
@@ -92,6 +94,6 @@ const y1564Body = `<div class="{{if eq (printf "%s" .R.Verdict) "PASS"}}pass{{el
 {{range .Services}}<h2>{{.S.Name}}, {{.S.Direction}}: {{.S.Verdict}}</h2>
 <p>Configuration test: {{if .S.ConfigVerdict}}{{.S.ConfigVerdict}}{{else}}skipped{{end}}; performance test: {{if .S.PerfVerdict}}{{.S.PerfVerdict}}{{else}}skipped{{end}}.</p>
 <table><tr><th class="l">step</th><th>offered</th><th>IR</th><th>FLR</th><th>FTD (round trip)</th><th>FDV</th><th>availability</th><th>verdict</th><th class="l">why</th></tr>
-{{range .Rows}}<tr><td class="l">{{.Step.Name}}</td><td>{{rate .Figures.OfferedBps}}</td><td>{{rate .Figures.IRBps}}</td><td>{{printf "%.3g %%" .Figures.FLRPct}}</td><td>{{if .Figures.Delay}}{{dur .Figures.FTD}}{{else}}-{{end}}</td><td>{{if .Figures.Delay}}{{dur .Figures.FDV}}{{else}}-{{end}}</td><td>{{printf "%.4g %%" .Figures.AvailPct}}</td><td><strong>{{.Judgement.Verdict}}</strong></td><td class="l">{{join .Judgement.Reasons}}</td></tr>{{end}}</table>
+{{range .Rows}}<tr><td class="l">{{.Step.Name}}</td><td>{{rate .Figures.OfferedBps}}</td><td>{{rate .Figures.IRBps}}</td><td>{{printf "%.3g %%" .Figures.FLRPct}}</td><td>{{if .Figures.Delayed}}{{dur .Figures.FTD}}{{else}}-{{end}}</td><td>{{if .Figures.Delayed}}{{dur .Figures.FDV}}{{else}}-{{end}}</td><td>{{printf "%.4g %%" .Figures.AvailPct}}</td><td><strong>{{.Judgement.Verdict}}</strong></td><td class="l">{{join .Judgement.Reasons}}</td></tr>{{end}}</table>
 {{if .Chart}}<figure>{{.Chart}}<figcaption>What each step offered (outline) and what arrived (filled), layer 2, measured by the receiver over the step.</figcaption></figure>{{end}}
 {{end}}`

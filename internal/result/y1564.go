@@ -43,6 +43,9 @@ type Y1564Config struct {
 	ProbesPerS int  `json:"probes_per_s"`
 	SkipConfig bool `json:"skip_config,omitempty"` // no service configuration test
 	SkipPerf   bool `json:"skip_perf,omitempty"`   // no service performance test
+	// IPv6: the target is IPv6, so each frame carries 20 bytes less UDP
+	// payload (frame − 66) than over IPv4 (frame − 46).
+	IPv6 bool `json:"ipv6,omitempty"`
 }
 
 // WithDefaults fills the zero fields: both directions, the steps 25, 50,
@@ -119,7 +122,8 @@ func (c Y1564Config) Validate() error {
 }
 
 // Trial is the engine's UDP test that runs step st of service s in dir:
-// frames of s.FrameBytes carry FrameBytes − 46 bytes of UDP payload, paced
+// frames of s.FrameBytes carry FrameBytes − 46 bytes of UDP payload (− 66
+// over IPv6), paced
 // at the step's frame rate, marked with the service's DSCP, with a
 // latency probe every EchoEvery frames (ProbesPerS a second), counted in
 // 1-second intervals.
@@ -130,7 +134,7 @@ func (c Y1564Config) Trial(s y1564.Service, st y1564.Step, dir vocab.Direction) 
 	}
 	fps := s.FramesPerSecond(st.RateBps)
 	every := max(1, int(math.Round(fps/float64(max(c.ProbesPerS, 1)))))
-	return UDPConfig{RateBps: int64(math.Round(s.PayloadBps(st.RateBps))), Size: s.FrameBytes - y1564.UDPOverhead,
+	return UDPConfig{RateBps: int64(math.Round(s.PayloadBps(st.RateBps, c.IPv6))), Size: s.Payload(c.IPv6),
 		Duration: d, Reverse: dir == vocab.Down, Interval: time.Second, Drain: Y1564Drain, DSCP: s.DSCP, EchoEvery: every}
 }
 

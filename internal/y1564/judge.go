@@ -3,6 +3,8 @@ package y1564
 import (
 	"fmt"
 	"time"
+
+	"github.com/fullpipe/fullpipe/internal/units"
 )
 
 // Interval is one 1-second interval of a stream as its receiver counted
@@ -69,6 +71,10 @@ type Figures struct {
 	// SenderLate: frames the sender sent more than 1 ms behind schedule.
 	SenderLate uint64 `json:"sender_late_frames,omitempty"`
 }
+
+// Delayed says whether the step measured FTD and FDV: some probe
+// came back.
+func (f Figures) Delayed() bool { return f.Delay != nil && f.Delay.Replies > 0 }
 
 // Read turns a step's measure into its figures. FTD is the mean round
 // trip of the latency probes (this host → responder → this host, under
@@ -224,11 +230,11 @@ func heldAbove(st Step, f Figures) bool {
 func generatorLimited(st Step, f Figures, j *Judgement) {
 	j.Verdict = HostLimited
 	if f.OfferedBps < 0.995*st.RateBps || f.SentFrames == 0 {
-		j.note("this host sent %s of the %s asked: its generator's limit, not the path's; the step is not judged", Mbps(f.OfferedBps), Mbps(st.RateBps))
+		j.note("this host sent %s of the %s asked: its generator's limit, not the path's; the step is not judged", units.FormatRate(f.OfferedBps), units.FormatRate(st.RateBps))
 		return
 	}
 	j.note("this host sent %.3g %% of its frames more than 1 ms behind schedule (up to %v): it held %s only in catch-up bursts, its generator's limit, not the path's; the step is not judged",
-		float64(f.SenderLate)/float64(f.SentFrames)*100, f.SenderMaxSlip.Round(time.Microsecond), Mbps(st.RateBps))
+		float64(f.SenderLate)/float64(f.SentFrames)*100, f.SenderMaxSlip.Round(time.Microsecond), units.FormatRate(st.RateBps))
 }
 
 // lateAbove qualifies the judgement of a step above the CIR whose sender
@@ -328,11 +334,11 @@ func judgeAvail(s Service, f Figures, j *Judgement) {
 func judgeCommitted(s Service, f Figures, j *Judgement) {
 	low := s.CIRBps*(1-s.SAC.MaxFLRPct/100) - float64(2*s.FrameBytes*8)/max(f.Seconds, 1e-9) - 0.005*s.CIRBps
 	if f.IRBps < low {
-		j.fail("IR %s below the CIR %s: committed frames were lost", Mbps(f.IRBps), Mbps(s.CIRBps))
+		j.fail("IR %s below the CIR %s: committed frames were lost", units.FormatRate(f.IRBps), units.FormatRate(s.CIRBps))
 		return
 	}
 	if f.LostFrames > 0 {
-		j.note("IR %s reaches the CIR %s; %d frames above the CIR lost (allowed)", Mbps(f.IRBps), Mbps(s.CIRBps), f.LostFrames)
+		j.note("IR %s reaches the CIR %s; %d frames above the CIR lost (allowed)", units.FormatRate(f.IRBps), units.FormatRate(s.CIRBps), f.LostFrames)
 	}
 }
 
@@ -344,12 +350,12 @@ func judgePolicing(s Service, f Figures, j *Judgement) {
 	switch {
 	case f.IRBps > limit+tol:
 		j.Policing = NotPoliced
-		j.fail("not policed: IR %s above CIR+EIR %s + tolerance %s; the network carried traffic beyond the profile", Mbps(f.IRBps), Mbps(limit), Mbps(tol))
+		j.fail("not policed: IR %s above CIR+EIR %s + tolerance %s; the network carried traffic beyond the profile", units.FormatRate(f.IRBps), units.FormatRate(limit), units.FormatRate(tol))
 	case f.LostFrames > 0 && f.OfferedBps > f.IRBps:
 		j.Policing, j.PolicedAtBps = Policed, f.IRBps
-		j.note("policing observed at %s: the network discarded the excess above CIR+EIR %s (offered %s, %.3g %% of frames lost)", Mbps(f.IRBps), Mbps(limit), Mbps(f.OfferedBps), f.FLRPct)
+		j.note("policing observed at %s: the network discarded the excess above CIR+EIR %s (offered %s, %.3g %% of frames lost)", units.FormatRate(f.IRBps), units.FormatRate(limit), units.FormatRate(f.OfferedBps), f.FLRPct)
 	default:
-		j.note("nothing lost at %s, within CIR+EIR %s + tolerance %s: the step cannot tell a policer from none (a longer step narrows the tolerance)", Mbps(f.IRBps), Mbps(limit), Mbps(tol))
+		j.note("nothing lost at %s, within CIR+EIR %s + tolerance %s: the step cannot tell a policer from none (a longer step narrows the tolerance)", units.FormatRate(f.IRBps), units.FormatRate(limit), units.FormatRate(tol))
 	}
 }
 
@@ -370,6 +376,3 @@ func Combine(vs ...Verdict) Verdict {
 	}
 	return out
 }
-
-// Mbps formats a rate as "20.00 Mbit/s".
-func Mbps(bps float64) string { return fmt.Sprintf("%.2f Mbit/s", bps/1e6) }

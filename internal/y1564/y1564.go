@@ -10,7 +10,7 @@
 // destination MAC address through its FCS (frame size × 8), without the
 // preamble and inter-frame gap (20 bytes a frame on the wire). A 512-byte
 // frame service at a CIR of 20 Mbit/s is 4,883 frames/s. Over IPv4 and
-// UDP a frame carries frame − 46 bytes of UDP payload.
+// UDP a frame carries frame − 46 bytes of UDP payload (over IPv6 − 66).
 package y1564
 
 import (
@@ -26,6 +26,9 @@ const (
 	// IPOverhead is what a frame adds to its IP packet: Ethernet header and
 	// FCS. A policer that counts IP bytes sees frame − 18 of each frame.
 	IPOverhead = 18
+	// IPv6ExtraBytes is what IPv6's header adds over IPv4's: over IPv6 a
+	// frame carries 20 bytes less UDP payload.
+	IPv6ExtraBytes = 20
 	// MinBurstBytes is the committed and excess burst assumed when a
 	// service does not state its own: MEF 10.3's smallest CBS for a
 	// non-zero CIR, 8 frames of 1522 bytes.
@@ -104,10 +107,19 @@ func (s Service) FramesPerSecond(rateBps float64) float64 {
 	return rateBps / float64(s.FrameBytes*8)
 }
 
+// Payload is the UDP payload each of the service's frames carries:
+// FrameBytes − 46 over IPv4, − 66 over IPv6.
+func (s Service) Payload(ipv6 bool) int {
+	if ipv6 {
+		return s.FrameBytes - UDPOverhead - IPv6ExtraBytes
+	}
+	return s.FrameBytes - UDPOverhead
+}
+
 // PayloadBps is the UDP payload rate of rateBps of frame bits (what the
 // engine's UDP test paces).
-func (s Service) PayloadBps(rateBps float64) float64 {
-	return rateBps * float64(s.FrameBytes-UDPOverhead) / float64(s.FrameBytes)
+func (s Service) PayloadBps(rateBps float64, ipv6 bool) float64 {
+	return rateBps * float64(s.Payload(ipv6)) / float64(s.FrameBytes)
 }
 
 // StepKind is which of the configuration test's steps a step is.

@@ -34,8 +34,13 @@ func TestSteps(t *testing.T) {
 	if fps := data.FramesPerSecond(20e6); math.Abs(fps-4882.8125) > 1e-9 {
 		t.Errorf("fps %v", fps)
 	}
-	if p := data.PayloadBps(20e6); math.Abs(p-20e6*466/512) > 1e-6 {
+	if p := data.PayloadBps(20e6, false); math.Abs(p-20e6*466/512) > 1e-6 {
 		t.Errorf("payload %v", p)
+	}
+	// Over IPv6 the header is 20 B longer: 446 B of payload a frame, and
+	// the same 4,882.8 frames/s pace 20 Mbit/s × 446 / 512 of payload.
+	if n, p := data.Payload(true), data.PayloadBps(20e6, true); n != 446 || math.Abs(p-20e6*446/512) > 1e-6 {
+		t.Errorf("IPv6: payload %d B, %v bit/s", n, p)
 	}
 }
 
