@@ -70,7 +70,7 @@ func (r *y1564Run) configTest() error {
 	for i := range r.out.Services {
 		sr, s := &r.out.Services[i], r.service(i)
 		for _, st := range y1564.Steps(s, r.cfg.StepsPct) {
-			step, server, err := r.trial(s, st, sr.Direction, func(iv result.UDPInterval) {
+			step, server, err := r.trial(r.ctx, s, st, sr.Direction, func(iv result.UDPInterval) {
 				r.p.emit(Event{Kind: Sample, Step: StepY1564Config, Direction: sr.Direction, Text: s.Name, UDP: &iv})
 			})
 			r.server(server)
@@ -91,23 +91,37 @@ func (r *y1564Run) configTest() error {
 // returns; it hands its interval samples to the run's goroutine over
 // events, which this goroutine emits (so progress hears them in order,
 // on the run's goroutine) until every stream has ended; then it reports.
+// The first stream that fails stops the others (they would otherwise run
+// the whole performance time, 15 min by default, for a test that has
+// already failed), and its error is the one returned.
 func (r *y1564Run) perfTest() error {
 	r.p.emit(Event{Kind: Started, Step: StepY1564Perf, Text: StepY1564Perf.Title()})
 	defer r.p.emit(Event{Kind: Finished, Step: StepY1564Perf})
 	n := len(r.out.Services)
 	steps, servers, errs := make([]*result.Y1564Step, n), make([]result.Host, n), make([]error, n)
 	events, done := make(chan Event, 4*n), make(chan struct{})
+	ctx, stop := context.WithCancel(r.ctx)
+	defer stop()
+	failed := -1 // the first stream that failed; guarded by mu
+	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for i := range r.out.Services {
 		s, dir := r.service(i), r.out.Services[i].Direction
 		sample := func(iv result.UDPInterval) {
 			events <- Event{Kind: Sample, Step: StepY1564Perf, Direction: dir, Text: s.Name, UDP: &iv}
 		}
-		wg.Go(func() { steps[i], servers[i], errs[i] = r.trial(s, y1564.PerformanceStep(s), dir, sample) })
+		wg.Go(func() {
+			steps[i], servers[i], errs[i] = r.trial(ctx, s, y1564.PerformanceStep(s), dir, sample)
+			mu.Lock()
+			defer mu.Unlock()
+			if errs[i] != nil && failed < 0 && ctx.Err() == nil {
+				failed = i
+				stop()
+			}
+		})
 	}
 	go func() { wg.Wait(); close(done) }() // ends when every stream has
 	r.relay(events, done)
-	var first error
 	for i, st := range steps {
 		sr := &r.out.Services[i]
 		sr.Performance = st
@@ -115,11 +129,20 @@ func (r *y1564Run) perfTest() error {
 		if st != nil {
 			r.report(sr, *st)
 		}
-		if errs[i] != nil && first == nil {
-			first = fmt.Errorf("service %s %s, performance test: %w", sr.Name, sr.Direction, errs[i])
+	}
+	if failed < 0 { // none failed first: the run's own context ended them, or none failed
+		for i := range errs {
+			if errs[i] != nil {
+				failed = i
+				break
+			}
 		}
 	}
-	return first
+	if failed < 0 {
+		return nil
+	}
+	sr := r.out.Services[failed]
+	return fmt.Errorf("service %s %s, performance test: %w", sr.Name, sr.Direction, errs[failed])
 }
 
 // relay emits events until done is closed, then what is left in events.
@@ -146,9 +169,9 @@ func (r *y1564Run) relay(events <-chan Event, done <-chan struct{}) {
 // trial runs one step as one UDP stream and judges it, handing each
 // interval to sample. It only reads r, so the performance test's
 // goroutines may call it at once.
-func (r *y1564Run) trial(s y1564.Service, st y1564.Step, dir vocab.Direction, sample func(result.UDPInterval)) (*result.Y1564Step, result.Host, error) {
+func (r *y1564Run) trial(ctx context.Context, s y1564.Service, st y1564.Step, dir vocab.Direction, sample func(result.UDPInterval)) (*result.Y1564Step, result.Host, error) {
 	cfg := r.cfg.Trial(s, st, dir)
-	u, err := r.net.UDP(r.ctx, cfg, sample)
+	u, err := r.net.UDP(ctx, cfg, sample)
 	if u == nil {
 		return nil, result.Host{}, err
 	}

@@ -170,3 +170,35 @@ func TestY1564Measure(t *testing.T) {
 		t.Errorf("availability %v over %d", f.AvailPct, f.IntervalsS)
 	}
 }
+
+// failingVoice is a network whose EF (voice) streams fail at once while
+// every other UDP stream runs until its context ends (or 10 s pass: the
+// test's own bound), as a real stream of the 15-minute performance test
+// would.
+type failingVoice struct{ *fakenet.Path }
+
+var errVoiceRefused = errors.New("responder refused the voice stream")
+
+func (n failingVoice) UDP(ctx context.Context, cfg result.UDPConfig, f func(result.UDPInterval)) (*result.UDP, error) {
+	if cfg.DSCP == 46 {
+		return nil, errVoiceRefused
+	}
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(10 * time.Second):
+		return nil, errors.New("not stopped")
+	}
+}
+
+// TestY1564PerfStopsOnFailure: the performance test's first failing
+// stream stops the others, and its error, not theirs (cancelled), is the
+// one the run returns.
+func TestY1564PerfStopsOnFailure(t *testing.T) {
+	cfg := result.Y1564Config{Services: y1564Services(), Directions: []vocab.Direction{vocab.Up}, SkipConfig: true, PerfTime: 15 * time.Minute}
+	begin := time.Now()
+	_, err := RunY1564(context.Background(), failingVoice{&fakenet.Path{BaseRTT: 10 * time.Millisecond, RateBps: 100e6}}, cfg, nil)
+	if took := time.Since(begin); took > 5*time.Second || !errors.Is(err, errVoiceRefused) || !strings.Contains(err.Error(), "service voice up") {
+		t.Fatalf("took %v, err %v; want the voice stream's error at once, the data stream stopped", took, err)
+	}
+}
