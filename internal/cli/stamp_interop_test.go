@@ -24,6 +24,7 @@ import (
 
 	"github.com/fullpipe/fullpipe/internal/lab"
 	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/testkit"
 )
 
 // twampyPath is the twampy command on PATH, or the test skips: twampy
@@ -37,30 +38,12 @@ func twampyPath(t *testing.T) string {
 	return p
 }
 
-// syncBuffer is a buffer a process writes while the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // daemon starts argv as a second process until the test ends (then it
 // is interrupted, and killed 5 s later); its output is in the buffer.
 // stop interrupts it now and waits for it.
-func daemon(t *testing.T, argv ...string) (out *syncBuffer, stop func()) {
+func daemon(t *testing.T, argv ...string) (out *testkit.Buffer, stop func()) {
 	t.Helper()
-	out = &syncBuffer{}
+	out = &testkit.Buffer{}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.WaitDelay = 5 * time.Second

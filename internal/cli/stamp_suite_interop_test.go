@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/lab"
+	"github.com/fullpipe/fullpipe/internal/testkit"
 )
 
 // stampSuitePath is the stamp-suite binary: FULLPIPE_STAMP_SUITE, else
@@ -107,7 +108,7 @@ func stampSuiteSend(t *testing.T, argv ...string) ssSummary {
 }
 
 // waitLog waits until a daemon's output contains s, 10 s at most.
-func waitLog(t *testing.T, out *syncBuffer, s string) {
+func waitLog(t *testing.T, out *testkit.Buffer, s string) {
 	t.Helper()
 	for range 100 {
 		if strings.Contains(out.String(), s) {
