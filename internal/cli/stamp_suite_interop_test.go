@@ -273,28 +273,12 @@ func TestStampSuiteAcrossLab(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("the lab needs root")
 	}
-	l, err := lab.Up(lab.Config{Name: "fpss", Seed: 8762, Framing: lab.FramingEthernet, Up: lab.Direction{Delay: 5 * time.Millisecond, Loss: 0.1}, Down: lab.Direction{Delay: 5 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ran := make(chan error, 1)
-	go func() { ran <- l.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		<-ran
-		_ = l.Close()
-	})
+	l := interopLab(t, "fpss")
 	t.Run("stamp-suite to fullpipe reflector", func(t *testing.T) { labStampSuiteSender(t, l, ss) })
 	t.Run("fullpipe stamp to stamp-suite reflector", func(t *testing.T) { labStampToStampSuite(t, l, ss) })
 }
 
 const labProbes = 200
-
-// inNS is argv run inside network namespace ns.
-func inNS(ns string, argv ...string) []string {
-	return append([]string{"ip", "netns", "exec", ns}, argv...)
-}
 
 func labStampSuiteSender(t *testing.T, l *lab.Lab, ss string) {
 	server := l.Server.Addr.String()
