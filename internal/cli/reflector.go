@@ -77,7 +77,6 @@ func (r *reflectorFlags) config(prefix string) (stamp.ReflectorConfig, error) {
 // reflector is a bound reflector and how to log it.
 type reflector struct {
 	r   *stamp.Reflector
-	cfg stamp.ReflectorConfig
 	log *slog.Logger
 }
 
@@ -93,7 +92,7 @@ func listenReflector(cfg stamp.ReflectorConfig, log *slog.Logger) (*reflector, e
 	}
 	log.Info("stamp reflector listening", "addr", r.Addr().String(), "mode", mode, "authenticated", len(cfg.Key) > 0,
 		"rate_pps_per_sender", cfg.RatePPS, "burst", cfg.Burst, "max_senders", cfg.MaxSources, "kernel_timestamps", r.KernelTimestamps())
-	return &reflector{r: r, cfg: cfg, log: log}, nil
+	return &reflector{r: r, log: log}, nil
 }
 
 // run serves until ctx ends, logging what it did every statsEvery when

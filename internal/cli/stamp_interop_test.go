@@ -24,6 +24,7 @@ import (
 
 	"github.com/fullpipe/fullpipe/internal/lab"
 	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/testkit"
 )
 
 // twampyPath is the twampy command on PATH, or the test skips: twampy
@@ -37,30 +38,12 @@ func twampyPath(t *testing.T) string {
 	return p
 }
 
-// syncBuffer is a buffer a process writes while the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // daemon starts argv as a second process until the test ends (then it
 // is interrupted, and killed 5 s later); its output is in the buffer.
 // stop interrupts it now and waits for it.
-func daemon(t *testing.T, argv ...string) (out *syncBuffer, stop func()) {
+func daemon(t *testing.T, argv ...string) (out *testkit.Buffer, stop func()) {
 	t.Helper()
-	out = &syncBuffer{}
+	out = &testkit.Buffer{}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.WaitDelay = 5 * time.Second
@@ -216,33 +199,21 @@ func TestTwampyAcrossLab(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("the lab needs root")
 	}
-	l, err := lab.Up(lab.Config{Name: "fpstamp", Seed: 8762, Framing: lab.FramingEthernet, Up: lab.Direction{Delay: 5 * time.Millisecond, Loss: 0.1}, Down: lab.Direction{Delay: 5 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ran := make(chan error, 1)
-	go func() { ran <- l.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		<-ran
-		_ = l.Close()
-	})
-	in := func(ns string, argv ...string) []string { return append([]string{"ip", "netns", "exec", ns}, argv...) }
+	l := interopLab(t, "fpstamp")
 	server := l.Server.Addr.String()
 	const n = 200
 
-	log, stop := daemon(t, in(l.Server.NetNS, bin, "reflector", "--listen", server+":862", "--stateful")...)
+	log, stop := daemon(t, inNS(l.Server.NetNS, bin, "reflector", "--listen", server+":862", "--stateful")...)
 	waitBound(t, l.Server.NetNS, 862) // a probe would cross the lossy path: look at the socket instead
-	out := runFor(t, in(l.Client.NetNS, tw, "sender", server+":862", l.Client.Addr.String()+":0", "-c", strconv.Itoa(n), "-i", "10", "--padding", "30")...)
+	out := runFor(t, inNS(l.Client.NetNS, tw, "sender", server+":862", l.Client.Addr.String()+":0", "-c", strconv.Itoa(n), "-i", "10", "--padding", "30")...)
 	stop()
 	rows := parseTwampy(t, out)
 	got := reflectorCounter(t, log.String(), "received")
 	checkLabTwampy(t, rows, got, n, out)
 
-	_, stopTw := daemon(t, in(l.Server.NetNS, tw, "responder", server+":862", "--padding", "30")...)
+	_, stopTw := daemon(t, inNS(l.Server.NetNS, tw, "responder", server+":862", "--padding", "30")...)
 	waitBound(t, l.Server.NetNS, 862)
-	d := stampRun(t, in(l.Client.NetNS, bin, "stamp", server, "-n", strconv.Itoa(n), "-i", "10ms", "--stateful", "--json")...)
+	d := stampRun(t, inNS(l.Client.NetNS, bin, "stamp", server, "-n", strconv.Itoa(n), "-i", "10ms", "--stateful", "--json")...)
 	stopTw()
 	s := d.Summary
 	if s.RTT.MinUs < 10_000 || s.RTT.MinUs > 15_000 {
@@ -254,6 +225,35 @@ func TestTwampyAcrossLab(t *testing.T) {
 	}
 	t.Logf("twampy → fullpipe reflector: %+v, reflector received %d of %d; fullpipe stamp → twampy: rtt min %.0f µs, lost forward %d backward %d unknown %d",
 		rows, got, n, s.RTT.MinUs, s.LostForward, s.LostBackward, s.LostUnknown)
+}
+
+// interopLab runs, for the test, the interop tests' lab path: 5 ms each
+// way, 10 % random loss towards the server only (seed 8762); it is
+// stopped and removed when the test ends.
+func interopLab(t *testing.T, name string) *lab.Lab {
+	t.Helper()
+	l, err := lab.Up(lab.Config{Name: name, Seed: 8762, Framing: lab.FramingEthernet, Up: lab.Direction{Delay: 5 * time.Millisecond, Loss: 0.1}, Down: lab.Direction{Delay: 5 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- l.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-ran; err != nil {
+			t.Errorf("lab forwarder: %v", err)
+		}
+		if err := l.Close(); err != nil {
+			t.Errorf("lab close: %v", err)
+		}
+	})
+	return l
+}
+
+// inNS is argv run inside network namespace ns.
+func inNS(ns string, argv ...string) []string {
+	return append([]string{"ip", "netns", "exec", ns}, argv...)
 }
 
 // waitBound waits until a UDP socket in namespace ns is bound to port,

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/lab"
+	"github.com/fullpipe/fullpipe/internal/testkit"
 )
 
 // stampSuitePath is the stamp-suite binary: FULLPIPE_STAMP_SUITE, else
@@ -48,17 +49,27 @@ func stampSuitePath(t *testing.T) string {
 	return ""
 }
 
-// interopKey writes a 33-byte HMAC key to a file for fullpipe and returns
-// the file and the key in hex for stamp-suite. Its last byte is not a
-// newline, which fullpipe would drop.
-func interopKey(t *testing.T, key string) (file, hexKey string) {
+// interopKey is one HMAC key as each side takes it: a file for fullpipe,
+// hex for stamp-suite.
+type interopKey struct{ file, hex string }
+
+// interopKeys writes the right key and a wrong one, 33 bytes each; their
+// last byte is not a newline, which fullpipe would drop.
+func interopKeys(t *testing.T) (right, wrong interopKey) {
 	t.Helper()
-	file = filepath.Join(t.TempDir(), "stamp.key")
-	if err := os.WriteFile(file, []byte(key), 0o600); err != nil {
-		t.Fatal(err)
+	dir := t.TempDir()
+	key := func(name, k string) interopKey {
+		file := filepath.Join(dir, name)
+		if err := os.WriteFile(file, []byte(k), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return interopKey{file, hex.EncodeToString([]byte(k))}
 	}
-	return file, hex.EncodeToString([]byte(key))
+	return key("stamp.key", "fullpipe-stamp-suite-interop-key!"), key("wrong.key", "not-the-key-fullpipe-was-given-!!")
 }
+
+// loopProbes is how many test packets each loopback interop run sends.
+const loopProbes = 50
 
 // ssSummary is what we check of stamp-suite sender's JSON summary
 // (--output-format json). Delays are in ms.
@@ -107,7 +118,7 @@ func stampSuiteSend(t *testing.T, argv ...string) ssSummary {
 }
 
 // waitLog waits until a daemon's output contains s, 10 s at most.
-func waitLog(t *testing.T, out *syncBuffer, s string) {
+func waitLog(t *testing.T, out *testkit.Buffer, s string) {
 	t.Helper()
 	for range 100 {
 		if strings.Contains(out.String(), s) {
@@ -139,9 +150,8 @@ func ssReflectorTotal(t *testing.T, log, what string) int {
 // bad_auth by the reflector.
 func TestStampSuiteSenderToReflector(t *testing.T) {
 	ss := stampSuitePath(t)
-	keyFile, keyHex := interopKey(t, "fullpipe-stamp-suite-interop-key!")
-	_, wrongHex := interopKey(t, "not-the-key-fullpipe-was-given-!!")
-	const n = 50
+	key, wrong := interopKeys(t)
+	const n = loopProbes
 	for _, c := range []struct {
 		name      string
 		reflector []string
@@ -150,8 +160,8 @@ func TestStampSuiteSenderToReflector(t *testing.T) {
 	}{
 		{"stateless", nil, nil, n},
 		{"stateful", []string{"--stateful"}, nil, n},
-		{"authenticated", []string{"--stateful", "--key-file", keyFile}, []string{"-A", "A", "--hmac-key", keyHex}, n},
-		{"wrong key", []string{"--key-file", keyFile}, []string{"-A", "A", "--hmac-key", wrongHex}, 0},
+		{"authenticated", []string{"--stateful", "--key-file", key.file}, []string{"-A", "A", "--hmac-key", key.hex}, n},
+		{"wrong key", []string{"--key-file", key.file}, []string{"-A", "A", "--hmac-key", wrong.hex}, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			addr := "127.0.0.1:" + strconv.Itoa(freeUDPPort(t))
@@ -189,9 +199,8 @@ func TestStampSuiteSenderToReflector(t *testing.T) {
 // exit status 3.
 func TestStampToStampSuiteReflector(t *testing.T) {
 	ss := stampSuitePath(t)
-	keyFile, keyHex := interopKey(t, "fullpipe-stamp-suite-interop-key!")
-	wrongFile, _ := interopKey(t, "not-the-key-fullpipe-was-given-!!")
-	const n = 50
+	key, wrong := interopKeys(t)
+	const n = loopProbes
 	for _, c := range []struct {
 		name      string
 		reflector []string
@@ -199,7 +208,7 @@ func TestStampToStampSuiteReflector(t *testing.T) {
 	}{
 		{"stateless", nil, nil},
 		{"stateful", []string{"--stateful-reflector"}, []string{"--stateful"}},
-		{"authenticated", []string{"--stateful-reflector", "-A", "A", "--hmac-key", keyHex}, []string{"--stateful", "--key-file", keyFile}},
+		{"authenticated", []string{"--stateful-reflector", "-A", "A", "--hmac-key", key.hex}, []string{"--stateful", "--key-file", key.file}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			port := strconv.Itoa(freeUDPPort(t))
@@ -207,7 +216,7 @@ func TestStampToStampSuiteReflector(t *testing.T) {
 			waitLog(t, log, "STAMP Reflector listening")
 			d := stampRun(t, append([]string{bin, "stamp", "127.0.0.1:" + port, "-n", strconv.Itoa(n), "-i", "10ms", "--timeout", "500ms", "--clock-synced", "--json"}, c.sender...)...)
 			if c.name == "authenticated" {
-				if code, _, errs := runBin(t, "stamp", "127.0.0.1:"+port, "-n", "3", "-i", "10ms", "--timeout", "300ms", "--key-file", wrongFile); code != 3 {
+				if code, _, errs := runBin(t, "stamp", "127.0.0.1:"+port, "-n", "3", "-i", "10ms", "--timeout", "300ms", "--key-file", wrong.file); code != 3 {
 					t.Errorf("a wrong key: exit %d, want 3 (no reply):\n%s", code, errs)
 				}
 			}
@@ -272,28 +281,12 @@ func TestStampSuiteAcrossLab(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("the lab needs root")
 	}
-	l, err := lab.Up(lab.Config{Name: "fpss", Seed: 8762, Framing: lab.FramingEthernet, Up: lab.Direction{Delay: 5 * time.Millisecond, Loss: 0.1}, Down: lab.Direction{Delay: 5 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ran := make(chan error, 1)
-	go func() { ran <- l.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		<-ran
-		_ = l.Close()
-	})
+	l := interopLab(t, "fpss")
 	t.Run("stamp-suite to fullpipe reflector", func(t *testing.T) { labStampSuiteSender(t, l, ss) })
 	t.Run("fullpipe stamp to stamp-suite reflector", func(t *testing.T) { labStampToStampSuite(t, l, ss) })
 }
 
 const labProbes = 200
-
-// inNS is argv run inside network namespace ns.
-func inNS(ns string, argv ...string) []string {
-	return append([]string{"ip", "netns", "exec", ns}, argv...)
-}
 
 func labStampSuiteSender(t *testing.T, l *lab.Lab, ss string) {
 	server := l.Server.Addr.String()

@@ -1,20 +1,22 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/stamp"
+	"github.com/fullpipe/fullpipe/internal/testkit"
 )
 
 // freeUDPPort is a UDP port on 127.0.0.1 free a moment ago (the kernel's
@@ -69,6 +71,33 @@ func waitUDPBound(t *testing.T, addr string) {
 	t.Fatalf("nothing bound UDP %s after 5 s", addr)
 }
 
+// runBackground runs the command args in-process until the test ends or
+// stop is called: stop cancels its context and returns its exit status;
+// the test fails if it is still running 10 s later. Its stderr is in the
+// buffer, its stdout dropped.
+func runBackground(t *testing.T, args ...string) (stderr *testkit.Buffer, stop func() int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	stderr = &testkit.Buffer{}
+	done := make(chan int, 1)
+	go func() { done <- Run(ctx, args, io.Discard, stderr) }()
+	var once sync.Once
+	exit := -1
+	stop = func() int {
+		once.Do(func() {
+			cancel()
+			select {
+			case exit = <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%q still running 10 s after its context ended", args)
+			}
+		})
+		return exit
+	}
+	t.Cleanup(func() { stop() })
+	return stderr, stop
+}
+
 // stampJSON runs fullpipe stamp in-process with args and decodes its
 // document.
 func stampJSON(t *testing.T, args ...string) (int, *result.STAMP, string) {
@@ -91,18 +120,7 @@ func stampJSON(t *testing.T, args ...string) (int, *result.STAMP, string) {
 func TestServeStamp(t *testing.T) {
 	port := freeUDPPort(t)
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	ctx, cancel := context.WithCancel(context.Background())
-	var errb bytes.Buffer
-	var exit int
-	done := make(chan struct{}) // closed when serve returned its exit
-	go func() {
-		defer close(done)
-		exit = Run(ctx, []string{"serve", "-l", "127.0.0.1:0", "--stamp", "--stamp-listen", addr, "--stamp-stateful"}, &bytes.Buffer{}, &errb)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
+	errb, stop := runBackground(t, "serve", "-l", "127.0.0.1:0", "--stamp", "--stamp-listen", addr, "--stamp-stateful")
 	waitReflector(t, addr)
 	code, d, errs := stampJSON(t, addr, "-n", "20", "-i", "5ms", "--stateful", "--timeout", "500ms")
 	s := d.Summary
@@ -112,14 +130,8 @@ func TestServeStamp(t *testing.T) {
 	if s.Forward != nil || !strings.Contains(s.OneWay, "not reported") || d.Config.Port != port || d.Test != "stamp" {
 		t.Errorf("one-way figures without --clock-synced, or config wrong: %+v %+v", s, d.Config)
 	}
-	cancel()
-	select {
-	case <-done:
-		if exit != ExitOK {
-			t.Errorf("serve: exit %d on cancel; stderr %s", exit, errb.String())
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("serve --stamp still running 10 s after its context ended")
+	if exit := stop(); exit != ExitOK {
+		t.Errorf("serve: exit %d on cancel; stderr %s", exit, errb.String())
 	}
 	if log := errb.String(); !strings.Contains(log, "stamp reflector listening") || !strings.Contains(log, "stamp reflector stopped") || !strings.Contains(log, "reflected=21") {
 		t.Errorf("serve's log lacks the reflector's start, or its end with 21 reflected (1 wait probe + 20):\n%s", log)
@@ -142,16 +154,7 @@ func TestStampAuthenticated(t *testing.T) {
 		}
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(freeUDPPort(t))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
-	var errb bytes.Buffer
-	go func() {
-		done <- Run(ctx, []string{"reflector", "--listen", addr, "--key-file", key}, &bytes.Buffer{}, &errb)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
+	runBackground(t, "reflector", "--listen", addr, "--key-file", key)
 	waitUDPBound(t, addr)
 	code, d, _ := stampJSON(t, addr, "-n", "10", "-i", "5ms", "--key-file", key, "--timeout", "300ms")
 	if code != ExitOK || d.Summary.Received != 10 || d.Config.Size != result.STAMPAuthSize {

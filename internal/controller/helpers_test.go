@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -13,13 +12,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
 	"github.com/fullpipe/fullpipe/internal/fleet/client"
 	"github.com/fullpipe/fullpipe/internal/store"
+	"github.com/fullpipe/fullpipe/internal/testkit"
 )
 
 // env is one controller under test: on TLS, on 127.0.0.1:0, over a
@@ -29,7 +28,7 @@ type env struct {
 	c     *Controller
 	st    fleet.Store
 	admin *client.Client
-	logs  *syncBuffer // the controller's JSON log
+	logs  *testkit.Buffer // the controller's JSON log
 	rec   *recorder
 }
 
@@ -64,7 +63,7 @@ func start(t *testing.T, cfg Config) *env {
 	if cfg.Listen == "" {
 		cfg = mergeTest(cfg)
 	}
-	logs := &syncBuffer{}
+	logs := &testkit.Buffer{}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
@@ -205,24 +204,6 @@ func (e *env) httpClient() *http.Client {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(pem)
 	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-}
-
-// syncBuffer is a log sink safe for the controller's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // poll calls cond every 50 ms until it holds or d passes.
