@@ -171,11 +171,11 @@ func applySendOpts(c *net.TCPConn, req wire.Request, pacingBps int64, force bool
 func (ss *session) udpData(h wire.UDPHeader, n int, rx rxInfo) {
 	ss.mu.Lock()
 	started, clk := ss.started, ss.clock
-	if started && rx.counted {
+	if started {
 		if !ss.dropsSeen {
-			ss.dropsSeen, ss.drops0 = true, rx.drops
+			ss.dropsSeen, ss.drops0 = true, rx.dropCount()
 		}
-		ss.drops1 = rx.drops
+		ss.drops1 = rx.dropCount()
 	}
 	ss.mu.Unlock()
 	if started && ss.udpRx != nil {

@@ -29,6 +29,17 @@ type rxInfo struct {
 	counted bool
 }
 
+// dropCount is the socket's drop count the datagram arrived with: 0 when
+// the kernel attached none, which it does only once the socket has
+// dropped a datagram (a first datagram without one is a baseline of 0,
+// not no baseline).
+func (rx rxInfo) dropCount() uint32 {
+	if rx.counted {
+		return rx.drops
+	}
+	return 0
+}
+
 // trainState is a train session's receive side (mu guards it).
 type trainState struct {
 	rx *flow.TrainRecorder
@@ -56,10 +67,7 @@ func (ss *session) trainData(h wire.UDPHeader, rx rxInfo) {
 		// (CLOCK_REALTIME), so one train never mixes two clocks.
 		ns, tr.userStamps = time.Now().UnixNano(), true
 	}
-	d := uint32(0)
-	if rx.counted {
-		d = rx.drops
-	}
+	d := rx.dropCount()
 	if !tr.seen {
 		tr.seen, tr.drops0 = true, d
 	}

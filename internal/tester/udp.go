@@ -140,8 +140,6 @@ func (u *udpRun) receive(ctx context.Context) {
 	defer stop()
 	in := flow.NewUDPIn(u.uc, flow.MaxBatch, 65536, sockopt.RxStampSpace)
 	startNs := u.clk.Start().UnixNano()
-	var drops0 uint32
-	counted := false
 	for {
 		n, err := in.Read()
 		if err != nil {
@@ -154,11 +152,10 @@ func (u *udpRun) receive(ctx context.Context) {
 			b, oob := in.Buf(i)
 			now := u.clk.Since()
 			st := sockopt.ParseRxStamp(oob)
-			if st.Counted && !counted {
-				// the first count is the socket's drops before this test
-				drops0, counted = st.Drops, true
-			} else if st.Counted {
-				u.drops.Store(uint64(st.Drops - drops0))
+			if st.Counted {
+				// the socket is this test's own, and the kernel sends its
+				// count only once it has dropped one: all are this test's
+				u.drops.Store(uint64(st.Drops))
 			}
 			flow.Segments(b, st.GSOSize, func(seg []byte) { u.datagram(seg, now, st, startNs) })
 		}
