@@ -25,24 +25,35 @@ type Latency struct {
 	min, max float64
 	samples  []float64 // µs
 	rng      *rand.Rand
+	seen     *stats.SeqTracker // the probes answered: a duplicate reply is not a round trip
+	limit    uint64            // probes scheduled: a reply to a higher index is bogus
 	lastIdx  uint64
 	lastRTT  float64
 	ipdvSum  float64
 	ipdvN    uint64
 }
 
-// NewLatency returns an empty recorder.
-func NewLatency() *Latency {
-	return &Latency{rng: rand.New(rand.NewPCG(1, 2)), min: math.Inf(1)}
+// NewLatency returns an empty recorder for a stream of at most probes
+// latency probes.
+func NewLatency(probes uint64) *Latency {
+	return &Latency{rng: rand.New(rand.NewPCG(1, 2)), min: math.Inf(1), seen: stats.NewSeqTrackerFor(probes), limit: probes}
 }
 
 // Add records probe idx's round trip (probes numbered 0, 1, … in the
-// order they were sent). A duplicate reply (idx seen) is ignored by the
-// caller's choice: Add counts what it is given.
+// order they were sent). A reply to a probe already answered, to one
+// never scheduled (idx beyond the stream's probes), or with a round trip
+// not above 0 (a mirrored timestamp that was not this sender's) is
+// ignored: replies never outnumber probes.
 func (l *Latency) Add(idx uint64, rtt time.Duration) {
+	if idx >= l.limit || rtt <= 0 {
+		return
+	}
 	us := float64(rtt) / 1e3
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.seen.Add(idx) {
+		return
+	}
 	l.n++
 	l.sum += us
 	l.min, l.max = min(l.min, us), max(l.max, us)

@@ -118,8 +118,9 @@ func NewSeqTracker() *SeqTracker { return &SeqTracker{limit: maxTracked} }
 // covers [0, n) (at most 2^28): its bitmap is at most n/8 bytes.
 func NewSeqTrackerFor(n uint64) *SeqTracker { return &SeqTracker{limit: min(max(n, 64), maxTracked)} }
 
-// Add records the arrival of seq.
-func (t *SeqTracker) Add(seq uint64) {
+// Add records the arrival of seq; dup says it was a duplicate (of a
+// sequence number below the tracked limit).
+func (t *SeqTracker) Add(seq uint64) (dup bool) {
 	t.received++
 	if seq < t.limit {
 		w := seq / 64
@@ -131,7 +132,7 @@ func (t *SeqTracker) Add(seq uint64) {
 		bit := uint64(1) << (seq % 64)
 		if t.seen[w]&bit != 0 {
 			t.dups++
-			return
+			return true
 		}
 		t.seen[w] |= bit
 	}
@@ -143,6 +144,7 @@ func (t *SeqTracker) Add(seq uint64) {
 		t.maxSeq = seq
 	}
 	t.any = true
+	return false
 }
 
 // Result counts as lost every sequence number up to the highest seen that

@@ -50,7 +50,8 @@ func RunUDP(ctx context.Context, t Target, cfg result.UDPConfig, progress func(r
 	if err := prepareUDP(uc, cfg.DSCP, raddr.IP.To4() == nil); err != nil {
 		return nil, err
 	}
-	u := &udpRun{cfg: cfg, s: s, uc: uc, rx: flow.NewUDPReceiver(), progress: progress, lat: flow.NewLatency()}
+	u := &udpRun{cfg: cfg, s: s, uc: uc, rx: flow.NewUDPReceiver(), progress: progress}
+	u.lat = flow.NewLatency(u.maxProbes())
 	if cfg.Reverse {
 		stopHello := u.helloUntilStarted(ctx)
 		err = s.startTest(ctx)
@@ -196,9 +197,25 @@ func (u *udpRun) probeIndex(seq uint64) uint64 {
 // the duration ends or ctx ends. Their replies travel back beside the
 // responder's stream.
 func (u *udpRun) sendProbes(ctx context.Context) {
-	spec := flow.UDPSpec{Cookie: u.s.accept.Cookie, Size: u.cfg.Size, Duration: u.cfg.Duration,
+	flow.SendUDP(ctx, flow.NewUDPOut(u.uc, netip.AddrPort{}, 0), u.clk, u.probeSpec(), &u.ptx)
+}
+
+// probeSpec is a download's latency probes as a stream of their own.
+func (u *udpRun) probeSpec() flow.UDPSpec {
+	return flow.UDPSpec{Cookie: u.s.accept.Cookie, Size: u.cfg.Size, Duration: u.cfg.Duration,
 		RateBps: u.cfg.RateBps / int64(u.cfg.EchoEvery), EchoEvery: 1}
-	flow.SendUDP(ctx, flow.NewUDPOut(u.uc, netip.AddrPort{}, 0), u.clk, spec, &u.ptx)
+}
+
+// maxProbes is how many latency probes the test schedules: a reply
+// numbered beyond them answers no probe of this test.
+func (u *udpRun) maxProbes() uint64 {
+	switch {
+	case u.cfg.EchoEvery <= 0:
+		return 0
+	case u.cfg.Reverse:
+		return u.probeSpec().Scheduled()
+	}
+	return u.spec().Scheduled() / uint64(u.cfg.EchoEvery) // sequence numbers EchoEvery−1, 2·EchoEvery−1, … below it
 }
 
 func (u *udpRun) measure(ctx context.Context) (*result.UDP, error) {
