@@ -175,8 +175,11 @@ func (u *udpRun) datagram(b []byte, now time.Duration, st sockopt.RxStamp, start
 		u.rx.Add(h, len(b), now)
 	case wire.UDPEchoReply:
 		rtt := now - time.Duration(h.SentNs)
-		if st.Stamped {
-			rtt = time.Duration(st.At.UnixNano() - startNs - h.SentNs)
+		// The kernel's stamp is on the wall clock, the send's on the
+		// monotonic one: the stamp's round trip is taken only when the
+		// two agree (above 0 and not after the read), as icmpping does.
+		if k := time.Duration(st.At.UnixNano() - startNs - h.SentNs); st.Stamped && k > 0 && k <= rtt {
+			rtt = k
 		}
 		u.lat.Add(u.probeIndex(h.Seq), rtt)
 	}
