@@ -20,13 +20,15 @@ import (
 // MaxBatch is the most datagrams one sendmmsg or recvmmsg carries.
 const MaxBatch = 64
 
-// batchConn is what ipv4.PacketConn and ipv6.PacketConn have in common.
-type batchConn interface {
+// BatchConn is what ipv4.PacketConn and ipv6.PacketConn have in common:
+// batches of datagrams, each with its own address and control messages.
+type BatchConn interface {
 	WriteBatch(ms []ipv4.Message, flags int) (int, error)
 	ReadBatch(ms []ipv4.Message, flags int) (int, error)
 }
 
-func newBatchConn(c *net.UDPConn) batchConn {
+// NewBatchConn is c's batch I/O, in c's family.
+func NewBatchConn(c *net.UDPConn) BatchConn {
 	if la, ok := c.LocalAddr().(*net.UDPAddr); ok && la.IP.To4() == nil {
 		return ipv6.NewPacketConn(c)
 	}
@@ -39,7 +41,7 @@ func newBatchConn(c *net.UDPConn) batchConn {
 // sockopt.SetDSCP instead).
 type UDPOut struct {
 	c   *net.UDPConn
-	bc  batchConn
+	bc  BatchConn
 	to  net.Addr // nil: the connected peer
 	oob []byte
 	ms  []ipv4.Message
@@ -55,7 +57,7 @@ type UDPOut struct {
 // NewUDPOut is a sender on c, to to when valid (else c's connected
 // peer), marking each datagram with dscp when it is not 0.
 func NewUDPOut(c *net.UDPConn, to netip.AddrPort, dscp int) *UDPOut {
-	o := &UDPOut{c: c, bc: newBatchConn(c), ms: make([]ipv4.Message, MaxBatch), gso: true}
+	o := &UDPOut{c: c, bc: NewBatchConn(c), ms: make([]ipv4.Message, MaxBatch), gso: true}
 	if to.IsValid() {
 		o.to = net.UDPAddrFromAddrPort(to)
 		o.oob = sockopt.TOSCmsg(dscp, !to.Addr().Unmap().Is4())
@@ -156,14 +158,14 @@ func (o *UDPOut) writeGSO(bufs [][]byte) (n int, ok bool, err error) {
 // UDPIn reads batches of datagrams from one socket, each with its
 // control messages (receive stamps, drops, TOS).
 type UDPIn struct {
-	bc batchConn
+	bc BatchConn
 	Ms []ipv4.Message // after Read: Ms[i].Buffers[0][:Ms[i].N], Ms[i].OOB[:Ms[i].NN], Ms[i].Addr
 }
 
 // NewUDPIn reads up to n datagrams per call into buffers of bufLen
 // bytes, with oobLen bytes of control messages each.
 func NewUDPIn(c *net.UDPConn, n, bufLen, oobLen int) *UDPIn {
-	in := &UDPIn{bc: newBatchConn(c), Ms: make([]ipv4.Message, n)}
+	in := &UDPIn{bc: NewBatchConn(c), Ms: make([]ipv4.Message, n)}
 	for i := range in.Ms {
 		in.Ms[i].Buffers = [][]byte{make([]byte, bufLen)}
 		in.Ms[i].OOB = make([]byte, oobLen)

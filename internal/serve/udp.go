@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"golang.org/x/net/ipv4"
-	"golang.org/x/net/ipv6"
 
 	"github.com/fullpipe/fullpipe/internal/flow"
 	"github.com/fullpipe/fullpipe/internal/sockopt"
@@ -86,19 +85,11 @@ func (s *Server) readDatagrams(in *flow.UDPIn, i int, mono int64, scratch []byte
 
 // replies collects a batch's replies for one sendmmsg.
 type replies struct {
-	bc interface {
-		WriteBatch(ms []ipv4.Message, flags int) (int, error)
-	}
+	bc flow.BatchConn
 	ms []ipv4.Message
 }
 
-func newReplies(c *net.UDPConn) *replies {
-	r := &replies{bc: ipv4.NewPacketConn(c)}
-	if la, ok := c.LocalAddr().(*net.UDPAddr); ok && la.IP.To4() == nil {
-		r.bc = ipv6.NewPacketConn(c)
-	}
-	return r
-}
+func newReplies(c *net.UDPConn) *replies { return &replies{bc: flow.NewBatchConn(c)} }
 
 func (r *replies) add(b, oob []byte, to netip.AddrPort) {
 	r.ms = append(r.ms, ipv4.Message{Buffers: [][]byte{b}, OOB: oob, Addr: net.UDPAddrFromAddrPort(to)})
