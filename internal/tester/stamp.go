@@ -49,11 +49,7 @@ func RunSTAMP(ctx context.Context, t Target, cfg result.STAMPConfig) (*result.ST
 // STAMPHost is the reflector's host:port: t's host (its port, the
 // responder's, dropped) at port.
 func STAMPHost(t Target, port int) string {
-	host := t.Addr
-	if h, _, err := net.SplitHostPort(t.Addr); err == nil {
-		host = h
-	}
-	return net.JoinHostPort(host, strconv.Itoa(port))
+	return net.JoinHostPort(PingHost(t.Addr), strconv.Itoa(port))
 }
 
 // senderConfig is the stamp.Sender's config for cfg towards t.
