@@ -95,7 +95,7 @@ func pingRate(pps, bps float64, frame int) string {
 	return fmt.Sprintf("%.0f probes/s (%s in %d-byte frames)", pps, units.FormatRate(bps), frame)
 }
 
-const pingFooter = "RTT runs from the send to the kernel's receive stamp of the reply (SO_TIMESTAMPNS), in ms to the µs. A probe is lost when no reply matching its token and sequence number came before the wait after the last probe. The verdict reads the pattern of the replies: a limiter answers a burst, then replies at a steady rate whatever the offered one; random loss spaces them at random; a queue at capacity also delays them (docs/single.md). Bit rates count the probes' Ethernet frames (IPv4, ICMP or UDP headers, payload, 18 bytes of Ethernet header and FCS)."
+const pingFooter = "RTT runs from the send to the kernel's receive stamp of the reply (SO_TIMESTAMPNS), in ms to the µs. A probe is lost when no reply matching its token and sequence number came before the wait after the last probe. The verdict reads the pattern of the replies: a limiter answers a burst, then replies at a steady rate whatever the offered one; random loss spaces them at random; a queue at capacity also delays them (docs/single.md). Bit rates count the probes' Ethernet frames (IPv4 or IPv6 header, ICMP or UDP header, payload, 18 bytes of Ethernet header and FCS; at least 64 bytes) at the frame's bytes, without the 20 bytes of preamble and gap each costs on the line."
 
 const pingBody = `{{if .Partial}}<div class="partial"><strong>PARTIAL:</strong> {{.Reason}}</div>{{end}}
 <p>{{.What}}; {{.R.Socket}} socket.</p>
