@@ -65,8 +65,10 @@ func TestUDPLatencyProbes(t *testing.T) {
 			}
 			// At 2500 datagrams/s the sender keeps up unless this shared
 			// host stalls it for over 100 ms (5 % of 2 s): the flag must
-			// say which it was.
-			if want := s.SentPackets < 4975 || s.SenderLate > s.SentPackets/20; s.GeneratorLimited != want {
+			// say which it was. Short of 99.5 % of the 5000 scheduled
+			// (4975) by more than the one last datagram the duration may
+			// cut (flow.GeneratorLimited): 4974 sent is not limited.
+			if want := s.SentPackets+1 < 4975 || s.SenderLate > s.SentPackets/20; s.GeneratorLimited != want {
 				t.Errorf("generator-limited %v with %d sent of 5000, %d late: want %v", s.GeneratorLimited, s.SentPackets, s.SenderLate, want)
 			}
 		})
