@@ -15,6 +15,8 @@ import (
 
 	"golang.org/x/net/ipv4"
 	"golang.org/x/sys/unix"
+
+	"github.com/fullpipe/fullpipe/internal/stats"
 )
 
 // The endpoints run as child processes inside the lab's namespaces (ip
@@ -184,13 +186,18 @@ func recv(args []string) error {
 	return json.NewEncoder(os.Stdout).Encode(rep)
 }
 
+// quantiles is the one-way delays v (ns) in ms: min, median, p99 (the
+// project's nearest-rank percentiles) and max.
 func quantiles(v []int64) (mn, p50, p99, mx float64) {
 	if len(v) == 0 {
 		return
 	}
-	slices.Sort(v)
-	ms := func(i int) float64 { return float64(v[i]) / 1e6 }
-	return ms(0), ms(len(v) / 2), ms(len(v) * 99 / 100), ms(len(v) - 1)
+	ms := make([]float64, len(v))
+	for i, ns := range v {
+		ms[i] = float64(ns) / 1e6
+	}
+	slices.Sort(ms)
+	return ms[0], stats.Percentile(ms, 50), stats.Percentile(ms, 99), ms[len(ms)-1]
 }
 
 // sockDrops reads SO_RXQ_OVFL-style drops from the socket's meminfo:
