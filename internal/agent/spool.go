@@ -91,6 +91,14 @@ func fileName(id string) string {
 	return "x-" + hex.EncodeToString(h[:16]) + ".json"
 }
 
+// SpoolFile is where an agent started with --spool-dir dir keeps run
+// id's upload once it is durable (put has renamed it into place): a
+// watcher that sees this file knows the result survives a crash, which
+// the spool's temporary files do not promise.
+func SpoolFile(dir, id string) string {
+	return filepath.Join(dir, "spool", fileName(id))
+}
+
 // usage is what the spool holds.
 func (s *spool) usage() (files, bytes int64) {
 	s.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/agent"
 	"github.com/fullpipe/fullpipe/internal/fleet"
 	"github.com/fullpipe/fullpipe/internal/testkit"
 )
@@ -103,13 +104,15 @@ func (f *fixture) killMidRun(t *testing.T, sched string) (string, string) {
 		t.Fatal("no tcp run started within 90 s")
 	}
 	r := running[0]
-	time.Sleep(3 * time.Second)
+	time.Sleep(3 * time.Second) // real time: the run is a real transfer between two processes; the controller dies in its middle
 	f.ctl.kill()
 	t.Logf("killed the controller 3 s into run %s (%s→%s)", r.ID, r.Source, r.Dest)
 	i := f.s.Index(r.Source)
-	spool := filepath.Join(f.dir, "spool-"+r.Source, "spool")
-	if !testkit.Poll(30*time.Second, func() bool { ls, _ := os.ReadDir(spool); return len(ls) > 0 }) {
-		t.Fatalf("%s spooled nothing within 30 s of the controller's death", r.Source)
+	// The run's own spooled file, not any entry: the spool writes a
+	// temporary file first, which a restarted agent rightly deletes.
+	spooled := agent.SpoolFile(filepath.Join(f.dir, "spool-"+r.Source), r.ID)
+	if !testkit.Poll(30*time.Second, func() bool { _, err := os.Stat(spooled); return err == nil }) {
+		t.Fatalf("%s did not spool run %s (%s) within 30 s of the controller's death", r.Source, r.ID, spooled)
 	}
 	f.agents[i].kill()
 	t.Logf("killed agent %s with its result spooled", r.Source)

@@ -70,6 +70,22 @@ func runLab(t *testing.T, l *Lab) {
 	}
 }
 
+// held runs measure until the lab held its path over a run of it for
+// budget b (Holder: at most 3 runs, 5 s apart), logs the lab's account of
+// that run and returns it. A test that never gets a held run fails with
+// the lab's own figures, never with a message about the path's physics:
+// it asserts physics only after held returns. measure may fail the test
+// itself for what is not the lab's (a tool that did not start).
+func held(t *testing.T, m Marker, b Budget, measure func(try int)) Account {
+	t.Helper()
+	a, err := Holder{Lab: m, Budget: b, Logf: t.Logf}.Run(context.Background(), func(try int) error { measure(try); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("held: %s", a.Summary(b))
+	return a
+}
+
 // inNSCmd runs argv in a namespace with a deadline.
 func inNSCmd(ctx context.Context, ns string, argv ...string) *exec.Cmd {
 	return exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", ns}, argv...)...)

@@ -44,6 +44,10 @@ type DirectionStats struct {
 	WriteDrops  uint64 `json:"forwarder_write_drops"`
 	LatePackets uint64 `json:"late_packets"`
 	LabLimited  bool   `json:"lab_limited"`
+	// LateHist counts the forwarded packets by how late after their
+	// virtual departure they were written, in LateBucket (10 µs) steps,
+	// trailing zeros trimmed (Lab.Mark, ByName: the lab judges itself).
+	LateHist []uint64 `json:"late_hist_10us,omitempty"`
 }
 
 // Snapshot reads the counters.
@@ -55,8 +59,16 @@ func (l *Lab) Snapshot() Stats {
 		*dst = readStats(l.stats[i], l.paths[i])
 		p.mu.Unlock()
 		dst.lossOnRead(tunDrops(l.ends[i])) // direction i reads end i's device
+		dst.LateHist = trimZeros(p.histogram())
 	}
 	return s
+}
+
+func trimZeros(h []uint64) []uint64 {
+	for len(h) > 0 && h[len(h)-1] == 0 {
+		h = h[:len(h)-1]
+	}
+	return h
 }
 
 // lossOnRead adds the kernel's drops at the direction's input device

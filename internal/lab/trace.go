@@ -131,12 +131,15 @@ func (l *Lab) Trace() (up, down []TraceRecord) {
 // written after their virtual departure: counts per LateBucket, the last
 // bucket holding everything later.
 func (l *Lab) Lateness() (up, down []uint64) {
-	get := func(p *pipe) []uint64 {
-		out := make([]uint64, lateBuckets)
-		for i := range out {
-			out[i] = p.late[i].Load()
-		}
-		return out
+	return l.pipes[0].histogram(), l.pipes[1].histogram()
+}
+
+// histogram reads the pipe's lateness histogram: counts per LateBucket,
+// the last bucket holding everything later.
+func (p *pipe) histogram() []uint64 {
+	out := make([]uint64, lateBuckets)
+	for i := range out {
+		out[i] = p.late[i].Load()
 	}
-	return get(l.pipes[0]), get(l.pipes[1])
+	return out
 }

@@ -1,0 +1,352 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/units"
+)
+
+// The lab judges itself. A measurement across the lab is the path's only
+// when the forwarder kept the path's schedule while it ran: it lost no
+// packet of its own and wrote (almost) every packet within a bound of its
+// virtual departure. Mark takes the forwarder's counters before a
+// measurement; Since turns two marks into the Account of that interval;
+// Account.Judge says whether the lab held its path for a Budget that
+// the measurement derives from what it measures (a rate test tolerates
+// more lateness than a round-trip test). Holder repeats a measurement
+// the lab did not hold.
+
+// Mark is the forwarder's own counters at one instant: per direction (a
+// two-ended lab's up and down, or every site's uplink and downlink) and
+// its lateness histogram (all directions together).
+type Mark struct {
+	Name string
+	At   time.Time
+	Dirs []NamedStats
+	Hist []uint64 // packets by lateness, LateBucket wide; the last bucket holds every later one
+}
+
+// NamedStats is one direction's counters, named ("up", "paris up").
+type NamedStats struct {
+	Name string
+	DirectionStats
+}
+
+// Marker is a running lab whose forwarder can be marked: *Lab, *Sites,
+// or a lab in another process by name (ByName).
+type Marker interface {
+	Mark() Mark
+}
+
+// Mark reads the forwarder's counters now.
+func (l *Lab) Mark() Mark {
+	s := l.Snapshot()
+	return Mark{Name: l.Name, At: time.Now(), Dirs: []NamedStats{{"up", s.Up}, {"down", s.Down}}, Hist: addHist(s.Up.LateHist, s.Down.LateHist)}
+}
+
+// Mark reads every site's counters now.
+func (s *Sites) Mark() Mark {
+	m := Mark{Name: s.Config.Name, At: time.Now()}
+	for _, st := range s.Stats() {
+		m.Dirs = append(m.Dirs, NamedStats{st.Name + " up", st.Up}, NamedStats{st.Name + " down", st.Down})
+	}
+	m.Hist = s.pipe.histogram()
+	return m
+}
+
+// ByName marks the lab called Name through its statistics socket: a
+// command run inside a lab (`fullpipe lab exec`) judges the lab its
+// measurement crossed.
+type ByName string
+
+// Mark asks the lab for its counters; a lab that does not answer gives a
+// Mark with no directions, which Since refuses.
+func (n ByName) Mark() Mark {
+	st, err := ReadStats(string(n))
+	m := Mark{Name: string(n), At: time.Now()}
+	if err != nil {
+		return m
+	}
+	m.Dirs = []NamedStats{{"up", st.Up}, {"down", st.Down}}
+	m.Hist = addHist(st.Up.LateHist, st.Down.LateHist)
+	return m
+}
+
+func addHist(hs ...[]uint64) []uint64 {
+	out := make([]uint64, lateBuckets)
+	for _, h := range hs {
+		for i, n := range h {
+			out[i] += n
+		}
+	}
+	return out
+}
+
+// Account is what the forwarder did between two marks.
+type Account struct {
+	Name     string
+	Interval time.Duration
+	Dirs     []NamedStats // each counter the difference over the interval; queue figures as at the end
+	Hist     []uint64
+}
+
+// Since is the account of the interval from m0 to m1 (two marks of one
+// lab, m0 first).
+func Since(m0, m1 Mark) (Account, error) {
+	if len(m0.Dirs) == 0 || len(m0.Dirs) != len(m1.Dirs) || len(m0.Hist) != len(m1.Hist) {
+		return Account{}, fmt.Errorf("lab %q: no statistics for the interval (is the lab up?)", m1.Name)
+	}
+	a := Account{Name: m1.Name, Interval: m1.At.Sub(m0.At), Hist: make([]uint64, len(m1.Hist))}
+	for i := range m1.Hist {
+		a.Hist[i] = m1.Hist[i] - m0.Hist[i]
+	}
+	for i, d1 := range m1.Dirs {
+		d0, d := m0.Dirs[i].DirectionStats, d1.DirectionStats
+		d.RxPackets -= d0.RxPackets
+		d.RxBytes -= d0.RxBytes
+		d.TxPackets -= d0.TxPackets
+		d.TxBytes -= d0.TxBytes
+		d.ICMPSent -= d0.ICMPSent
+		d.ReadDrops -= d0.ReadDrops
+		d.ReadStalls -= d0.ReadStalls
+		d.WriteDrops -= d0.WriteDrops
+		d.LatePackets -= d0.LatePackets
+		d.Drops = map[string]uint64{}
+		for c, n := range d1.Drops {
+			d.Drops[c] = n - d0.Drops[c]
+		}
+		d.LateHist = nil
+		d.LabLimited = d.ReadDrops+d.ReadStalls+d.WriteDrops+d.LatePackets > 0
+		a.Dirs = append(a.Dirs, NamedStats{d1.Name, d})
+	}
+	return a, nil
+}
+
+// Budget is how well the forwarder must keep the path's schedule for a
+// measurement to be the path's. The forwarder may never lose a packet
+// of its own (a test would read it as the path's loss). Of the packets
+// it forwarded, at most LateShare may be written more than LateBy after
+// their virtual departure; each read stall (the reader was away for more
+// than LateLimit with packets waiting, so their arrival stamps are late
+// by as much) counts as one such packet. Why is the physics that sets
+// LateBy, for the message when the lab did not hold.
+type Budget struct {
+	LateBy    time.Duration // 0: LateLimit
+	LateShare float64       // 0: DefaultLateShare
+	Why       string
+}
+
+// DefaultLateShare is the share of packets a measurement tolerates late
+// by more than its LateBy: one in a thousand. A late packet is still
+// delivered; it distorts only what it carries (its own delay, its place
+// in a train), and one in a thousand moves a percentile below p99.9 by
+// at most one rank.
+const DefaultLateShare = 0.001
+
+func (b Budget) lateBy() time.Duration {
+	if b.LateBy <= 0 {
+		return LateLimit
+	}
+	return min(b.LateBy, lateBuckets*LateBucket-LateBucket)
+}
+
+func (b Budget) share() float64 {
+	if b.LateShare <= 0 {
+		return DefaultLateShare
+	}
+	return b.LateShare
+}
+
+// Forwarded is how many packets the forwarder wrote in the interval, in
+// all directions.
+func (a Account) Forwarded() uint64 {
+	var n uint64
+	for _, d := range a.Dirs {
+		n += d.TxPackets
+	}
+	return n
+}
+
+// Late is how many packets were written more than by after their
+// virtual departure (from the histogram: late by at least by rounded
+// down to LateBucket), plus the read stalls.
+func (a Account) Late(by time.Duration) uint64 {
+	var n uint64
+	for i := int(by / LateBucket); i < len(a.Hist); i++ {
+		n += a.Hist[i]
+	}
+	for _, d := range a.Dirs {
+		n += d.ReadStalls
+	}
+	return n
+}
+
+// OwnDrops is how many packets the forwarder lost itself: the kernel's
+// drops at its input devices and its failed writes.
+func (a Account) OwnDrops() uint64 {
+	var n uint64
+	for _, d := range a.Dirs {
+		n += d.ReadDrops + d.WriteDrops
+	}
+	return n
+}
+
+// Judge says whether the lab held its path over the interval for budget
+// b: nil, or a *LimitedError with the lab's own figures.
+func (a Account) Judge(b Budget) error {
+	fw, late, drops := a.Forwarded(), a.Late(b.lateBy()), a.OwnDrops()
+	if drops == 0 && float64(late) <= b.share()*float64(fw) {
+		return nil
+	}
+	return &LimitedError{Account: a, Budget: b}
+}
+
+// LimitedError is a measurement the lab did not hold.
+type LimitedError struct {
+	Account Account
+	Budget  Budget
+	Tries   int // how many runs were tried, all limited (Holder)
+}
+
+func (e *LimitedError) Error() string {
+	a, b := e.Account, e.Budget
+	fw := a.Forwarded()
+	late := a.Late(b.lateBy())
+	var s strings.Builder
+	fmt.Fprintf(&s, "LAB-LIMITED: lab %q could not hold its path", a.Name)
+	if e.Tries > 1 {
+		fmt.Fprintf(&s, " in any of %d tries; the last, over %.1f s", e.Tries, a.Interval.Seconds())
+	} else {
+		fmt.Fprintf(&s, " over %.1f s", a.Interval.Seconds())
+	}
+	fmt.Fprintf(&s, ": %s of %d packets written more than %s late (budget %s", pct(late, fw), fw,
+		units.FormatDuration(b.lateBy()), pctOf(b.share()))
+	if b.Why != "" {
+		fmt.Fprintf(&s, ": %s", b.Why)
+	}
+	fmt.Fprintf(&s, "), %d lost by the forwarder itself", a.OwnDrops())
+	for _, d := range a.Dirs {
+		if d.TxPackets == 0 && d.RxPackets == 0 {
+			continue
+		}
+		fmt.Fprintf(&s, "; %s forwarded %s (mean %s), read stalls %d, forwarder drops %d",
+			d.Name, units.FormatBytes(float64(d.TxBytes)), units.FormatRate(float64(d.TxBytes)*8/max(a.Interval.Seconds(), 1e-9)),
+			d.ReadStalls, d.ReadDrops+d.WriteDrops)
+	}
+	fmt.Fprintf(&s, ". This host cannot emulate this path now%s; the figures measured are the lab's, not the path's", loadNote())
+	return s.String()
+}
+
+func pct(n, of uint64) string {
+	if of == 0 {
+		return fmt.Sprintf("%d", n)
+	}
+	return pctOf(float64(n) / float64(of))
+}
+
+func pctOf(f float64) string { return fmt.Sprintf("%.3g %%", 100*f) }
+
+// loadNote is the host's load average, when it can be read.
+func loadNote() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return fmt.Sprintf(" (load average %s %s %s)", f[0], f[1], f[2])
+}
+
+// Holder runs a measurement until the lab held its path over one run:
+// at most Tries runs (0: 3), Pause apart (0: 5 s, long enough for a
+// burst of other work on the host to pass). Logf, when set, is told of
+// each limited run.
+type Holder struct {
+	Lab    Marker
+	Budget Budget
+	Tries  int
+	Pause  time.Duration
+	Logf   func(format string, args ...any)
+}
+
+// Run calls measure (with the try, from 1) until the lab held its path
+// over a call, and returns that call's account. An error of measure's
+// own ends it at once. When no run was held it returns a *LimitedError
+// with the last run's figures; when ctx ends, ctx's error.
+func (h Holder) Run(ctx context.Context, measure func(try int) error) (Account, error) {
+	tries, pause := h.Tries, h.Pause
+	if tries <= 0 {
+		tries = 3
+	}
+	if pause <= 0 {
+		pause = 5 * time.Second
+	}
+	var last error
+	for try := 1; try <= tries; try++ {
+		m0 := h.Lab.Mark()
+		if err := measure(try); err != nil {
+			return Account{}, err
+		}
+		a, err := Since(m0, h.Lab.Mark())
+		if err != nil {
+			return Account{}, err
+		}
+		last = a.Judge(h.Budget)
+		if last == nil {
+			return a, nil
+		}
+		if h.Logf != nil {
+			h.Logf("try %d of %d: %v", try, tries, last)
+		}
+		if try == tries {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return a, ctx.Err()
+		case <-time.After(pause):
+		}
+	}
+	var le *LimitedError
+	if errors.As(last, &le) {
+		le.Tries = tries
+	}
+	return Account{}, last
+}
+
+// LateQuantile is the q-quantile of how late the interval's packets
+// were written (a bucket's upper bound; 0 when none were forwarded).
+func (a Account) LateQuantile(q float64) time.Duration {
+	var total uint64
+	for _, n := range a.Hist {
+		total += n
+	}
+	if total == 0 {
+		return 0
+	}
+	want := uint64(q * float64(total))
+	var cum uint64
+	for i, n := range a.Hist {
+		cum += n
+		if cum >= want {
+			return time.Duration(i+1) * LateBucket
+		}
+	}
+	return time.Duration(len(a.Hist)) * LateBucket
+}
+
+// Summary is the account in one line, for a budget: what a held run's
+// test logs beside its figures.
+func (a Account) Summary(b Budget) string {
+	fw := a.Forwarded()
+	return fmt.Sprintf("lab %q over %.1f s: %d packets forwarded, %s late by more than %s (budget %s), p99 lateness %s, %d lost by the forwarder",
+		a.Name, a.Interval.Seconds(), fw, pct(a.Late(b.lateBy()), fw), units.FormatDuration(b.lateBy()), pctOf(b.share()),
+		units.FormatDuration(a.LateQuantile(0.99)), a.OwnDrops())
+}

@@ -1,0 +1,126 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// mark builds a mark of a two-ended lab: up forwarded packets, late of
+// them written lateBy late, plus the forwarder's own drops and stalls.
+func mark(at time.Time, packets, late uint64, lateBy time.Duration, drops, stalls uint64) Mark {
+	h := make([]uint64, lateBuckets)
+	h[0] = packets - late
+	h[min(int(lateBy/LateBucket), lateBuckets-1)] += late
+	up := DirectionStats{TxPackets: packets, TxBytes: packets * 1500, WriteDrops: drops, ReadStalls: stalls}
+	return Mark{Name: "t", At: at, Dirs: []NamedStats{{"up", up}, {"down", DirectionStats{}}}, Hist: h}
+}
+
+// TestAccountJudge: the budget's late share and its threshold, drops
+// never allowed, and a message with the lab's own figures.
+func TestAccountJudge(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	base := mark(t0, 1000, 0, 0, 0, 0)
+	for _, c := range []struct {
+		name          string
+		packets, late uint64
+		lateBy        time.Duration
+		drops, stalls uint64
+		budget        Budget
+		held          bool
+		inMessage     string
+	}{
+		// 100,000 more packets, 100 of them 2 ms late: exactly 0.1 %; 5,000
+		// (5 %) 300 µs late.
+		{"at the default share", 101_000, 100, 2 * time.Millisecond, 0, 0, Budget{}, true, ""},
+		{"one over it", 101_000, 101, 2 * time.Millisecond, 0, 0, Budget{}, false, "0.101 % of 100000 packets written more than 1.00 ms late"},
+		// 300 µs late is not late for the default 1 ms, is for 200 µs.
+		{"under LateBy", 101_000, 5_000, 300 * time.Microsecond, 0, 0, Budget{}, true, ""},
+		{"over a tighter LateBy", 101_000, 5_000, 300 * time.Microsecond, 0, 0, Budget{LateBy: 200 * time.Microsecond, Why: "a tenth of the RTT tolerance"}, false, "a tenth of the RTT tolerance"},
+		{"one own drop", 101_000, 0, 2 * time.Millisecond, 1, 0, Budget{}, false, "1 lost by the forwarder itself"},
+		{"stalls count as late", 101_000, 0, 2 * time.Millisecond, 0, 101, Budget{}, false, "read stalls 101"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a, err := Since(base, mark(t0.Add(10*time.Second), c.packets, c.late, c.lateBy, c.drops, c.stalls))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.Interval != 10*time.Second || a.Forwarded() != c.packets-1000 {
+				t.Fatalf("interval %v, forwarded %d; want 10s, %d", a.Interval, a.Forwarded(), c.packets-1000)
+			}
+			err = a.Judge(c.budget)
+			if (err == nil) != c.held {
+				t.Fatalf("held %v, want %v (%v)", err == nil, c.held, err)
+			}
+			if err != nil && !strings.Contains(err.Error(), c.inMessage) {
+				t.Errorf("message %q lacks %q", err, c.inMessage)
+			}
+		})
+	}
+	if _, err := Since(Mark{Name: "gone"}, base); err == nil {
+		t.Error("an empty mark (a lab that did not answer) gave an account")
+	}
+}
+
+// fakeMarker forwards 1000 packets per measurement, late ones while
+// busy says so.
+type fakeMarker struct {
+	packets, late uint64
+}
+
+func (f *fakeMarker) Mark() Mark {
+	return mark(time.Now(), f.packets, f.late, 5*time.Millisecond, 0, 0)
+}
+
+// TestHolder: a limited run is repeated after the pause, a held one
+// ends the repeats, and three limited runs give the lab's figures; on
+// fake time, so the pauses are exact.
+func TestHolder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeMarker{packets: 1}
+		busyTries := 2
+		start := time.Now()
+		var tries []int
+		h := Holder{Lab: f, Pause: 5 * time.Second}
+		a, err := h.Run(context.Background(), func(try int) error {
+			tries = append(tries, try)
+			f.packets += 1000
+			if try <= busyTries {
+				f.late += 10
+			}
+			time.Sleep(time.Second) // the measurement
+			return nil
+		})
+		if err != nil || len(tries) != 3 || a.Forwarded() != 1000 {
+			t.Fatalf("tries %v, account %d packets, err %v; want the third run held", tries, a.Forwarded(), err)
+		}
+		if d := time.Since(start); d != 3*time.Second+2*5*time.Second {
+			t.Errorf("took %v, want 3 runs of 1 s and 2 pauses of 5 s", d)
+		}
+
+		busyTries = 3
+		tries = nil
+		_, err = h.Run(context.Background(), func(try int) error {
+			tries = append(tries, try)
+			f.packets += 1000
+			f.late += 10
+			return nil
+		})
+		var le *LimitedError
+		if !errors.As(err, &le) || le.Tries != 3 || len(tries) != 3 {
+			t.Fatalf("tries %v, err %v; want a LimitedError after 3", tries, err)
+		}
+		if !strings.Contains(err.Error(), "in any of 3 tries") || !strings.Contains(err.Error(), "1 % of 1000 packets") {
+			t.Errorf("message %q", err)
+		}
+
+		want := errors.New("the measurement's own failure")
+		tries = nil
+		if _, err := h.Run(context.Background(), func(try int) error { tries = append(tries, try); return want }); err != want || len(tries) != 1 {
+			t.Errorf("err %v after %v; a measurement's own error ends it at once", err, tries)
+		}
+	})
+}
