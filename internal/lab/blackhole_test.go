@@ -59,7 +59,7 @@ func TestRFC6349BlackHolePath(t *testing.T) {
 	needRoot(t)
 	bin := buildFullpipe(t)
 	l := startLab(t, "trbhr", blackHolePath())
-	r := runRFC(t, bin, l, "--direction", "down", "--cir", "80M") // the later --direction wins
+	r, _ := runRFC(t, bin, l, "--direction", "down", "--cir", "80M") // the later --direction wins
 	if r.Partial {
 		t.Fatalf("partial result on the black-holed path: %s", r.Reason)
 	}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -86,9 +87,12 @@ func held(t *testing.T, m Marker, b Budget, measure func(try int)) Account {
 	return a
 }
 
-// inNSCmd runs argv in a namespace with a deadline.
+// inNSCmd runs argv in a namespace with a deadline; it dies with the
+// test binary (Pdeathsig), so a killed test leaves no responder behind.
 func inNSCmd(ctx context.Context, ns string, argv ...string) *exec.Cmd {
-	return exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", ns}, argv...)...)
+	cmd := exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", ns}, argv...)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	return cmd
 }
 
 var pingTime = regexp.MustCompile(`time=([0-9.]+) ms`)
