@@ -31,6 +31,12 @@ func TestBlackHoleControlFrames(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	startResponder(t, ctx, bin, l)
+	held(t, l, countBudget, func(int) { blackHoleRuns(t, ctx, bin, l) })
+}
+
+// blackHoleRuns runs the six tests; the first lost result fails.
+func blackHoleRuns(t *testing.T, ctx context.Context, bin string, l *Lab) {
+	t.Helper()
 	for i := range 6 {
 		args := []string{bin, "tcp", l.Server.Addr.String(), "--json", "-P", "4", "--cc", "cubic", "-t", "2s", "--mss", "1360"}
 		if i%2 == 1 {

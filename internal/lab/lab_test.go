@@ -87,6 +87,28 @@ func held(t *testing.T, m Marker, b Budget, measure func(try int)) Account {
 	return a
 }
 
+// Budgets shared by several lab tests (a test with its own physics
+// derives its own, beside it).
+var (
+	// rateBudget: a rate measured over seconds. A late packet is still
+	// delivered, so it moves a count over T by at most its lateness / T
+	// (1 ms of 6 s: 0.02 %); a forwarder that cannot keep the path's rate
+	// falls behind and writes nearly every packet late. 1 % of packets
+	// more than 1 ms late tells the two apart.
+	rateBudget = Budget{LateBy: LateLimit, LateShare: 0.01, Why: "a forwarder that cannot keep the rate writes nearly every packet late"}
+	// countBudget: the test counts packets (drops, answers) or only needs
+	// them delivered; lateness moves no count, the forwarder's own drops
+	// (always refused) would.
+	countBudget = Budget{LateShare: 1, Why: "a count moves only with the forwarder's own drops"}
+)
+
+// medianBudget is for a test that judges medians of per-packet delays
+// whose bound allows lateBy: a median moves only when half its samples
+// are late, and a quarter leaves a margin.
+func medianBudget(lateBy time.Duration, why string) Budget {
+	return Budget{LateBy: lateBy, LateShare: 0.25, Why: why}
+}
+
 // inNSCmd runs argv in a namespace with a deadline; it dies with the
 // test binary (Pdeathsig), so a killed test leaves no responder behind.
 func inNSCmd(ctx context.Context, ns string, argv ...string) *exec.Cmd {
@@ -137,15 +159,20 @@ func median(v []float64) float64 {
 // round trip beyond the forwarder: 0.07-0.3 ms measured here.
 const tunFloor = 300 * time.Microsecond
 
+// pingBudget is for checkHostNoise's pings: their median excess is
+// judged with the forwarder's median lateness inside its bound, so
+// lateness moves no verdict until the lab cannot keep time: a request
+// and its reply each more than 0.5 ms late (1 ms for the ping) for a
+// quarter of the packets.
+var pingBudget = medianBudget(500*time.Microsecond, "the ping's bound holds the median lateness; past 1 ms a round trip the lab cannot keep time")
+
 // checkHostNoise judges ping against the emulator: excess is each ping's
 // RTT minus the emulator's hold of it, lateMedian the forwarder's median
 // lateness over the same pings (the host's scheduling noise, both ways)
-// and floor what the hosts add when nothing is late.
+// and floor what the hosts add when nothing is late. The pings must come
+// from a run the lab held for pingBudget.
 func checkHostNoise(t *testing.T, excess []time.Duration, lateMedian, floor time.Duration) {
 	t.Helper()
-	if lateMedian > time.Millisecond {
-		t.Errorf("the forwarder wrote ping packets a median %v after their virtual departure: this machine is too busy for the lab to keep time", lateMedian)
-	}
 	if m := quantile(excess, 0); m < -100*time.Microsecond {
 		t.Errorf("a ping saw %v less than the emulator held it: ping truncates to 0.1 ms, no more can be missing", -m)
 	}
@@ -165,8 +192,9 @@ func checkHostNoise(t *testing.T, excess []time.Duration, lateMedian, floor time
 //   - the host's scheduling noise, measured in this test: how late after
 //     its virtual departure the forwarder wrote each ping packet (a median
 //     of 0.05-0.1 ms both ways on an idle machine, 0.1-0.2 ms while other
-//     builds run). Above 1 ms the lab cannot keep time on this machine and
-//     the test says so;
+//     builds run). Beyond pingBudget the lab cannot keep time on this
+//     machine: the pings are taken again (held), and the test fails with
+//     the lab's figures if it never could;
 //   - the hosts: ping's RTT minus the emulator's hold is the forwarder's
 //     lateness plus the TUN devices and stacks. Ping prints 0.1 ms at
 //     10-100 ms and truncates, so no ping may be more than 0.1 ms early;
@@ -180,7 +208,8 @@ func TestAddedRTT(t *testing.T) {
 		t.Run(fmt.Sprintf("%d Mbit/s", rate/1e6), func(t *testing.T) {
 			const delay = 10 * time.Millisecond
 			l := startLab(t, fmt.Sprintf("trtt%d", i), Direction{RateBps: rate, Delay: delay})
-			ps := pingTraced(t, l, 40, 50*time.Millisecond, 56)
+			var ps []pinged
+			held(t, l, pingBudget, func(int) { ps = pingTraced(t, l, 40, 50*time.Millisecond, 56) })
 			// 56 B of payload + 8 ICMP + 20 IP = 84 B, + 38 B Ethernet
 			// framing, serialised once each way (rounded up to the ns).
 			ser := time.Duration(math.Ceil(float64(84+38) * 8 * 1e9 / float64(rate)))
@@ -272,7 +301,8 @@ func TestRateCeiling(t *testing.T) {
 	needRoot(t, "iperf3")
 	const rate = 100e6
 	l := startLab(t, "trate", Direction{RateBps: rate, Delay: 5 * time.Millisecond, QueueBytes: 500_000})
-	got := iperf3(t, l, 6, 2)
+	var got float64
+	held(t, l, rateBudget, func(int) { got = iperf3(t, l, 6, 2) })
 	ceiling := rate * 1448 / 1538
 	t.Logf("iperf3 %.2f Mbit/s, ceiling %.2f Mbit/s", got/1e6, ceiling/1e6)
 	if math.Abs(got-ceiling)/ceiling > 0.02 {
@@ -305,12 +335,15 @@ func TestQueueDelay(t *testing.T) {
 	needRoot(t, "iperf3", "ping")
 	const rate, queue, delay = 20e6, 100_000, 5 * time.Millisecond
 	l := startLab(t, "tqueue", Direction{RateBps: rate, Delay: delay, QueueBytes: queue})
-	idle := pingTraced(t, l, 20, 50*time.Millisecond, 56)
-	done := make(chan float64, 1)
-	go func() { done <- iperf3(t, l, 5, 0, "-u", "-b", "30M", "-l", "1472", "--pacing-timer", "100") }()
-	time.Sleep(1500 * time.Millisecond)
-	ps := pingTraced(t, l, 50, 50*time.Millisecond, 56)
-	<-done
+	var idle, ps []pinged
+	held(t, l, pingBudget, func(int) {
+		idle = pingTraced(t, l, 20, 50*time.Millisecond, 56)
+		done := make(chan float64, 1)
+		go func() { done <- iperf3(t, l, 5, 0, "-u", "-b", "30M", "-l", "1472", "--pacing-timer", "100") }()
+		time.Sleep(1500 * time.Millisecond) // real time: the flood fills the queue before the pings
+		ps = pingTraced(t, l, 50, 50*time.Millisecond, 56)
+		<-done
+	})
 	if len(ps) < 40 {
 		t.Fatalf("%d of 50 pings answered; a ping always fits beside 66 full-size packets", len(ps))
 	}
@@ -356,15 +389,21 @@ func TestQueueDelay(t *testing.T) {
 func TestPolicerVsShaper(t *testing.T) {
 	needRoot(t, "iperf3", "ping")
 	const rate = 20e6
+	// The rises are medians of pings judged against 5 ms and 20 ms: a
+	// ping whose packets are each 1 ms late moves by 2 ms.
+	budget := medianBudget(time.Millisecond, "a fifth of the policer's 5 ms bound per packet")
 	run := func(name string, d Direction) (rttRise float64, st Stats) {
 		l := startLab(t, name, d)
-		base := median(pingRTTs(t, l, 10, 56))
-		done := make(chan float64, 1)
-		go func() { done <- iperf3(t, l, 4, 0, "-C", "cubic") }()
-		time.Sleep(time.Second)
-		loaded := median(pingRTTs(t, l, 40, 56))
-		<-done
-		return loaded - base, l.Snapshot()
+		held(t, l, budget, func(int) {
+			base := median(pingRTTs(t, l, 10, 56))
+			done := make(chan float64, 1)
+			go func() { done <- iperf3(t, l, 4, 0, "-C", "cubic") }()
+			time.Sleep(time.Second) // real time: the transfer fills the queue before the pings
+			loaded := median(pingRTTs(t, l, 40, 56))
+			<-done
+			rttRise = loaded - base
+		})
+		return rttRise, l.Snapshot()
 	}
 	pRise, pst := run("tpol", Direction{PoliceBps: rate, PoliceBurst: 30_000, Delay: 5 * time.Millisecond})
 	sRise, sst := run("tshape", Direction{RateBps: rate, QueueBytes: 200_000, Delay: 5 * time.Millisecond})
@@ -401,17 +440,20 @@ func TestMTU(t *testing.T) {
 	}
 	// ping's ICMP payload: 1500 − 20 − 8 = 1472; 1400 − 28 = 1372.
 	l := startLab(t, "tmtu", Direction{MTU: 1400})
-	if out, err := ping(l, 1372); err != nil {
-		t.Fatalf("1400-byte packet should pass: %v\n%s", err, out)
-	}
-	if out, err := ping(l, 1472); err == nil {
-		t.Fatalf("1500-byte packet passed a 1400 MTU:\n%s", out)
-	}
+	held(t, l, countBudget, func(int) {
+		if out, err := ping(l, 1372); err != nil {
+			t.Fatalf("1400-byte packet should pass: %v\n%s", err, out)
+		}
+		if out, err := ping(l, 1472); err == nil {
+			t.Fatalf("1500-byte packet passed a 1400 MTU:\n%s", out)
+		}
+	})
 	if d := l.Snapshot().Up.Drops["mtu"]; d < 2 {
 		t.Fatalf("mtu drops %d, want 2", d)
 	}
 	li := startLab(t, "tmtui", Direction{MTU: 1400, ICMP: true})
-	out, _ := ping(li, 1472)
+	var out string
+	held(t, li, countBudget, func(int) { out, _ = ping(li, 1472) })
 	if !strings.Contains(out, "mtu = 1400") && !strings.Contains(out, "mtu=1400") {
 		// The first probe triggers ICMP; the kernel then reports the
 		// learned MTU for the next one.
