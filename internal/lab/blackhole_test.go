@@ -31,7 +31,7 @@ func TestBlackHoleControlFrames(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	startResponder(t, ctx, bin, l)
-	held(t, l, countBudget, func(int) { blackHoleRuns(t, ctx, bin, l) })
+	held(t, l, CountBudget, func(int) { blackHoleRuns(t, ctx, bin, l) })
 }
 
 // blackHoleRuns runs the six tests; the first lost result fails.

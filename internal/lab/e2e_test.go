@@ -107,7 +107,7 @@ func TestEngineRate(t *testing.T) {
 	const rate = 100e6
 	l := startLab(t, "terate", Direction{RateBps: rate, Delay: 5 * time.Millisecond, QueueBytes: 500_000})
 	var s tcpSummary
-	held(t, l, rateBudget, func(int) { s = fullpipeTCP(t, bin, l, "-t", "8s") })
+	held(t, l, RateBudget, func(int) { s = fullpipeTCP(t, bin, l, "-t", "8s") })
 	ceiling := rate * 1448 / 1538
 	t.Logf("fullpipe %.2f Mbit/s, ceiling %.2f Mbit/s", s.Summary.ThroughputBps/1e6, ceiling/1e6)
 	// Slow start costs a few RTTs of 10 ms out of 8 s: well under 1 %.

@@ -141,6 +141,22 @@ type Budget struct {
 	Why       string
 }
 
+// Budgets for the two commonest kinds of measurement; one with physics
+// of its own derives its own Budget.
+var (
+	// RateBudget: a rate measured over seconds. A late packet is still
+	// delivered, so it moves a count over T by at most its lateness / T
+	// (1 ms of 6 s: 0.02 %); a forwarder that cannot keep the path's rate
+	// falls behind and writes nearly every packet late. 1 % of packets
+	// more than 1 ms late tells the two apart. Also what a command run in
+	// the lab is judged by (a user's run measures rates and minima).
+	RateBudget = Budget{LateBy: LateLimit, LateShare: 0.01, Why: "a forwarder that cannot keep the rate writes nearly every packet late"}
+	// CountBudget: the measurement counts packets (drops, answers) or
+	// only needs them delivered, or judges minima; lateness moves none of
+	// them, the forwarder's own drops (always refused) would.
+	CountBudget = Budget{LateShare: 1, Why: "a count moves only with the forwarder's own drops"}
+)
+
 // DefaultLateShare is the share of packets a measurement tolerates late
 // by more than its LateBy: one in a thousand. A late packet is still
 // delivered; it distorts only what it carries (its own delay, its place

@@ -87,21 +87,6 @@ func held(t *testing.T, m Marker, b Budget, measure func(try int)) Account {
 	return a
 }
 
-// Budgets shared by several lab tests (a test with its own physics
-// derives its own, beside it).
-var (
-	// rateBudget: a rate measured over seconds. A late packet is still
-	// delivered, so it moves a count over T by at most its lateness / T
-	// (1 ms of 6 s: 0.02 %); a forwarder that cannot keep the path's rate
-	// falls behind and writes nearly every packet late. 1 % of packets
-	// more than 1 ms late tells the two apart.
-	rateBudget = Budget{LateBy: LateLimit, LateShare: 0.01, Why: "a forwarder that cannot keep the rate writes nearly every packet late"}
-	// countBudget: the test counts packets (drops, answers) or only needs
-	// them delivered; lateness moves no count, the forwarder's own drops
-	// (always refused) would.
-	countBudget = Budget{LateShare: 1, Why: "a count moves only with the forwarder's own drops"}
-)
-
 // medianBudget is for a test that judges medians of per-packet delays
 // whose bound allows lateBy: a median moves only when half its samples
 // are late, and a quarter leaves a margin.
@@ -302,7 +287,7 @@ func TestRateCeiling(t *testing.T) {
 	const rate = 100e6
 	l := startLab(t, "trate", Direction{RateBps: rate, Delay: 5 * time.Millisecond, QueueBytes: 500_000})
 	var got float64
-	held(t, l, rateBudget, func(int) { got = iperf3(t, l, 6, 2) })
+	held(t, l, RateBudget, func(int) { got = iperf3(t, l, 6, 2) })
 	ceiling := rate * 1448 / 1538
 	t.Logf("iperf3 %.2f Mbit/s, ceiling %.2f Mbit/s", got/1e6, ceiling/1e6)
 	if math.Abs(got-ceiling)/ceiling > 0.02 {
@@ -440,7 +425,7 @@ func TestMTU(t *testing.T) {
 	}
 	// ping's ICMP payload: 1500 − 20 − 8 = 1472; 1400 − 28 = 1372.
 	l := startLab(t, "tmtu", Direction{MTU: 1400})
-	held(t, l, countBudget, func(int) {
+	held(t, l, CountBudget, func(int) {
 		if out, err := ping(l, 1372); err != nil {
 			t.Fatalf("1400-byte packet should pass: %v\n%s", err, out)
 		}
@@ -453,7 +438,7 @@ func TestMTU(t *testing.T) {
 	}
 	li := startLab(t, "tmtui", Direction{MTU: 1400, ICMP: true})
 	var out string
-	held(t, li, countBudget, func(int) { out, _ = ping(li, 1472) })
+	held(t, li, CountBudget, func(int) { out, _ = ping(li, 1472) })
 	if !strings.Contains(out, "mtu = 1400") && !strings.Contains(out, "mtu=1400") {
 		// The first probe triggers ICMP; the kernel then reports the
 		// learned MTU for the next one.
