@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/lab"
+	"github.com/fullpipe/fullpipe/internal/lab/labtest"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/testkit"
 )
@@ -203,19 +204,26 @@ func TestTwampyAcrossLab(t *testing.T) {
 	server := l.Server.Addr.String()
 	const n = 200
 
-	log, stop := daemon(t, inNS(l.Server.NetNS, bin, "reflector", "--listen", server+":862", "--stateful")...)
-	waitBound(t, l.Server.NetNS, 862) // a probe would cross the lossy path: look at the socket instead
-	out := runFor(t, inNS(l.Client.NetNS, tw, "sender", server+":862", l.Client.Addr.String()+":0", "-c", strconv.Itoa(n), "-i", "10", "--padding", "30")...)
-	stop()
+	// Counts and minima: lab.CountBudget (lateness moves neither).
+	var out string
+	var got int
+	labtest.Held(t, l, lab.CountBudget, func(int) {
+		log, stop := daemon(t, inNS(l.Server.NetNS, bin, "reflector", "--listen", server+":862", "--stateful")...)
+		waitBound(t, l.Server.NetNS, 862) // a probe would cross the lossy path: look at the socket instead
+		out = runFor(t, inNS(l.Client.NetNS, tw, "sender", server+":862", l.Client.Addr.String()+":0", "-c", strconv.Itoa(n), "-i", "10", "--padding", "30")...)
+		stop()
+		got = reflectorCounter(t, log.String(), "received")
+	})
 	rows := parseTwampy(t, out)
-	got := reflectorCounter(t, log.String(), "received")
 	checkLabTwampy(t, rows, got, n, out)
 
-	_, stopTw := daemon(t, inNS(l.Server.NetNS, tw, "responder", server+":862", "--padding", "30")...)
-	waitBound(t, l.Server.NetNS, 862)
-	d := stampRun(t, inNS(l.Client.NetNS, bin, "stamp", server, "-n", strconv.Itoa(n), "-i", "10ms", "--stateful", "--json")...)
-	stopTw()
-	s := d.Summary
+	var s result.STAMPSummary
+	labtest.Held(t, l, lab.CountBudget, func(int) {
+		_, stopTw := daemon(t, inNS(l.Server.NetNS, tw, "responder", server+":862", "--padding", "30")...)
+		waitBound(t, l.Server.NetNS, 862)
+		s = stampRun(t, inNS(l.Client.NetNS, bin, "stamp", server, "-n", strconv.Itoa(n), "-i", "10ms", "--stateful", "--json")...).Summary
+		stopTw()
+	})
 	if s.RTT.MinUs < 10_000 || s.RTT.MinUs > 15_000 {
 		t.Errorf("fullpipe stamp: min RTT %.0f µs; want the path's 10 ms plus under 5 ms of forwarding", s.RTT.MinUs)
 	}

@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/lab"
+	"github.com/fullpipe/fullpipe/internal/lab/labtest"
+	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/testkit"
 )
 
@@ -290,13 +292,18 @@ const labProbes = 200
 
 func labStampSuiteSender(t *testing.T, l *lab.Lab, ss string) {
 	server := l.Server.Addr.String()
-	log, stop := daemon(t, inNS(l.Server.NetNS, bin, "reflector", "--listen", server+":862", "--stateful")...)
-	waitLog(t, log, "stamp reflector listening")
-	before := l.Snapshot()
-	s := stampSuiteSend(t, inNS(l.Client.NetNS, ss, "-r", server, "-p", "862", "-c", strconv.Itoa(labProbes), "-d", "10")...)
-	truth := labDelta(t, before, l.Snapshot())
-	stop()
-	got := reflectorCounter(t, log.String(), "received")
+	var s ssSummary
+	var truth labTruth
+	var got int
+	labtest.Held(t, l, lab.CountBudget, func(int) {
+		log, stop := daemon(t, inNS(l.Server.NetNS, bin, "reflector", "--listen", server+":862", "--stateful")...)
+		waitLog(t, log, "stamp reflector listening")
+		before := l.Snapshot()
+		s = stampSuiteSend(t, inNS(l.Client.NetNS, ss, "-r", server, "-p", "862", "-c", strconv.Itoa(labProbes), "-d", "10")...)
+		truth = labDelta(t, before, l.Snapshot())
+		stop()
+		got = reflectorCounter(t, log.String(), "received")
+	})
 	last := -1
 	if s.Measurements.LastReflectorSeq != nil {
 		last = *s.Measurements.LastReflectorSeq
@@ -314,14 +321,19 @@ func labStampSuiteSender(t *testing.T, l *lab.Lab, ss string) {
 
 func labStampToStampSuite(t *testing.T, l *lab.Lab, ss string) {
 	server := l.Server.Addr.String()
-	log, stop := daemon(t, inNS(l.Server.NetNS, ss, "-i", "-S", server, "-o", "862", "--stateful-reflector", "--clock-synchronized")...)
-	waitLog(t, log, "STAMP Reflector listening")
-	before := l.Snapshot()
-	d := stampRun(t, inNS(l.Client.NetNS, bin, "stamp", server, "-n", strconv.Itoa(labProbes), "-i", "10ms", "--stateful", "--clock-synced", "--json")...)
-	truth := labDelta(t, before, l.Snapshot())
-	stop()
-	s := d.Summary
-	reflected := ssReflectorTotal(t, log.String(), "reflected")
+	var s result.STAMPSummary
+	var truth labTruth
+	var reflected int
+	labtest.Held(t, l, lab.CountBudget, func(int) {
+		log, stop := daemon(t, inNS(l.Server.NetNS, ss, "-i", "-S", server, "-o", "862", "--stateful-reflector", "--clock-synchronized")...)
+		waitLog(t, log, "STAMP Reflector listening")
+		before := l.Snapshot()
+		d := stampRun(t, inNS(l.Client.NetNS, bin, "stamp", server, "-n", strconv.Itoa(labProbes), "-i", "10ms", "--stateful", "--clock-synced", "--json")...)
+		truth = labDelta(t, before, l.Snapshot())
+		stop()
+		s = d.Summary
+		reflected = ssReflectorTotal(t, log.String(), "reflected")
+	})
 	if s.Sent != labProbes || !truth.droppedTest(s.Lost) || s.LostForward+s.LostUnknown != s.Lost || s.LostBackward != 0 || reflected != s.Received || s.Unknown != 0 {
 		t.Errorf("fullpipe stamp: lost %d (forward %d, backward %d, unknown %d) of %d, received %d; stamp-suite reflected %d; the lab %+v up: want lost = dropped, all forward, received = reflected",
 			s.Lost, s.LostForward, s.LostBackward, s.LostUnknown, s.Sent, s.Received, reflected, truth)

@@ -1,7 +1,6 @@
 package fleetlab
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"os"
@@ -142,19 +141,6 @@ func (f *fixture) schedule(t *testing.T, kind, config string) string {
 		t.Fatal(err)
 	}
 	return s.ID
-}
-
-// held runs a phase until the sites lab held its paths over it
-// (lab.Holder: at most 3 tries, 5 s apart); a phase never held fails
-// the test with the lab's own figures. The phase schedules its mesh
-// itself, anew on each try; the test judges its physics after.
-func (f *fixture) held(t *testing.T, b lab.Budget, phase func(try int)) {
-	t.Helper()
-	a, err := lab.Holder{Lab: f.s, Budget: b, Logf: t.Logf}.Run(context.Background(), func(try int) error { phase(try); return nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("held: %s", a.Summary(b))
 }
 
 // ended says whether a run's life is over.

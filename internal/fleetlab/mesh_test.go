@@ -9,6 +9,7 @@ import (
 	"github.com/fullpipe/fullpipe/internal/agent"
 	"github.com/fullpipe/fullpipe/internal/fleet"
 	"github.com/fullpipe/fullpipe/internal/lab"
+	"github.com/fullpipe/fullpipe/internal/lab/labtest"
 	"github.com/fullpipe/fullpipe/internal/testkit"
 )
 
@@ -28,7 +29,7 @@ func TestFleetMesh(t *testing.T) {
 	// A phase the lab did not hold is scheduled again.
 	var runs []fleet.Run
 	var res map[string]fleet.Result
-	f.held(t, lab.RateBudget, func(int) {
+	labtest.Held(t, f.s, lab.RateBudget, func(int) {
 		rtt := f.schedule(t, "rtt", `{"count":20,"interval_ns":50000000}`)
 		runs = f.waitRuns(t, rtt, 6, 90*time.Second)
 		res = f.results(t, "rtt")
@@ -54,7 +55,7 @@ func TestFleetMesh(t *testing.T) {
 	}
 
 	var victim, source string
-	f.held(t, lab.RateBudget, func(int) {
+	labtest.Held(t, f.s, lab.RateBudget, func(int) {
 		tcp := f.schedule(t, "tcp", `{"duration_ns":10000000000}`)
 		victim, source = f.killMidRun(t, tcp)
 		runs = f.waitRuns(t, tcp, 6, 5*time.Minute)
