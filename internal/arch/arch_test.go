@@ -44,7 +44,7 @@ var layers = [][]string{
 	// What keeps the fleet: its Store on SQLite and PostgreSQL.
 	{"internal/store"},
 	// The engine's two ends, and the lab.
-	{"internal/tester", "internal/serve", "internal/serve/servetest", "internal/lab"},
+	{"internal/tester", "internal/serve", "internal/serve/servetest", "internal/lab", "internal/lab/labtest"},
 	// The methods, over the Network seam, and the scripted network.
 	{"internal/method", "internal/method/fakenet"},
 	// The controller's web page: reads the store, renders documents,

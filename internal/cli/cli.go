@@ -36,6 +36,8 @@ type env struct {
 	stderr io.Writer
 	args   []string       // the full command line, for the result's meta
 	cmd    *cobra.Command // the command being run (for help and completion)
+	inLab  string         // the lab the command runs in ($FULLPIPE_LAB, set by lab exec), or ""
+	lab    *labWatch      // that lab, marked as the command started
 }
 
 // command is one leaf of the table: an args struct whose fields the flags
@@ -91,7 +93,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && (args[0] == "-v" || args[0] == "--version") {
 		args = append([]string{"version"}, args[1:]...)
 	}
-	e := env{ctx: ctx, stdout: stdout, stderr: stderr, args: append([]string{"fullpipe"}, args...)}
+	e := env{ctx: ctx, stdout: stdout, stderr: stderr, args: append([]string{"fullpipe"}, args...), inLab: os.Getenv(envLab)}
 	root := newRoot(&e)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteC()

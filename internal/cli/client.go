@@ -152,6 +152,9 @@ func finish(e env, c *clientArgs, res result.Doc, have bool, err error) error {
 // output prints d on stdout, as text or with --json as JSON, and with
 // --report writes its HTML page.
 func (c *clientArgs) output(e env, d result.Doc) error {
+	if e.lab != nil {
+		e.lab.stamp(d.Head())
+	}
 	render := report.Text
 	if c.json {
 		render = func(w io.Writer, d result.Doc) error { return report.JSON(w, d) }

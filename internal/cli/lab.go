@@ -312,7 +312,9 @@ func (a *labExecArgs) validate(in input) error {
 	a.ns, a.argv = in.args[0], in.args[1:]
 	return nil
 }
-func (a *labExecArgs) run(e env) error { return lab.Exec(a.name+"-"+a.ns, a.argv) }
+func (a *labExecArgs) run(e env) error {
+	return lab.Exec(a.name+"-"+a.ns, a.argv, envLab+"="+a.name) // a fullpipe test run there says whether the lab held its path
+}
 
 type labStatsArgs struct {
 	labName

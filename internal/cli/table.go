@@ -121,6 +121,7 @@ func (s spec) build(e *env) *cobra.Command {
 		}
 		run := *e
 		run.cmd = c
+		run.lab = watchLab(e.inLab)
 		if err := cmd.run(run); err != nil {
 			return ranError{err}
 		}

@@ -165,9 +165,9 @@ func configure(ns netns.NsHandle, addr *netlink.Addr) error {
 	return nil
 }
 
-// Exec replaces this process with argv run inside the named namespace.
-// It returns only on error.
-func Exec(nsName string, argv []string) error {
+// Exec replaces this process with argv run inside the named namespace,
+// its environment plus env (KEY=value). It returns only on error.
+func Exec(nsName string, argv []string, env ...string) error {
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
 		return err
@@ -180,5 +180,5 @@ func Exec(nsName string, argv []string) error {
 	if err := netns.Set(h); err != nil {
 		return err
 	}
-	return syscall.Exec(path, argv, os.Environ())
+	return syscall.Exec(path, argv, append(os.Environ(), env...))
 }

@@ -161,6 +161,7 @@ figure{margin:1em 0} figcaption{font-size:12px;color:#444;max-width:640px}
 </style></head><body>
 <h1>{{.Title}}</h1>
 <p>Target {{.M.Target}}, started {{.M.Started.Format "2006-01-02 15:04:05 MST"}}, {{.M.Tool}} {{.M.Version}}.</p>
+{{with .M.Lab}}{{if .LabLimited}}<p class="fail lab">{{.Account}}</p>{{else}}<p class="lab">Lab: held its path: {{.Account}}</p>{{end}}{{end}}
 {{.Body}}
 <h2>Configuration</h2>
 <p>Command: <code>{{join .M.Command}}</code></p>

@@ -54,7 +54,21 @@ func Text(w io.Writer, d result.Doc) error {
 	default:
 		return &UnknownError{d}
 	}
+	labText(ew, d.Head().Lab)
 	return ew.err
+}
+
+// labText says, under a test that crossed a lab path, whether the lab
+// held the path while it ran: the figures above are the path's only
+// when it did.
+func labText(w io.Writer, l *result.LabRun) {
+	switch {
+	case l == nil:
+	case l.LabLimited:
+		fmt.Fprintf(w, "\n%s\n", l.Account)
+	default:
+		fmt.Fprintf(w, "\nlab: held its path: %s\n", l.Account)
+	}
 }
 
 // JSON writes d as `--json` prints it: indented by two spaces, one

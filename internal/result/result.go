@@ -28,6 +28,22 @@ type Meta struct {
 	Target  string    `json:"target"`
 	Client  Host      `json:"client"`
 	Server  Host      `json:"server"`
+	Lab     *LabRun   `json:"lab,omitempty"` // only when the test crossed a lab path (fullpipe lab exec)
+}
+
+// LabRun is the lab's own account of a test that crossed one of its
+// emulated paths: whether the lab held the path while the test ran. A
+// lab-limited test's figures are the lab's (a forwarder that could not
+// keep the path's schedule on a busy host), not the path's.
+type LabRun struct {
+	Name             string  `json:"name"`
+	LabLimited       bool    `json:"lab_limited"`
+	Account          string  `json:"account"`    // the lab's figures in words: how it held, or why it did not
+	IntervalS        float64 `json:"interval_s"` // from the command's start to its result
+	ForwardedPackets uint64  `json:"forwarded_packets"`
+	LatePackets      uint64  `json:"late_packets"` // written more than late_by_us after their virtual departure (and read stalls)
+	LateByUs         int64   `json:"late_by_us"`
+	ForwarderDrops   uint64  `json:"forwarder_drops"` // lost by the forwarder itself, never the path
 }
 
 // Host is one end.

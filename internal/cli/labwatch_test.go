@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/lab"
+	"github.com/fullpipe/fullpipe/internal/report"
+	"github.com/fullpipe/fullpipe/internal/result"
+)
+
+// stepMarker is a lab whose forwarder moves packets each time it is
+// marked, late of them written 2 ms late.
+type stepMarker struct {
+	packets, late uint64
+	fwd, lateNext uint64
+	down          bool
+}
+
+func (s *stepMarker) Mark() lab.Mark {
+	if s.down {
+		return lab.Mark{Name: "fp"}
+	}
+	h := make([]uint64, 1000)
+	h[0], h[200] = s.packets-s.late, s.late
+	m := lab.Mark{Name: "fp", At: time.Unix(int64(s.packets), 0), Hist: h,
+		Dirs: []lab.NamedStats{{Name: "up", DirectionStats: lab.DirectionStats{TxPackets: s.packets, TxBytes: 1500 * s.packets}}}}
+	s.packets += s.fwd
+	s.late += s.lateNext
+	return m
+}
+
+// TestLabWatchStamps: a test run in a lab records the lab's account in
+// its document, and a lab that did not hold its path (or cannot say)
+// makes the text and the HTML report say LAB-LIMITED.
+func TestLabWatchStamps(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		m       *stepMarker
+		limited bool
+		text    string
+	}{
+		{"held", &stepMarker{packets: 1, fwd: 10_000, lateNext: 100}, false, "lab: held its path: lab \"fp\""},
+		{"late", &stepMarker{packets: 1, fwd: 10_000, lateNext: 101}, true, "LAB-LIMITED: lab \"fp\" could not hold its path"},
+		{"unreadable", &stepMarker{down: true}, true, "LAB-LIMITED: whether the lab held its path is unknown"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := watch(c.m)
+			d := &result.RTT{Meta: result.Meta{Test: "rtt"}}
+			w.stamp(&d.Meta)
+			l := d.Meta.Lab
+			if l == nil || l.LabLimited != c.limited || l.Name != "fp" {
+				t.Fatalf("lab %+v, want limited %v", l, c.limited)
+			}
+			if !c.m.down && (l.ForwardedPackets != 10_000 || l.LatePackets != c.m.lateNext || l.LateByUs != 1000) {
+				t.Errorf("lab %+v: want 10,000 forwarded, %d late by 1 ms", l, c.m.lateNext)
+			}
+			var text bytes.Buffer
+			if err := report.Text(&text, d); err != nil || !strings.Contains(text.String(), c.text) {
+				t.Errorf("text %q (%v) lacks %q", text.String(), err, c.text)
+			}
+			page, err := report.HTML(d)
+			if err != nil || strings.Contains(string(page), "LAB-LIMITED") != c.limited {
+				t.Errorf("HTML says LAB-LIMITED %v, want %v (%v)", !c.limited, c.limited, err)
+			}
+		})
+	}
+}
