@@ -43,7 +43,7 @@ func (w *labWatch) stamp(m *result.Meta) {
 		return
 	}
 	r := &result.LabRun{Name: a.Name, Account: a.Summary(b), IntervalS: a.Interval.Seconds(), ForwardedPackets: a.Forwarded(),
-		LatePackets: a.Late(lab.LateLimit), LateByUs: lab.LateLimit.Microseconds(), ForwarderDrops: a.OwnDrops()}
+		LatePackets: a.Late(b.LateThreshold()), LateByUs: b.LateThreshold().Microseconds(), ForwarderDrops: a.OwnDrops()}
 	var le *lab.LimitedError
 	if err := a.Judge(b); errors.As(err, &le) {
 		r.LabLimited, r.Account = true, le.Error()

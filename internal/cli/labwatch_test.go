@@ -12,7 +12,7 @@ import (
 )
 
 // stepMarker is a lab whose forwarder moves packets each time it is
-// marked, late of them written 2 ms late.
+// marked, late of them written 9 ms late.
 type stepMarker struct {
 	packets, late uint64
 	fwd, lateNext uint64
@@ -24,7 +24,7 @@ func (s *stepMarker) Mark() lab.Mark {
 		return lab.Mark{Name: "fp"}
 	}
 	h := make([]uint64, 1000)
-	h[0], h[200] = s.packets-s.late, s.late
+	h[0], h[900] = s.packets-s.late, s.late
 	m := lab.Mark{Name: "fp", At: time.Unix(int64(s.packets), 0), Hist: h,
 		Dirs: []lab.NamedStats{{Name: "up", DirectionStats: lab.DirectionStats{TxPackets: s.packets, TxBytes: 1500 * s.packets}}}}
 	s.packets += s.fwd
@@ -54,8 +54,8 @@ func TestLabWatchStamps(t *testing.T) {
 			if l == nil || l.LabLimited != c.limited || l.Name != "fp" {
 				t.Fatalf("lab %+v, want limited %v", l, c.limited)
 			}
-			if !c.m.down && (l.ForwardedPackets != 10_000 || l.LatePackets != c.m.lateNext || l.LateByUs != 1000) {
-				t.Errorf("lab %+v: want 10,000 forwarded, %d late by 1 ms", l, c.m.lateNext)
+			if !c.m.down && (l.ForwardedPackets != 10_000 || l.LatePackets != c.m.lateNext || l.LateByUs != 5000) {
+				t.Errorf("lab %+v: want 10,000 forwarded, %d late by 5 ms", l, c.m.lateNext)
 			}
 			var text bytes.Buffer
 			if err := report.Text(&text, d); err != nil || !strings.Contains(text.String(), c.text) {

@@ -145,12 +145,16 @@ type Budget struct {
 // of its own derives its own Budget.
 var (
 	// RateBudget: a rate measured over seconds. A late packet is still
-	// delivered, so it moves a count over T by at most its lateness / T
-	// (1 ms of 6 s: 0.02 %); a forwarder that cannot keep the path's rate
-	// falls behind and writes nearly every packet late. 1 % of packets
-	// more than 1 ms late tells the two apart. Also what a command run in
-	// the lab is judged by (a user's run measures rates and minima).
-	RateBudget = Budget{LateBy: LateLimit, LateShare: 0.01, Why: "a forwarder that cannot keep the rate writes nearly every packet late"}
+	// delivered, and the emulated link's schedule does not wait for the
+	// writer, so lateness moves a count over T only by the bytes written
+	// after T's end: 5 ms of lateness is 0.5 % of a 1 s step, under every
+	// rate tolerance here. A forwarder that cannot keep the path's rate
+	// falls behind without bound (1 % slow is 5 ms behind after 0.5 s),
+	// so nearly every packet is more than 5 ms late, or its input queue
+	// overflows (own drops), or its reader stalls. 1 % of packets more
+	// than 5 ms late tells the two apart. Also what a command run in the
+	// lab is judged by (a user's run measures rates and minima).
+	RateBudget = Budget{LateBy: 5 * time.Millisecond, LateShare: 0.01, Why: "a forwarder that cannot keep the rate falls behind without bound"}
 	// CountBudget: the measurement counts packets (drops, answers) or
 	// only needs them delivered, or judges minima; lateness moves none of
 	// them, the forwarder's own drops (always refused) would.
@@ -164,7 +168,10 @@ var (
 // at most one rank.
 const DefaultLateShare = 0.001
 
-func (b Budget) lateBy() time.Duration {
+// LateThreshold is how late a packet may be written before it is late
+// for the budget: LateBy, or LateLimit when LateBy is 0, at most what
+// the lateness histogram resolves.
+func (b Budget) LateThreshold() time.Duration {
 	if b.LateBy <= 0 {
 		return LateLimit
 	}
@@ -215,7 +222,7 @@ func (a Account) OwnDrops() uint64 {
 // Judge says whether the lab held its path over the interval for budget
 // b: nil, or a *LimitedError with the lab's own figures.
 func (a Account) Judge(b Budget) error {
-	fw, late, drops := a.Forwarded(), a.Late(b.lateBy()), a.OwnDrops()
+	fw, late, drops := a.Forwarded(), a.Late(b.LateThreshold()), a.OwnDrops()
 	if drops == 0 && float64(late) <= b.share()*float64(fw) {
 		return nil
 	}
@@ -232,7 +239,7 @@ type LimitedError struct {
 func (e *LimitedError) Error() string {
 	a, b := e.Account, e.Budget
 	fw := a.Forwarded()
-	late := a.Late(b.lateBy())
+	late := a.Late(b.LateThreshold())
 	var s strings.Builder
 	fmt.Fprintf(&s, "LAB-LIMITED: lab %q could not hold its path", a.Name)
 	if e.Tries > 1 {
@@ -241,7 +248,7 @@ func (e *LimitedError) Error() string {
 		fmt.Fprintf(&s, " over %.1f s", a.Interval.Seconds())
 	}
 	fmt.Fprintf(&s, ": %s of %d packets written more than %s late (budget %s", pct(late, fw), fw,
-		units.FormatDuration(b.lateBy()), pctOf(b.share()))
+		units.FormatDuration(b.LateThreshold()), pctOf(b.share()))
 	if b.Why != "" {
 		fmt.Fprintf(&s, ": %s", b.Why)
 	}
@@ -363,6 +370,6 @@ func (a Account) LateQuantile(q float64) time.Duration {
 func (a Account) Summary(b Budget) string {
 	fw := a.Forwarded()
 	return fmt.Sprintf("lab %q over %.1f s: %d packets forwarded, %s late by more than %s (budget %s), p99 lateness %s, %d lost by the forwarder",
-		a.Name, a.Interval.Seconds(), fw, pct(a.Late(b.lateBy()), fw), units.FormatDuration(b.lateBy()), pctOf(b.share()),
+		a.Name, a.Interval.Seconds(), fw, pct(a.Late(b.LateThreshold()), fw), units.FormatDuration(b.LateThreshold()), pctOf(b.share()),
 		units.FormatDuration(a.LateQuantile(0.99)), a.OwnDrops())
 }
