@@ -144,6 +144,9 @@ func (a *rfcArgs) run(e env) error {
 	}
 	ferr := finish(e, &a.clientArgs, res, res != nil, err)
 	if ferr == nil && res != nil && !res.Verdict.Pass {
+		if res.Meta.Lab != nil && res.Meta.Lab.LabLimited {
+			return exitError{ExitFailed, errors.New("verdict: FAIL, on a lab that could not hold its path (LAB-LIMITED above): the lab's figures, not the path's")}
+		}
 		return exitError{ExitFailed, errors.New("verdict: FAIL")}
 	}
 	return ferr
