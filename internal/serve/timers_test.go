@@ -1,5 +1,7 @@
 package serve
 
+// Serve's timers on fake time (testing/synctest): each wait exact.
+
 import (
 	"context"
 	"log/slog"
@@ -10,6 +12,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/fullpipe/fullpipe/internal/testkit"
 )
 
 // emfile is the error accept returns with the fd table full.
@@ -58,6 +62,46 @@ func TestAcceptBackoffCancelled(t *testing.T) {
 		err := s.acceptLoop(ctx, func() (*net.TCPConn, error) { calls++; return nil, emfile })
 		if took := time.Since(start); err != nil || took != 100*time.Millisecond || calls != 5 {
 			t.Errorf("acceptLoop = %v after %v and %d accepts, want nil after exactly 100 ms and 5", err, took, calls)
+		}
+	})
+}
+
+// TestLogFlushEvery: routineLogFlush sums up the lines an address had
+// held back when its window ends, on the window's tick (exactly 10 s
+// after its first line, not 1 ns before), and what is left when the
+// responder stops.
+func TestLogFlushEvery(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs testkit.Buffer
+		start := time.Now()
+		s := &Server{logLim: newLogLimiter(slog.NewJSONHandler(&logs, nil), 1, logWindow, time.Now)}
+		ctx, cancel := context.WithCancel(context.Background())
+		s.wg.Add(1)
+		go s.routineLogFlush(ctx)
+		log := slog.New(s.logLim.handler())
+		for range 3 {
+			log.Info("line", "peer", "192.0.2.1:5000")
+		}
+		time.Sleep(logWindow - time.Nanosecond)
+		synctest.Wait()
+		if n := len(logRecords(t, &logs)); n != 1 {
+			t.Fatalf("%d lines 1 ns before the window's end, want the 1 passed", n)
+		}
+		time.Sleep(time.Nanosecond)
+		synctest.Wait()
+		recs := logRecords(t, &logs)
+		if len(recs) != 2 || recs[1]["msg"] != "suppressed 2 lines from 192.0.2.1" {
+			t.Fatalf("at the window's end: %v, want the line and the summary of 2", recs)
+		}
+		if at, _ := time.Parse(time.RFC3339Nano, recs[1]["time"].(string)); !at.Equal(start.Add(logWindow)) {
+			t.Errorf("summary at %v, want exactly %v after the first line", at.Sub(start), logWindow)
+		}
+		log.Info("line", "peer", "192.0.2.2:5000")
+		log.Info("held back", "peer", "192.0.2.2:5000")
+		cancel()
+		s.wg.Wait()
+		if recs := logRecords(t, &logs); len(recs) != 4 || recs[3]["msg"] != "suppressed 1 lines from 192.0.2.2" {
+			t.Errorf("after the stop: %v, want the other address's line held back summed up", recs)
 		}
 	})
 }
