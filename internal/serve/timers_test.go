@@ -82,12 +82,12 @@ func TestLogFlushEvery(t *testing.T) {
 		for range 3 {
 			log.Info("line", "peer", "192.0.2.1:5000")
 		}
-		time.Sleep(logWindow - time.Nanosecond)
+		time.Sleep(logWindow - time.Nanosecond) // fake time (synctest): returns at once
 		synctest.Wait()
 		if n := len(logRecords(t, &logs)); n != 1 {
 			t.Fatalf("%d lines 1 ns before the window's end, want the 1 passed", n)
 		}
-		time.Sleep(time.Nanosecond)
+		time.Sleep(time.Nanosecond) // fake time
 		synctest.Wait()
 		recs := logRecords(t, &logs)
 		if len(recs) != 2 || recs[1]["msg"] != "suppressed 2 lines from 192.0.2.1" {
