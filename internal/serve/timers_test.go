@@ -8,12 +8,14 @@ import (
 	"net"
 	"os"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/testkit"
+	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
 // emfile is the error accept returns with the fd table full.
@@ -104,4 +106,55 @@ func TestLogFlushEvery(t *testing.T) {
 			t.Errorf("after the stop: %v, want the other address's line held back summed up", recs)
 		}
 	})
+}
+
+// TestWaitReadyTimeout: a session waits for its data connections
+// handshakeTimeout from its start, not from the last arrival; the
+// connections arriving in time start it the instant the last does; a
+// responder shutting down ends the wait then.
+func TestWaitReadyTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		arrivals []time.Duration // of the 2 data connections, from the start
+		stopAt   time.Duration   // the responder's context ends (0: never)
+		code     wire.ErrorCode  // "": ready
+		at       time.Duration   // when waitReady returns
+	}{
+		{"both in time", []time.Duration{time.Second, handshakeTimeout - time.Nanosecond}, 0, "", handshakeTimeout - time.Nanosecond},
+		{"one of two", []time.Duration{3 * time.Second}, 0, wire.CodeProtocol, handshakeTimeout},
+		{"the second 1 ns late", []time.Duration{time.Second, handshakeTimeout + time.Nanosecond}, 0, wire.CodeProtocol, handshakeTimeout},
+		{"shutting down", []time.Duration{time.Second}, 4 * time.Second, wire.CodeInternal, 4 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ss := &session{req: wire.Request{Kind: wire.KindTCP, Streams: 2}, attached: make(chan struct{}, 1)}
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				if tc.stopAt > 0 {
+					time.AfterFunc(tc.stopAt, cancel)
+				}
+				for _, at := range tc.arrivals {
+					time.AfterFunc(at, func() {
+						ss.mu.Lock()
+						ss.streams = append(ss.streams, &stream{})
+						ss.mu.Unlock()
+						ss.notify()
+					})
+				}
+				start := time.Now()
+				werr := ss.waitReady(ctx)
+				took := time.Since(start)
+				var code wire.ErrorCode
+				if werr != nil {
+					code = werr.Code
+				}
+				if code != tc.code || took != tc.at || ss.started != (werr == nil) {
+					t.Errorf("waitReady = %v after %v (started %v), want code %v after exactly %v", werr, took, ss.started, tc.code, tc.at)
+				}
+				if tc.code == wire.CodeProtocol && !strings.Contains(werr.Message, "only 1 of 2 data connections arrived within 10s") {
+					t.Errorf("message %q: want how many arrived of how many, and the wait", werr.Message)
+				}
+			})
+		})
+	}
 }
