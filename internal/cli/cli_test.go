@@ -18,7 +18,6 @@ import (
 
 	"github.com/fullpipe/fullpipe/internal/serve"
 	"github.com/fullpipe/fullpipe/internal/serve/servetest"
-	"github.com/fullpipe/fullpipe/internal/testkit"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
@@ -102,6 +101,14 @@ func TestRefusedPort(t *testing.T) {
 	}
 }
 
+// holdUntilHangup reads and drops what a fake peer's client sends until
+// the client closes, 10 s at most: closing first, with the client's bytes
+// unread, would send a reset that may overtake what the fake wrote.
+func holdUntilHangup(c net.Conn) {
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, _ = io.Copy(io.Discard, c)
+}
+
 // A peer that is not a fullpipe responder: one clear line, exit 3.
 func TestNotFullpipe(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -116,7 +123,7 @@ func TestNotFullpipe(t *testing.T) {
 				return
 			}
 			_, _ = c.Write([]byte("SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n"))
-			time.Sleep(100 * time.Millisecond)
+			holdUntilHangup(c)
 			c.Close()
 		}
 	}()
@@ -224,7 +231,7 @@ func TestVersionMismatch(t *testing.T) {
 		}
 		defer c.Close()
 		_, _ = c.Write([]byte{'F', 'P', 'C', 'T', 0, byte(wire.Version + 1)}) // fullpipe control, the next version
-		time.Sleep(500 * time.Millisecond)
+		holdUntilHangup(c)
 	}()
 	code, _, errs := run(t, context.Background(), "rtt", ln.Addr().String(), "-n", "1")
 	if code != ExitRefused || !strings.Contains(errs, fmt.Sprintf("we speak %d, the peer speaks %d", wire.Version, wire.Version+1)) {
@@ -238,10 +245,10 @@ func TestVersionMismatch(t *testing.T) {
 func TestServeJSONLogs(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "results")
 	ctx, cancel := context.WithCancel(context.Background())
-	var stderr testkit.Buffer
+	stderr := newLogBuffer()
 	done := make(chan int, 1)
 	go func() {
-		done <- Run(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--log-format", "json", "--results-dir", dir}, io.Discard, &stderr)
+		done <- Run(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--log-format", "json", "--results-dir", dir}, io.Discard, stderr)
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -251,18 +258,13 @@ func TestServeJSONLogs(t *testing.T) {
 			t.Error("serve did not stop within 5 s of the cancel")
 		}
 	})
+	if !stderr.waitContains(5*time.Second, "\n") {
+		t.Fatalf("no start line within 5 s: %q", stderr.String())
+	}
 	var start map[string]any
-	deadline := time.Now().Add(5 * time.Second)
-	for start == nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("no start line within 5 s: %q", stderr.String())
-		}
-		if line, _, ok := strings.Cut(stderr.String(), "\n"); ok {
-			if err := json.Unmarshal([]byte(line), &start); err != nil {
-				t.Fatalf("start line is not JSON: %q", line)
-			}
-		}
-		time.Sleep(10 * time.Millisecond)
+	line, _, _ := strings.Cut(stderr.String(), "\n")
+	if err := json.Unmarshal([]byte(line), &start); err != nil {
+		t.Fatalf("start line is not JSON: %q", line)
 	}
 	addr, _ := start["addr"].(string)
 	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
@@ -271,12 +273,8 @@ func TestServeJSONLogs(t *testing.T) {
 	}
 	_, _ = c.Write([]byte("GARBAGE!"))
 	c.Close()
-	deadline = time.Now().Add(5 * time.Second)
-	for !strings.Contains(stderr.String(), "without a fullpipe preamble") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no log line for the stray connection: %q", stderr.String())
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !stderr.waitContains(5*time.Second, "without a fullpipe preamble") {
+		t.Fatalf("no log line for the stray connection: %q", stderr.String())
 	}
 	for _, line := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
 		var m map[string]any

@@ -25,7 +25,6 @@ import (
 	"github.com/fullpipe/fullpipe/internal/lab"
 	"github.com/fullpipe/fullpipe/internal/lab/labtest"
 	"github.com/fullpipe/fullpipe/internal/result"
-	"github.com/fullpipe/fullpipe/internal/testkit"
 )
 
 // twampyPath is the twampy command on PATH, or the test skips: twampy
@@ -42,9 +41,9 @@ func twampyPath(t *testing.T) string {
 // daemon starts argv as a second process until the test ends (then it
 // is interrupted, and killed 5 s later); its output is in the buffer.
 // stop interrupts it now and waits for it.
-func daemon(t *testing.T, argv ...string) (out *testkit.Buffer, stop func()) {
+func daemon(t *testing.T, argv ...string) (out *logBuffer, stop func()) {
 	t.Helper()
-	out = &testkit.Buffer{}
+	out = newLogBuffer()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.WaitDelay = 5 * time.Second
@@ -209,7 +208,7 @@ func TestTwampyAcrossLab(t *testing.T) {
 	var got int
 	labtest.Held(t, l, lab.CountBudget, func(int) {
 		log, stop := daemon(t, inNS(l.Server.NetNS, bin, "reflector", "--listen", server+":862", "--stateful")...)
-		waitBound(t, l.Server.NetNS, 862) // a probe would cross the lossy path: look at the socket instead
+		waitLog(t, log, "stamp reflector listening") // a probe would cross the lossy path: its start line instead
 		out = runFor(t, inNS(l.Client.NetNS, tw, "sender", server+":862", l.Client.Addr.String()+":0", "-c", strconv.Itoa(n), "-i", "10", "--padding", "30")...)
 		stop()
 		got = reflectorCounter(t, log.String(), "received")
@@ -265,7 +264,8 @@ func inNS(ns string, argv ...string) []string {
 }
 
 // waitBound waits until a UDP socket in namespace ns is bound to port,
-// 10 s at most (python's start on a busy host).
+// 10 s at most (python's start on a busy host): twampy's responder prints
+// nothing when it is ready, and a probe would cross the lossy path.
 func waitBound(t *testing.T, ns string, port int) {
 	t.Helper()
 	for range 100 {
@@ -276,7 +276,7 @@ func waitBound(t *testing.T, ns string, port int) {
 		if len(bytes.TrimSpace(out)) > 0 {
 			return
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // real time: a second process (python) binding its socket, with no signal but the socket
 	}
 	t.Fatalf("nothing bound UDP port %d in %s after 10 s", port, ns)
 }

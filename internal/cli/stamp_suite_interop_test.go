@@ -27,7 +27,6 @@ import (
 	"github.com/fullpipe/fullpipe/internal/lab"
 	"github.com/fullpipe/fullpipe/internal/lab/labtest"
 	"github.com/fullpipe/fullpipe/internal/result"
-	"github.com/fullpipe/fullpipe/internal/testkit"
 )
 
 // stampSuitePath is the stamp-suite binary: FULLPIPE_STAMP_SUITE, else
@@ -120,15 +119,11 @@ func stampSuiteSend(t *testing.T, argv ...string) ssSummary {
 }
 
 // waitLog waits until a daemon's output contains s, 10 s at most.
-func waitLog(t *testing.T, out *testkit.Buffer, s string) {
+func waitLog(t *testing.T, out *logBuffer, s string) {
 	t.Helper()
-	for range 100 {
-		if strings.Contains(out.String(), s) {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
+	if !out.waitContains(10*time.Second, s) {
+		t.Fatalf("no %q after 10 s:\n%s", s, out.String())
 	}
-	t.Fatalf("no %q after 10 s:\n%s", s, out)
 }
 
 // ssReflectorTotal reads "Total packets <what>: N" from stamp-suite

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net"
 	"os"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/stamp"
-	"github.com/fullpipe/fullpipe/internal/testkit"
 )
 
 // freeUDPPort is a UDP port on 127.0.0.1 free a moment ago (the kernel's
@@ -47,38 +45,14 @@ func waitReflector(t *testing.T, addr string) {
 	t.Fatalf("no reflector answers at %s after 5 s", addr)
 }
 
-// waitUDPBound waits until a UDP socket on this host is bound to addr's
-// port (/proc/net/udp lists it), 5 s at most: an authenticated reflector
-// answers no unauthenticated probe, so waitReflector cannot tell, and
-// binding the port ourselves to see would race the reflector's own bind.
-func waitUDPBound(t *testing.T, addr string) {
-	t.Helper()
-	_, port, _ := net.SplitHostPort(addr)
-	p, _ := strconv.Atoi(port)
-	want := fmt.Sprintf(":%04X ", p)
-	for range 100 {
-		b, err := os.ReadFile("/proc/net/udp")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, line := range strings.Split(string(b), "\n")[1:] {
-			if f := strings.Fields(line); len(f) > 1 && strings.HasSuffix(f[1]+" ", want) {
-				return
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("nothing bound UDP %s after 5 s", addr)
-}
-
 // runBackground runs the command args in-process until the test ends or
 // stop is called: stop cancels its context and returns its exit status;
 // the test fails if it is still running 10 s later. Its stderr is in the
 // buffer, its stdout dropped.
-func runBackground(t *testing.T, args ...string) (stderr *testkit.Buffer, stop func() int) {
+func runBackground(t *testing.T, args ...string) (stderr *logBuffer, stop func() int) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	stderr = &testkit.Buffer{}
+	stderr = newLogBuffer()
 	done := make(chan int, 1)
 	go func() { done <- Run(ctx, args, io.Discard, stderr) }()
 	var once sync.Once
@@ -154,8 +128,11 @@ func TestStampAuthenticated(t *testing.T) {
 		}
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(freeUDPPort(t))
-	runBackground(t, "reflector", "--listen", addr, "--key-file", key)
-	waitUDPBound(t, addr)
+	// An authenticated reflector answers no unauthenticated probe, so
+	// waitReflector cannot tell: its start line, logged once bound.
+	if errb, _ := runBackground(t, "reflector", "--listen", addr, "--key-file", key); !errb.waitContains(5*time.Second, "stamp reflector listening") {
+		t.Fatalf("no start line within 5 s: %q", errb.String())
+	}
 	code, d, _ := stampJSON(t, addr, "-n", "10", "-i", "5ms", "--key-file", key, "--timeout", "300ms")
 	if code != ExitOK || d.Summary.Received != 10 || d.Config.Size != result.STAMPAuthSize {
 		t.Fatalf("authenticated: exit %d, %+v", code, d.Summary)

@@ -72,7 +72,7 @@ func legitWithin(t *testing.T, addr, bind string, d time.Duration) time.Duration
 		if time.Since(start) > d {
 			t.Fatalf("no legitimate test served within %v: %v", d, err)
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // real time: a responder child process under attack frees a slot at its real 2 s preamble timeout; no signal crosses the process
 	}
 }
 

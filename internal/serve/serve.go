@@ -241,20 +241,21 @@ func (s *Server) Serve(ctx context.Context) error {
 	s.wg.Add(2)
 	go s.routineUDP(ctx)
 	go s.routineLogFlush(ctx)
-	err := s.acceptLoop(ctx)
+	err := s.acceptLoop(ctx, s.tcp.AcceptTCP)
 	cancel()
 	s.wg.Wait()
 	return err
 }
 
-// acceptLoop hands each connection to routineConn until the listener is
-// closed. On a temporary error (EMFILE, ENFILE, ECONNABORTED, ENOBUFS,
-// ENOMEM) it waits 5 ms, doubling to 1 s while the errors last, as
-// net/http does; a connection beyond the connection caps is closed at once.
-func (s *Server) acceptLoop(ctx context.Context) error {
+// acceptLoop hands each connection accept returns (s.tcp.AcceptTCP; a
+// test's fake) to routineConn until the listener is closed. On a
+// temporary error (EMFILE, ENFILE, ECONNABORTED, ENOBUFS, ENOMEM) it
+// waits 5 ms, doubling to 1 s while the errors last, as net/http does; a
+// connection beyond the connection caps is closed at once.
+func (s *Server) acceptLoop(ctx context.Context, accept func() (*net.TCPConn, error)) error {
 	var backoff time.Duration
 	for {
-		c, err := s.tcp.AcceptTCP()
+		c, err := accept()
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
 				return nil

@@ -36,7 +36,7 @@ func TestRxTimestamp(t *testing.T) {
 		if _, err := tx.Write([]byte("stamp me")); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(50 * time.Millisecond) // the point: read late
+		time.Sleep(50 * time.Millisecond) // real time: the point is a late read of a real socket, the kernel's stamp against the clock
 		_ = rx.SetReadDeadline(time.Now().Add(5 * time.Second))
 		n, oobn, _, _, err := rx.ReadMsgUDP(buf, oob)
 		if err != nil || string(buf[:n]) != "stamp me" {

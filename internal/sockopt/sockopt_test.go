@@ -1,12 +1,15 @@
 package sockopt
 
 import (
+	"errors"
 	"net"
 	"os"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func pair(t *testing.T) (*net.TCPConn, *net.TCPConn) {
@@ -75,23 +78,36 @@ func TestQueues(t *testing.T) {
 	if _, err := c.Write(make([]byte, 1000)); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		n, err := InQ(raw(t, s))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n == 1000 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("SIOCINQ = %d, want 1000", n)
-		}
-		time.Sleep(time.Millisecond)
+	// Readable only once all 1000 bytes are queued (SO_RCVLOWAT): the
+	// kernel says when, 2 s at most.
+	if !readable(t, raw(t, s), 1000, 2*time.Second) {
+		t.Fatal("1000 bytes not queued within 2 s")
+	}
+	if n, err := InQ(raw(t, s)); err != nil || n != 1000 {
+		t.Fatalf("SIOCINQ = %d, %v, want 1000", n, err)
 	}
 	if q, err := OutQ(raw(t, c)); err != nil || q != 0 {
 		t.Fatalf("SIOCOUTQ after ack = %d, %v", q, err)
 	}
+}
+
+// readable waits until at least lowat bytes are queued on rc's TCP
+// socket (SO_RCVLOWAT, then poll), d at most, and reports whether they
+// are.
+func readable(t *testing.T, rc syscall.RawConn, lowat int, d time.Duration) bool {
+	t.Helper()
+	var n int
+	var err error
+	cerr := rc.Control(func(fd uintptr) {
+		if err = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVLOWAT, lowat); err != nil {
+			return
+		}
+		n, err = unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, int(d/time.Millisecond))
+	})
+	if err = errors.Join(cerr, err); err != nil {
+		t.Fatal(err)
+	}
+	return n == 1
 }
 
 func TestDSCPRange(t *testing.T) {

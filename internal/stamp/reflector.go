@@ -68,9 +68,9 @@ type ReflectorStats struct {
 type Reflector struct {
 	cfg    ReflectorConfig
 	conn   *net.UDPConn
-	kernel bool // receive timestamps from the kernel (SO_TIMESTAMPNS)
-	ttl    bool // received TTL / Hop Limit from the kernel (IP_RECVTTL, IPV6_RECVHOPLIMIT)
-	now    func() time.Time
+	kernel bool             // receive timestamps from the kernel (SO_TIMESTAMPNS)
+	ttl    bool             // received TTL / Hop Limit from the kernel (IP_RECVTTL, IPV6_RECVHOPLIMIT)
+	now    func() time.Time // time.Now; a test's clock: T3, T2 without a kernel stamp, and every interval (rate, idleness)
 
 	mu      sync.Mutex // guards sources
 	sources map[netip.AddrPort]*source
@@ -145,22 +145,23 @@ func (r *Reflector) Run(ctx context.Context) error {
 	oob := make([]byte, sockopt.RxStampSpace+ttlSpace)
 	for {
 		n, oobn, _, from, err := r.conn.ReadMsgUDPAddrPort(buf, oob)
-		t2 := r.now()
+		a := arrival{from: from, at: r.now()}
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
 				return nil
 			}
 			return fmt.Errorf("stamp reflector read: %w", err)
 		}
+		a.t2 = a.at
 		if st := sockopt.ParseRxStamp(oob[:oobn]); st.Stamped {
-			t2 = st.At
+			a.t2 = st.At
 		}
-		ttl, ok := parseTTL(oob[:oobn])
-		if !ok {
-			ttl = 255 // unknown: see docs/stamp.md
+		var ok bool
+		if a.ttl, ok = parseTTL(oob[:oobn]); !ok {
+			a.ttl = 255 // unknown: see docs/stamp.md
 		}
 		r.received.Add(1)
-		if reply := r.reflect(buf[:n], from, t2, ttl); reply != nil {
+		if reply := r.reflect(buf[:n], a); reply != nil {
 			if _, err := r.conn.WriteToUDPAddrPort(reply, from); err != nil {
 				r.sendErr.Add(1)
 				continue
@@ -170,9 +171,18 @@ func (r *Reflector) Run(ctx context.Context) error {
 	}
 }
 
+// arrival is what the reading loop knows of one datagram besides its
+// octets.
+type arrival struct {
+	from netip.AddrPort
+	at   time.Time // r.now() when the read returned: the clock of the rate limit and of idleness (monotonic)
+	t2   time.Time // receive timestamp (T2): the kernel's (CLOCK_REALTIME) when there is one, else at
+	ttl  uint8     // received TTL or Hop Limit, 255 when unknown
+}
+
 // reflect turns a request into its reply, in place (the reply is the
 // request's buffer, the same length), or nil to drop it.
-func (r *Reflector) reflect(b []byte, from netip.AddrPort, t2 time.Time, ttl uint8) []byte {
+func (r *Reflector) reflect(b []byte, a arrival) []byte {
 	var req SenderPacket
 	var err error
 	if len(r.cfg.Key) > 0 {
@@ -191,15 +201,15 @@ func (r *Reflector) reflect(b []byte, from netip.AddrPort, t2 time.Time, ttl uin
 		r.badAuth.Add(1)
 		return nil
 	}
-	seq, ok := r.admit(from, req.Seq, t2)
+	seq, ok := r.admit(a.from, req.Seq, a.at)
 	if !ok {
 		return nil
 	}
 	rep := ReflectorPacket{
 		Seq: seq, ErrorEstimate: r.cfg.ErrorEstimate,
-		ReceiveTimestamp: Stamp(t2, r.cfg.Format),
+		ReceiveTimestamp: Stamp(a.t2, r.cfg.Format),
 		SenderSeq:        req.Seq, SenderTimestamp: req.Timestamp, SenderErrorEstimate: req.ErrorEstimate,
-		SenderTTL: ttl,
+		SenderTTL: a.ttl,
 	}
 	rep.Timestamp = Stamp(r.now(), r.cfg.Format) // T3, as late as we can before the write
 	if len(r.cfg.Key) > 0 {

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,27 +19,56 @@ import (
 // startReflector runs a Reflector on 127.0.0.1 until the test ends.
 func startReflector(t *testing.T, cfg ReflectorConfig) *Reflector {
 	t.Helper()
+	r := newReflector(t, cfg)
+	serveReflector(t, r)
+	return r
+}
+
+// newReflector binds a Reflector on 127.0.0.1 without serving it yet (a
+// test may set its clock first).
+func newReflector(t *testing.T, cfg ReflectorConfig) *Reflector {
+	t.Helper()
 	cfg.Addr = "127.0.0.1:0"
 	r, err := NewReflector(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r
+}
+
+// serveReflector runs r until the test ends or stop is called: stop
+// cancels Run and waits for it to return, so r's counters are final.
+func serveReflector(t *testing.T, r *Reflector) (stop func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Run: %v", err)
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("Run: %v", err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Error("Run did not return 5 s after its context was cancelled")
 			}
-		case <-time.After(5 * time.Second):
-			t.Error("Run did not return 5 s after its context was cancelled")
-		}
-	})
-	return r
+		})
+	}
+	t.Cleanup(stop)
+	return stop
 }
+
+// fakeClock is a test's clock for a Reflector: it stands still until the
+// test moves it, and the Reflector's goroutine may read it meanwhile.
+type fakeClock struct{ ns atomic.Int64 }
+
+var fakeEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func (c *fakeClock) now() time.Time          { return fakeEpoch.Add(time.Duration(c.ns.Load())) }
+func (c *fakeClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 // dial is a client socket to r, closed when the test ends.
 func dial(t *testing.T, r *Reflector) *net.UDPConn {
@@ -80,20 +112,6 @@ func senderPacket(t *testing.T, seq uint32, size int) []byte {
 		t.Fatal(err)
 	}
 	return b
-}
-
-// waitStats polls r's counters until ok, for at most 2 s.
-func waitStats(t *testing.T, r *Reflector, ok func(ReflectorStats) bool) ReflectorStats {
-	t.Helper()
-	for range 200 {
-		if s := r.Stats(); ok(s) {
-			return s
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	s := r.Stats()
-	t.Fatalf("counters did not reach the expected state in 2 s: %+v", s)
-	return s
 }
 
 func TestReflectStateless(t *testing.T) {
@@ -241,29 +259,39 @@ func TestReflectGarbage(t *testing.T) {
 }
 
 // A burst past the rate limit is cut to the bucket; other senders are
-// served meanwhile.
+// served meanwhile. The clock stands still: the bucket gives exactly its
+// burst.
 func TestReflectRateLimit(t *testing.T) {
-	r := startReflector(t, ReflectorConfig{RatePPS: 1, Burst: 10})
+	var clk fakeClock
+	r := newReflector(t, ReflectorConfig{RatePPS: 1, Burst: 10})
+	r.now = clk.now
+	stop := serveReflector(t, r)
 	a, b := dial(t, r), dial(t, r)
 	for i := range 100 {
 		if _, err := a.Write(senderPacket(t, uint32(i), SenderSize)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	s := waitStats(t, r, func(s ReflectorStats) bool { return s.Received == 100 })
-	// 10 from the bucket, and at most 1 more a second refilled it.
-	if s.Reflected < 10 || s.Reflected > 12 || s.RateLimited != s.Received-s.Reflected {
-		t.Errorf("100 packets at once, burst 10: %+v", s)
-	}
+	// One socket, read in order: b's reply comes after a's 100 were taken.
 	if rep := exchange(t, b, senderPacket(t, 1, SenderSize), 2*time.Second); rep == nil {
 		t.Error("another sender was not served")
+	}
+	stop()
+	s := r.Stats()
+	// 10 from a's bucket, none refilled; 1 from b's.
+	if s.Received != 101 || s.Reflected != 11 || s.RateLimited != s.Received-s.Reflected {
+		t.Errorf("100 packets at once, burst 10, then 1 from another sender: %+v", s)
 	}
 }
 
 // MaxSources bounds the state: a new sender past it is not answered until
-// one has been idle for Idle.
+// one has been idle for longer than Idle.
 func TestReflectSourceTable(t *testing.T) {
-	r := startReflector(t, ReflectorConfig{MaxSources: 2, Idle: 300 * time.Millisecond, Stateful: true})
+	var clk fakeClock
+	const idle = 300 * time.Millisecond
+	r := newReflector(t, ReflectorConfig{MaxSources: 2, Idle: idle, Stateful: true})
+	r.now = clk.now
+	serveReflector(t, r)
 	a, b, c := dial(t, r), dial(t, r), dial(t, r)
 	for _, conn := range []*net.UDPConn{a, b} {
 		if exchange(t, conn, senderPacket(t, 1, SenderSize), 2*time.Second) == nil {
@@ -276,9 +304,68 @@ func TestReflectSourceTable(t *testing.T) {
 	if s := r.Stats(); s.TableFull != 1 {
 		t.Errorf("stats %+v", s)
 	}
-	time.Sleep(400 * time.Millisecond) // past Idle: a and b's state may go
+	clk.advance(idle + time.Nanosecond) // past Idle: a and b's state may go
 	if rep := exchange(t, c, senderPacket(t, 1, SenderSize), 2*time.Second); rep == nil {
 		t.Error("the third sender was not answered once the others were idle")
+	}
+}
+
+// TestAdmitBucketExact: the per-sender token bucket to the nanosecond,
+// on the times admit is given (no socket, no clock). 8 packets a second
+// refill a token in exactly 125 ms (binary fractions: no rounding).
+func TestAdmitBucketExact(t *testing.T) {
+	r := &Reflector{cfg: ReflectorConfig{RatePPS: 8, Burst: 3}.withDefaults(), sources: map[netip.AddrPort]*source{}}
+	a, c := netip.MustParseAddrPort("192.0.2.1:1000"), netip.MustParseAddrPort("192.0.2.3:1000")
+	for _, from := range []netip.AddrPort{a, c} {
+		for i := range 3 {
+			if _, ok := r.admit(from, 0, fakeEpoch); !ok {
+				t.Fatalf("%v: packet %d of a burst of 3 refused", from, i+1)
+			}
+		}
+	}
+	for _, st := range []struct {
+		name string
+		from netip.AddrPort
+		at   time.Duration // after the bursts
+		want bool
+	}{
+		{"a's 4th at once: bucket empty", a, 0, false},
+		{"a 1 ns before 125 ms: not yet a token", a, 125*time.Millisecond - time.Nanosecond, false},
+		{"c at 125 ms: 1 token at 8/s", c, 125 * time.Millisecond, true},
+		{"c again at 125 ms: empty", c, 125 * time.Millisecond, false},
+	} {
+		if _, ok := r.admit(st.from, 0, fakeEpoch.Add(st.at)); ok != st.want {
+			t.Errorf("%s: admitted %v, want %v", st.name, ok, st.want)
+		}
+	}
+	if r.limited.Load() != 3 {
+		t.Errorf("%d rate limited, want 3", r.limited.Load())
+	}
+}
+
+// TestAdmitIdleExact: with the table full, a new sender waits until the
+// oldest has been idle for longer than Idle: not at Idle, at Idle + 1 ns.
+func TestAdmitIdleExact(t *testing.T) {
+	r := &Reflector{cfg: ReflectorConfig{MaxSources: 1, Idle: time.Second}.withDefaults(), sources: map[netip.AddrPort]*source{}}
+	a, b := netip.MustParseAddrPort("192.0.2.1:1000"), netip.MustParseAddrPort("192.0.2.2:1000")
+	for _, st := range []struct {
+		name string
+		from netip.AddrPort
+		at   time.Duration
+		want bool
+	}{
+		{"a, the first", a, 0, true},
+		{"b, table full, a active", b, 0, false},
+		{"b, a idle exactly Idle: kept", b, time.Second, false},
+		{"b, a idle Idle + 1 ns: forgotten", b, time.Second + time.Nanosecond, true},
+		{"a again: b holds the place", a, time.Second + time.Nanosecond, false},
+	} {
+		if _, ok := r.admit(st.from, 0, fakeEpoch.Add(st.at)); ok != st.want {
+			t.Errorf("%s: admitted %v, want %v", st.name, ok, st.want)
+		}
+	}
+	if _, held := r.sources[b]; r.full.Load() != 3 || len(r.sources) != 1 || !held {
+		t.Errorf("table full %d times, sources %v; want 3, and b's alone", r.full.Load(), r.sources)
 	}
 }
 

@@ -152,7 +152,7 @@ func (s *Sender) send(ctx context.Context, conn *net.UDPConn, recs []Record, mu 
 	defer t.Stop()
 	for k := range recs {
 		if k > 0 {
-			t.Reset(time.Until(start.Add(time.Duration(k) * s.cfg.Interval)))
+			t.Reset(start.Add(time.Duration(k) * s.cfg.Interval).Sub(s.now()))
 			select {
 			case <-ctx.Done():
 				return ctx.Err()

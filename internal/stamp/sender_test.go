@@ -7,6 +7,7 @@ import (
 	"net"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -235,4 +236,48 @@ func TestSenderShortTWAMPReplies(t *testing.T) {
 	if res.Received != 5 || res.Unknown != 0 {
 		t.Errorf("%+v", res)
 	}
+}
+
+// TestSendSchedule: on fake time, packet k leaves at exactly start + k ×
+// Interval, and a context ending between two packets ends the schedule
+// then with its error.
+func TestSendSchedule(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sink, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sink.Close()
+		conn, err := net.DialUDP("udp", nil, sink.LocalAddr().(*net.UDPAddr))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		s, err := NewSender(SenderConfig{Target: sink.LocalAddr().String(), Count: 5, Interval: 7 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		recs := make([]Record, 5)
+		var mu sync.Mutex
+		if err := s.send(context.Background(), conn, recs, &mu); err != nil {
+			t.Fatal(err)
+		}
+		for k, r := range recs {
+			if want := start.Add(time.Duration(k) * 7 * time.Millisecond); !r.T1.Equal(want) || r.Seq != uint32(k) {
+				t.Errorf("packet %d (seq %d) sent at %v, want exactly %v", k, r.Seq, r.T1.Sub(start), want.Sub(start))
+			}
+		}
+
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+		defer cancel()
+		start = time.Now()
+		recs = make([]Record, 5)
+		if err := s.send(ctx, conn, recs, &mu); !errors.Is(err, context.DeadlineExceeded) || time.Since(start) != 10*time.Millisecond {
+			t.Errorf("send = %v after %v, want the deadline's error after exactly 10 ms", err, time.Since(start))
+		}
+		if !recs[1].T1.Equal(start.Add(7*time.Millisecond)) || !recs[2].T1.IsZero() {
+			t.Errorf("sent at %v, %v, want 0, 7 ms and no third", recs[0].T1.Sub(start), recs[1].T1.Sub(start))
+		}
+	})
 }

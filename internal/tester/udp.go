@@ -3,6 +3,7 @@ package tester
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"sync"
@@ -111,8 +112,9 @@ func (u *udpRun) helloUntilStarted(ctx context.Context) (stop func()) {
 	return sendHellos(ctx, u.uc, u.s.accept.Cookie)
 }
 
-// sendHellos sends a UDP hello on uc every 50 ms until stop is called.
-func sendHellos(ctx context.Context, uc *net.UDPConn, cookie wire.Cookie) (stop func()) {
+// sendHellos sends a UDP hello on uc (a connected UDP socket; a test's
+// fake) every 50 ms until stop is called.
+func sendHellos(ctx context.Context, uc io.Writer, cookie wire.Cookie) (stop func()) {
 	hctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
