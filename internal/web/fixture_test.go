@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,6 +36,13 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	return newFixtureAt(t, time.Now)
+}
+
+// newFixtureAt is newFixture with the controller (and its page) on the
+// clock now.
+func newFixtureAt(t *testing.T, now func() time.Time) *fixture {
+	t.Helper()
 	dir := t.TempDir()
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(dir, "fleet.db"))
@@ -43,7 +51,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	t.Cleanup(func() { st.Close() })
 	c, err := controller.New(controller.Config{Listen: "127.0.0.1:0", Store: st, StateDir: dir,
-		HeartbeatInterval: time.Second, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		HeartbeatInterval: time.Second, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,6 +68,25 @@ func newFixture(t *testing.T) *fixture {
 	f.op = f.issue(fleet.RoleOperate, "")
 	f.reader = f.issue(fleet.RoleRead, "")
 	return f
+}
+
+// manualClock is a clock that moves only when told: a controller's
+// Config.Now in tests of what it times (the token cache).
+type manualClock struct {
+	mu  sync.Mutex // guards now
+	now time.Time
+}
+
+func (c *manualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *manualClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
 }
 
 func (f *fixture) issue(role fleet.Role, agent string) string {
