@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -68,25 +67,6 @@ func newFixtureAt(t *testing.T, now func() time.Time) *fixture {
 	f.op = f.issue(fleet.RoleOperate, "")
 	f.reader = f.issue(fleet.RoleRead, "")
 	return f
-}
-
-// manualClock is a clock that moves only when told: a controller's
-// Config.Now in tests of what it times (the token cache).
-type manualClock struct {
-	mu  sync.Mutex // guards now
-	now time.Time
-}
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *manualClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
 }
 
 func (f *fixture) issue(role fleet.Role, agent string) string {

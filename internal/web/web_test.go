@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
+	"github.com/fullpipe/fullpipe/internal/testkit"
 )
 
 // TestLogin: pages need a session; a bad token, an agent's token and an
@@ -104,7 +105,7 @@ func checkHeaders(t *testing.T, p string, h http.Header) {
 // after it was accepted, and not a nanosecond longer (on the
 // controller's clock, faked here).
 func TestRevokedTokenEndsSession(t *testing.T) {
-	clock := &manualClock{now: time.Now()}
+	clock := testkit.NewClock(time.Now())
 	f := newFixtureAt(t, clock.Now)
 	b := f.browser()
 	sec := f.issue(fleet.RoleRead, "")
@@ -118,11 +119,11 @@ func TestRevokedTokenEndsSession(t *testing.T) {
 	if err := f.st.RevokeToken(context.Background(), tok.ID); err != nil {
 		t.Fatal(err)
 	}
-	clock.advance(time.Second - time.Nanosecond)
+	clock.Advance(time.Second - time.Nanosecond)
 	if code := b.get("/ui/").code; code != http.StatusOK {
 		t.Errorf("1 s − 1 ns after its acceptance the revoked token's session got %d, want 200 (the token cache)", code)
 	}
-	clock.advance(time.Nanosecond)
+	clock.Advance(time.Nanosecond)
 	if code := b.get("/ui/").code; code != http.StatusSeeOther {
 		t.Errorf("1 s after its acceptance the revoked token's session got %d, want 303 to the login", code)
 	}
