@@ -65,9 +65,11 @@ func TestLogin(t *testing.T) {
 }
 
 // TestLoginLimit: an address that fails ten logins in a minute is
-// refused even a good token until the minute passes.
+// refused even a good token until the minute passes, exactly (on the
+// controller's clock, faked here), counted from its first failure.
 func TestLoginLimit(t *testing.T) {
-	f := newFixture(t)
+	clock := testkit.NewClock(time.Now())
+	f := newFixtureAt(t, clock.Now)
 	b := f.browser()
 	for i := 0; i < 10; i++ {
 		if c := b.login("fp_wrong"); c != http.StatusUnauthorized {
@@ -76,6 +78,14 @@ func TestLoginLimit(t *testing.T) {
 	}
 	if c := b.login(f.reader); c != http.StatusTooManyRequests {
 		t.Errorf("a good token after 10 failures: %d, want 429", c)
+	}
+	clock.Advance(time.Minute - time.Nanosecond)
+	if c := b.login(f.reader); c != http.StatusTooManyRequests {
+		t.Errorf("a good token 1 min − 1 ns after the first failure: %d, want 429", c)
+	}
+	clock.Advance(time.Nanosecond)
+	if c := b.login(f.reader); c != http.StatusSeeOther {
+		t.Errorf("a good token 1 min after the first failure: %d, want 303 (logged in)", c)
 	}
 }
 
