@@ -165,8 +165,7 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
-	a := &Agent{cfg: cfg, log: cfg.Log.With("agent", cfg.Name), ctl: cfg.Controller, ring: serve.NewKeyRing(), spool: sp,
-		wake: make(chan struct{}, 1), runs: map[string]*run{}, ended: map[string]time.Time{}}
+	a := newAgent(cfg, sp)
 	rc := cfg.Responder
 	rc.Listen, rc.Secret, rc.Keys, rc.Log = cfg.Listen, nil, a.ring, a.log.With("part", "responder")
 	if rc.Software == "" {
@@ -187,6 +186,14 @@ func New(cfg Config) (*Agent, error) {
 		a.cfg.Addresses = []string{a.srv.Addr().String()}
 	}
 	return a, nil
+}
+
+// newAgent is an agent on cfg (filled) and its spool, without its
+// responder: New adds that; tests of the routines that only talk to
+// the controller go without it.
+func newAgent(cfg Config, sp *spool) *Agent {
+	return &Agent{cfg: cfg, log: cfg.Log.With("agent", cfg.Name), ctl: cfg.Controller, ring: serve.NewKeyRing(), spool: sp,
+		wake: make(chan struct{}, 1), runs: map[string]*run{}, ended: map[string]time.Time{}}
 }
 
 // Close closes the responder's sockets of an agent that will not Run

@@ -38,12 +38,12 @@ func (c *controllerClock) observe(sent, recv, now time.Time) (time.Duration, boo
 	return skew, true
 }
 
-// local is the local instant (with a monotonic reading, for timers and
-// deadlines) at which the controller's clock reads t.
-func (c *controllerClock) local(t time.Time) time.Time {
+// local is the local instant at which the controller's clock reads t,
+// from the local clock's now (with its monotonic reading, which the
+// result keeps, for timers and deadlines).
+func (c *controllerClock) local(t, now time.Time) time.Time {
 	c.mu.Lock()
 	skew := c.skew
 	c.mu.Unlock()
-	now := time.Now()
 	return now.Add(t.Sub(now.Add(skew)))
 }

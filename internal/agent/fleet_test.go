@@ -185,7 +185,7 @@ func (f *testFleet) waitRun(id string, d time.Duration, states ...fleet.RunState
 		if time.Now().After(deadline) {
 			f.t.Fatalf("run %s is %s after %v, want %v", id, r.State, d, states)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // real time: polls a real controller's store while real agents run real TCP tests
 	}
 }
 
@@ -204,7 +204,7 @@ func (f *testFleet) waitResult(id string, d time.Duration) fleet.Result {
 		if time.Now().After(deadline) {
 			f.t.Fatalf("run %s: no result within %v", id, d)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // real time: polls a real controller's store while real agents run real TCP tests
 	}
 }
 

@@ -119,8 +119,9 @@ func (a *Agent) obey(ctx context.Context, o fleet.Orders) {
 		if slices.Contains(o.Cancelled, acc.RunID) || a.ring.Has(acc.RunID) {
 			continue
 		}
-		start, end := a.clock.local(acc.Start).Add(-keyGrace), a.clock.local(acc.End)
-		if !time.Now().Before(end) {
+		now := time.Now()
+		start, end := a.clock.local(acc.Start, now).Add(-keyGrace), a.clock.local(acc.End, now)
+		if !now.Before(end) {
 			continue
 		}
 		if err := a.ring.Add(acc.RunID, acc.Key, start, end); err != nil {

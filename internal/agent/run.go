@@ -50,11 +50,11 @@ func (a *Agent) routineRun(r *run) {
 	defer a.finish(r)
 	defer r.cancel(nil)
 	log := a.log.With("run", r.ID, "test", r.Test.Kind, "target", r.Target)
-	if !ctxtime.Sleep(r.ctx, time.Until(a.clock.local(r.Start))) {
+	if !ctxtime.Sleep(r.ctx, time.Until(a.clock.local(r.Start, time.Now()))) {
 		log.Info("run not started", "why", context.Cause(r.ctx))
 		return
 	}
-	if !time.Now().Before(a.clock.local(r.End)) {
+	if now := time.Now(); !now.Before(a.clock.local(r.End, now)) {
 		log.Warn("run's slot is over before it could start: not run")
 		return
 	}
@@ -98,7 +98,7 @@ func (a *Agent) execute(r *run, log *slog.Logger) (up fleet.Upload, keep bool) {
 	told := make(chan struct{})
 	go func() { defer close(told); a.tellStarted(r, log) }() // the test starts on time, told or not
 	defer func() { <-told }()                                // before the upload is spooled
-	ctx, cancel := context.WithDeadlineCause(r.ctx, a.clock.local(r.End), errSlotEnd)
+	ctx, cancel := context.WithDeadlineCause(r.ctx, a.clock.local(r.End, time.Now()), errSlotEnd)
 	defer cancel()
 	a.beginExclusive(r, log)
 	defer a.endExclusive(r)

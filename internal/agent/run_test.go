@@ -142,7 +142,7 @@ func TestRunCancelled(t *testing.T) {
 	f.pair(false)
 	run := f.book("src", "dst", tcpTest(30*time.Second), true, time.Now().Add(500*time.Millisecond), time.Minute)
 	f.waitRun(run.ID, 10*time.Second, fleet.RunRunning)
-	time.Sleep(time.Second)
+	time.Sleep(time.Second) // real time: the real TCP test measures for a second, so its partial document has samples
 	if _, err := f.admin.CancelRun(f.ctx(), run.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,9 @@ func TestRunStartRefused(t *testing.T) {
 	if !testkit.Poll(10*time.Second, func() bool { src.mu.Lock(); defer src.mu.Unlock(); _, ended := src.ended[run.ID]; return ended }) {
 		t.Fatal("the run did not end")
 	}
-	time.Sleep(300 * time.Millisecond)
+	// Final: a run is remembered as ended only after its upload was
+	// spooled (or, failing the spool, tried), and a spooled file stays
+	// until after the recorder saw its upload.
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	if len(spoolFiles(t, src.spool.dir)) != 0 || len(rec.uploads) != 0 {

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/fullpipe/fullpipe/internal/fleet"
 	"github.com/fullpipe/fullpipe/internal/fleet/client"
 	"github.com/fullpipe/fullpipe/internal/store"
@@ -213,9 +215,32 @@ func poll(d time.Duration, cond func() bool) bool {
 		if cond() {
 			return true
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // real time: polls a real controller over TLS sockets (or its store), whose work no bubble holds
 	}
 	return cond()
+}
+
+// outboxEmpty says whether the webhook's outbox holds no file: each
+// stored result's file goes only once its delivery is over (or it is
+// passed over), so with the uploads answered, no delivery is left.
+func (e *env) outboxEmpty() bool {
+	es, err := os.ReadDir(filepath.Join(e.c.cfg.StateDir, "outbox"))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return len(es) == 0
+}
+
+// ticks counts the scheduler's ticks so far (each counted as it ends).
+func (e *env) ticks() uint64 {
+	e.t.Helper()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(e.c.metrics.tickSeconds)
+	mfs, err := reg.Gather()
+	if err != nil || len(mfs) != 1 {
+		e.t.Fatalf("tick histogram: %v", err)
+	}
+	return mfs[0].GetMetric()[0].GetHistogram().GetSampleCount()
 }
 
 // tail is the last n lines of s but for routine requests.

@@ -13,8 +13,8 @@ import (
 // without its source reporting how it ended, before the scheduler
 // marks it failed as lost (its agent killed, or cut off for good). A
 // result its agent had spooled and uploads later is still taken
-// (acceptLate). A variable only so that tests can shorten it.
-var lostAfter = 2 * time.Minute
+// (acceptLate).
+const lostAfter = 2 * time.Minute
 
 // lostPrefix begins a lost run's error.
 const lostPrefix = "lost: "

@@ -214,7 +214,7 @@ func whichActive(t *testing.T, rs [2]*replica) int {
 		if s0, s1 := rs[0].scheduling(t), rs[1].scheduling(t); s0 == s1 || s0 != (active == 0) {
 			t.Fatalf("scheduling replicas changed or doubled: %v %v (active was %d)", s0, s1, active)
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // real time: samples two controller processes' lease on a real PostgreSQL across their real renewals
 	}
 	return active
 }
@@ -255,7 +255,7 @@ func TestScaleOut(t *testing.T) {
 	if took > 14*time.Second {
 		t.Errorf("takeover took %v, want within the lease's 10 s TTL plus a 3 s renewal", took)
 	}
-	time.Sleep(4 * time.Second) // the new scheduler books on
+	time.Sleep(4 * time.Second) // real time: the new scheduler, another process on a real PostgreSQL, books on (two more R/PT2S occurrences)
 	checkOnce(t, rs[standby].client(t, rs[0].adminToken(t)), sc)
 }
 

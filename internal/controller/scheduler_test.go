@@ -58,7 +58,10 @@ func TestMesh(t *testing.T) {
 		t.Fatal(err)
 	}
 	rs := waitRuns(t, e, sc.ID, 6)
-	time.Sleep(500 * time.Millisecond) // two more ticks: nothing more is booked
+	n := e.ticks()
+	if !poll(5*time.Second, func() bool { return e.ticks() >= n+2 }) { // two more ticks: nothing more is booked
+		t.Fatalf("the scheduler ticked %d times in 5 s, want 2", e.ticks()-n)
+	}
 	rs = waitRuns(t, e, sc.ID, 6)
 	var pairs []string
 	for _, r := range rs {
@@ -176,8 +179,9 @@ func TestWebhook(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ok := poll(5*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return len(got) == 1 })
-	time.Sleep(200 * time.Millisecond)
+	// Once the outbox is empty every delivery is over: what got holds is
+	// final, and so are the metrics.
+	ok := poll(5*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return len(got) == 1 && e.outboxEmpty() })
 	mu.Lock()
 	defer mu.Unlock()
 	if !ok || len(got) != 1 || got[0].RunID != id || len(got[0].Doc) == 0 || calls != 2 {

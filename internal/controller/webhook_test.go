@@ -87,8 +87,9 @@ func TestWebhookChanges(t *testing.T) {
 			want++
 		}
 	}
-	ok := poll(5*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return len(got) >= want })
-	time.Sleep(300 * time.Millisecond) // long enough for an undue delivery to follow the due ones
+	// Once the outbox is empty every result was delivered or passed
+	// over: no undue delivery can follow.
+	ok := poll(5*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return len(got) >= want && e.outboxEmpty() })
 	mu.Lock()
 	defer mu.Unlock()
 	if !ok || len(got) != want {

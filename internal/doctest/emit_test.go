@@ -138,7 +138,7 @@ func startResponder(t *testing.T) string {
 		if time.Now().After(deadline) {
 			t.Fatalf("responder at %s not listening after 5 s: %v", addr, err)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // real time: waits for a responder process to listen on a real socket
 	}
 }
 

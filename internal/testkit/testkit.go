@@ -1,6 +1,6 @@
 // Package testkit holds what tests of several packages need alike: a log
-// destination safe for concurrent writers, and polling of in-process
-// state with a deadline. Only tests import it.
+// destination safe for concurrent writers, polling of in-process state
+// with a deadline, and a manual clock. Only tests import it.
 package testkit
 
 import (

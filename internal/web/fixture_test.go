@@ -35,6 +35,13 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	return newFixtureAt(t, time.Now)
+}
+
+// newFixtureAt is newFixture with the controller (and its page) on the
+// clock now.
+func newFixtureAt(t *testing.T, now func() time.Time) *fixture {
+	t.Helper()
 	dir := t.TempDir()
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(dir, "fleet.db"))
@@ -43,7 +50,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	t.Cleanup(func() { st.Close() })
 	c, err := controller.New(controller.Config{Listen: "127.0.0.1:0", Store: st, StateDir: dir,
-		HeartbeatInterval: time.Second, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		HeartbeatInterval: time.Second, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
+	"github.com/fullpipe/fullpipe/internal/testkit"
 )
 
 // TestLogin: pages need a session; a bad token, an agent's token and an
@@ -64,9 +65,11 @@ func TestLogin(t *testing.T) {
 }
 
 // TestLoginLimit: an address that fails ten logins in a minute is
-// refused even a good token until the minute passes.
+// refused even a good token until the minute passes, exactly (on the
+// controller's clock, faked here), counted from its first failure.
 func TestLoginLimit(t *testing.T) {
-	f := newFixture(t)
+	clock := testkit.NewClock(time.Now())
+	f := newFixtureAt(t, clock.Now)
 	b := f.browser()
 	for i := 0; i < 10; i++ {
 		if c := b.login("fp_wrong"); c != http.StatusUnauthorized {
@@ -75,6 +78,14 @@ func TestLoginLimit(t *testing.T) {
 	}
 	if c := b.login(f.reader); c != http.StatusTooManyRequests {
 		t.Errorf("a good token after 10 failures: %d, want 429", c)
+	}
+	clock.Advance(time.Minute - time.Nanosecond)
+	if c := b.login(f.reader); c != http.StatusTooManyRequests {
+		t.Errorf("a good token 1 min − 1 ns after the first failure: %d, want 429", c)
+	}
+	clock.Advance(time.Nanosecond)
+	if c := b.login(f.reader); c != http.StatusSeeOther {
+		t.Errorf("a good token 1 min after the first failure: %d, want 303 (logged in)", c)
 	}
 }
 
@@ -99,12 +110,16 @@ func checkHeaders(t *testing.T, p string, h http.Header) {
 }
 
 // TestRevokedTokenEndsSession: a session stands on its token, checked
-// at each request.
+// at each request. A token revoked straight in the store (as another
+// replica would) is still trusted from the controller's cache until 1 s
+// after it was accepted, and not a nanosecond longer (on the
+// controller's clock, faked here).
 func TestRevokedTokenEndsSession(t *testing.T) {
-	f := newFixture(t)
+	clock := testkit.NewClock(time.Now())
+	f := newFixtureAt(t, clock.Now)
 	b := f.browser()
 	sec := f.issue(fleet.RoleRead, "")
-	if b.login(sec) != http.StatusSeeOther {
+	if b.login(sec) != http.StatusSeeOther { // the token is accepted, and cached, now
 		t.Fatal("login failed")
 	}
 	tok, err := f.st.Authenticate(context.Background(), sec)
@@ -114,13 +129,13 @@ func TestRevokedTokenEndsSession(t *testing.T) {
 	if err := f.st.RevokeToken(context.Background(), tok.ID); err != nil {
 		t.Fatal(err)
 	}
-	ok := false
-	for i := 0; i < 30 && !ok; i++ { // the controller trusts an accepted token for up to 1 s
-		ok = b.get("/ui/").code == http.StatusSeeOther
-		time.Sleep(100 * time.Millisecond)
+	clock.Advance(time.Second - time.Nanosecond)
+	if code := b.get("/ui/").code; code != http.StatusOK {
+		t.Errorf("1 s − 1 ns after its acceptance the revoked token's session got %d, want 200 (the token cache)", code)
 	}
-	if !ok {
-		t.Error("a revoked token's session still sees pages after 3 s")
+	clock.Advance(time.Nanosecond)
+	if code := b.get("/ui/").code; code != http.StatusSeeOther {
+		t.Errorf("1 s after its acceptance the revoked token's session got %d, want 303 to the login", code)
 	}
 }
 

@@ -99,7 +99,7 @@ func TestMain(m *testing.M) {
 		s := New()
 		s.Database(&recorder{TB: nil})
 		fmt.Println(s.cmd.Process.Pid, s.dir)
-		time.Sleep(time.Minute) // until killed
+		time.Sleep(time.Minute) // real time: this child process only waits for its parent to SIGKILL it
 		os.Exit(1)
 	}
 	os.Exit(m.Run())
@@ -138,7 +138,7 @@ func TestKilledParent(t *testing.T) {
 			syscall.Kill(pid, syscall.SIGKILL)
 			t.Fatalf("postgres (pid %d) outlived its killed parent by 10 s", pid)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // real time: waits for the kernel to end a postgres process (Pdeathsig)
 	}
 }
 
