@@ -226,7 +226,7 @@ func (f *fixture) dumpLogs(t *testing.T) {
 // starts a process, and polling every 10 ms would load the CPU the lab's
 // forwarder needs while the tests it times run.
 func pollEvery(d, every time.Duration, cond func() bool) bool {
-	for deadline := time.Now().Add(d); !cond(); time.Sleep(every) {
+	for deadline := time.Now().Add(d); !cond(); time.Sleep(every) { // real time: the controller and agents are other processes
 		if time.Now().After(deadline) {
 			return false
 		}

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fullpipe/fullpipe/internal/testkit"
 )
 
 // buildFullpipe builds the binary once per test run.
@@ -64,7 +66,7 @@ func startResponder(t *testing.T, ctx context.Context, bin string, l *Lab) *os.P
 		if time.Now().After(deadline) {
 			t.Fatalf("responder at %s not listening after 5 s: %v", addr, err)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // real time: the responder is another process
 	}
 }
 
@@ -173,7 +175,7 @@ func TestLabLifecycle(t *testing.T) {
 			if s, err := ReadState(name); err == nil && alive(s.PID) {
 				return s
 			}
-			time.Sleep(50 * time.Millisecond)
+			time.Sleep(50 * time.Millisecond) // real time: the lab is another process
 		}
 		t.Fatalf("lab %s did not come up", name)
 		return nil
@@ -186,7 +188,7 @@ func TestLabLifecycle(t *testing.T) {
 					return
 				}
 			}
-			time.Sleep(50 * time.Millisecond)
+			time.Sleep(50 * time.Millisecond) // real time: the lab is another process
 		}
 		t.Fatalf("lab %s left namespaces or state behind", name)
 	}
@@ -231,7 +233,9 @@ func TestLabLifecycle(t *testing.T) {
 	}
 	st = waitState("tdt")
 	_ = syscall.Kill(st.PID, syscall.SIGKILL)
-	time.Sleep(200 * time.Millisecond)
+	if !testkit.Poll(5*time.Second, func() bool { return !alive(st.PID) }) {
+		t.Fatalf("lab process %d still alive 5 s after SIGKILL", st.PID)
+	}
 	if out, err := exec.CommandContext(ctx, bin, "lab", "up", "--name", "tdt", "--detach").CombinedOutput(); err != nil {
 		t.Fatalf("up after a crash: %v %s", err, out)
 	}

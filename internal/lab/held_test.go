@@ -91,7 +91,7 @@ func TestHolder(t *testing.T) {
 			if try <= busyTries {
 				f.late += 10
 			}
-			time.Sleep(time.Second) // the measurement
+			time.Sleep(time.Second) // fake time: the measurement
 			return nil
 		})
 		if err != nil || len(tries) != 3 || a.Forwarded() != 1000 {

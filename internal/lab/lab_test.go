@@ -67,7 +67,7 @@ func runLab(t *testing.T, l *Lab) {
 		if _, err := ReadState(name); err == nil {
 			break
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // real time: the forwarder's goroutine publishes the state file as it starts
 	}
 }
 
@@ -251,7 +251,7 @@ func iperf3Between(clientNS, serverNS string, addr netip.Addr, port, secs, omit 
 		return 0, err
 	}
 	defer func() { _ = srv.Process.Kill(); _ = srv.Wait() }()
-	time.Sleep(300 * time.Millisecond) // iperf3 has no readiness signal; retried below
+	time.Sleep(300 * time.Millisecond) // real time: iperf3, another process, has no readiness signal; retried below
 	var out []byte
 	var err error
 	for try := 0; try < 5; try++ {
@@ -260,7 +260,7 @@ func iperf3Between(clientNS, serverNS string, addr netip.Addr, port, secs, omit 
 		if err == nil {
 			break
 		}
-		time.Sleep(300 * time.Millisecond)
+		time.Sleep(300 * time.Millisecond) // real time: as above
 	}
 	if err != nil {
 		return 0, fmt.Errorf("iperf3 %s → %s: %v\n%s", clientNS, addr, err, out)
