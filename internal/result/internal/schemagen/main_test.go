@@ -71,7 +71,7 @@ func TestSchemaShape(t *testing.T) {
 		{"ShapingRow", "verdict", `["policed","shaped","none"]`},
 		{"sweep.WindowPoint", "region", `["linear","transition","saturation","overflow"]`},
 		{"rfc6349.Finding", "cause", `["window","host","policer","loss","buffer","mtu"]`},
-		{"train.Verdict", "kind", `["clean","queue","policer","lossy","unknown"]`},
+		{"train.Verdict", "kind", `["clean","queue","policer","lossy","unknown","undecided"]`},
 	} {
 		if got, _ := json.Marshal(prop(tc.def, tc.key)["enum"]); string(got) != tc.want {
 			t.Errorf("%s.%s enum %s, want %s", tc.def, tc.key, got, tc.want)
