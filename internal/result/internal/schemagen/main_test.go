@@ -68,7 +68,7 @@ func TestSchemaShape(t *testing.T) {
 	}
 	for _, tc := range []struct{ def, key, want string }{
 		{"WalkRow", "direction", `["up","down"]`},
-		{"ShapingRow", "verdict", `["policed","shaped","none"]`},
+		{"ShapingRow", "verdict", `["policed","shaped","none","undecided"]`},
 		{"sweep.WindowPoint", "region", `["linear","transition","saturation","overflow"]`},
 		{"rfc6349.Finding", "cause", `["window","host","policer","loss","buffer","mtu"]`},
 		{"train.Verdict", "kind", `["clean","queue","policer","lossy","unknown","undecided"]`},
