@@ -544,12 +544,14 @@ func queueVerdict(v Verdict, rs []Reading, noise time.Duration, atLeast bool) Ve
 // head passed (rate × the head's span), the first packet included (the
 // bucket starts full).
 func policerVerdict(v Verdict, rs []Reading, noise time.Duration) Verdict {
-	// The rate from the tails long enough to read one (readable), when
+	// The rate from the tails that decide and carried tailHeads × their
+	// head (readable, and long even when their own head came spaced: a
+	// policer does not space, a host or lab that fell behind does), when
 	// any: a short tail after a tiny bucket is sped up by what refilled
 	// it while its sender stalled.
 	var rates, buckets []float64
 	for _, r := range rs {
-		if readable(r, noise) {
+		if readable(r, noise) && longTail(r) {
 			rates = append(rates, r.TailBps)
 		}
 	}
@@ -677,7 +679,13 @@ func readable(r Reading, noise time.Duration) bool {
 	if c == tailNone || c == tailSenderSlowed {
 		return false
 	}
-	return spaced(r, math.Inf(1)) || r.TailBps*r.TailSpan.Seconds() >= tailHeads*headBits(r)
+	return spaced(r, math.Inf(1)) || longTail(r)
+}
+
+// longTail reports whether a train's tail carried tailHeads × its
+// head's bytes.
+func longTail(r Reading) bool {
+	return r.TailBps*r.TailSpan.Seconds() >= tailHeads*headBits(r)
 }
 
 // MinPacket is the smallest train packet: small enough that a bucket or
