@@ -230,7 +230,7 @@ const (
 	Clean   Kind = "clean"   // no bottleneck below the sender's rate, up to the longest train
 	Queue   Kind = "queue"   // a queue drains at a rate below the sender's: a shaper or a FIFO in front of a slower link
 	Policer Kind = "policer" // a token bucket: bursts pass, then drops at the policed rate
-	Lossy   Kind = "lossy"   // packets lost with neither spacing nor a slower tail: loss on the line, not a limit
+	Lossy   Kind = "lossy"   // packets lost, no spacing, and what follows a loss as fast as it was sent: loss on the line, not a limit
 	Unknown Kind = "unknown" // the trains do not tell (too few packets, or contradictory)
 	// Undecided: packets were lost, the head was not spaced, and what got
 	// through after the first loss was neither surely slower than the
