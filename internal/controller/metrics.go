@@ -168,7 +168,7 @@ func (f *fleetCollector) pairs(ctx context.Context, ch chan<- prometheus.Metric)
 // verdicts, else "other".
 func verdictLabel(v string) string {
 	switch v {
-	case VerdictPass, VerdictFail, VerdictPartial, string(train.Clean), string(train.Queue), string(train.Policer), string(train.Lossy), string(train.Unknown):
+	case VerdictPass, VerdictFail, VerdictPartial, string(train.Clean), string(train.Queue), string(train.Policer), string(train.Lossy), string(train.Unknown), string(train.Undecided):
 		return v
 	}
 	return "other"

@@ -530,8 +530,13 @@ func (r *runner) stepShaping() error {
 			Fairness: rfc6349.Fairness(ev.PerConnBps), TotalBps: ev.TotalBps, PerConnBps: ev.PerConnBps, RateSpreadPct: ev.RateSpreadPct,
 			Trains: tv, TrainRows: rows}
 		r.res.Shaping[dir] = row
-		if r.res.ShapingSum.Verdict == "" || v != vocab.None {
+		// The summary is the verdict that names a policer or a shaper in
+		// either direction; failing that, one that could not tell.
+		if s := r.res.ShapingSum.Verdict; s == "" || v == vocab.Policed || v == vocab.Shaped || (v == vocab.Undecided && s == vocab.None) {
 			r.res.ShapingSum = *row
+		}
+		if v == vocab.Undecided {
+			r.warn(fmt.Sprintf("%s: the packet trains could not tell a policer with a bucket of a few packets from loss on the line, so the diagnosis names no cause for the loss: %s", dir, tv.Why))
 		}
 		r.line(dir, "%s: %s", dir, why)
 	}

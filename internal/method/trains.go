@@ -84,7 +84,7 @@ func (r *runner) trainSeries(dir vocab.Direction, size, overhead int) ([]train.R
 		default:
 			rs = append(rs, res.Reading)
 		}
-		if train.Enough(rs) || n >= longest {
+		if train.Enough(rs, trainNoise) || n >= longest {
 			return rs, rows, nil
 		}
 	}

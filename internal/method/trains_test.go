@@ -2,6 +2,7 @@ package method
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -87,6 +88,55 @@ func TestTrainsStep(t *testing.T) {
 			if c.kind == train.Queue && train.SmallBuffer(est.Value, bdp) != c.small {
 				t.Errorf("small buffer %v, want %v (queue %.0f of BDP %.0f)", !c.small, c.small, est.Value, bdp)
 			}
+		})
+	}
+}
+
+// TestTrainsTinyBucket: the misread, step 5 through a policer
+// with a bucket of 1 ms of its rate (10 datagrams at 120 Mbit/s) at 10 ms
+// RTT, --cir at the rate, --link none (each datagram counts its IP
+// bytes, as the policer does), from a sender whose sleeps wake late by
+// 200 µs on average and then send what is due back to back (a busy
+// host: flow.SendTrain's pacing). Before, the trains stopped at 64
+// packets, whose tails of a dozen read up to twice the rate, and read
+// "loss on the line" or a queue; now every run names the policer, its
+// rate and bucket within 20 % plus their error bars, or says undecided.
+func TestTrainsTinyBucket(t *testing.T) {
+	for _, rate := range []float64{50e6, 100e6, 120e6, 150e6, 200e6} {
+		t.Run(fmt.Sprintf("%.0fM", rate/1e6), func(t *testing.T) {
+			bucket := rate / 8 * 1e-3
+			mk := func() *link.Chain {
+				return link.NewChain(nil, link.Policer(int64(rate), int(bucket)), &link.Delay{Delay: 5 * time.Millisecond})
+			}
+			rng := rand.New(rand.NewPCG(uint64(rate), 3))
+			calls := 0
+			send := func(_ context.Context, c result.TrainConfig) (*result.Train, error) {
+				calls++
+				ip := c.Size + 28
+				p := traintest.Pacer{RateBps: float64(c.RateBps) * float64(ip) / float64(c.Size), BurstBps: 5e9, Lead: 50 * time.Microsecond, Overshoot: 200 * time.Microsecond}
+				tr := traintest.SendPaced(mk, c.Packets, ip, c.Size+c.Overhead, p, 30*time.Microsecond, rng)
+				return &result.Train{Packets: c.Packets, SizeBytes: c.Size, OverheadBytes: c.Overhead, Reading: train.Read(tr), Stamps: "kernel"}, nil
+			}
+			kinds := map[train.Kind]int{}
+			for run := range 10 {
+				r := &runner{ctx: context.Background(), net: scripted{Path: &fakenet.Path{}, train: send}, res: &result.RFC6349{Warnings: []string{}},
+					link: rfc6349.Link{Name: "none"}, cfg: result.RFC6349Config{CIRBps: int64(rate)},
+					bb: map[vocab.Direction]float64{"up": rate}, mtu: map[vocab.Direction]int{"up": 1500}, baseline: 10 * time.Millisecond}
+				calls = 0
+				v, rows, err := r.trains("up")
+				if err != nil {
+					t.Fatal(err)
+				}
+				kinds[v.Kind]++
+				switch {
+				case v.Kind == train.Undecided:
+				case v.Kind != train.Policer:
+					t.Errorf("run %d: %d trains (last %d × %d B) read %s: %s", run, calls, rows[len(rows)-1].Packets, rows[len(rows)-1].SizeBytes, v.Kind, v.Why)
+				case math.Abs(v.RateBps.Value-rate) > 0.2*rate+v.RateBps.Err || math.Abs(v.BucketBytes.Value-bucket) > 0.2*bucket+v.BucketBytes.Err:
+					t.Errorf("run %d: rate %s, bucket %s; true %.0f, %.0f", run, v.RateBps, v.BucketBytes, rate, bucket)
+				}
+			}
+			t.Logf("10 runs: %v", kinds)
 		})
 	}
 }

@@ -160,6 +160,10 @@ func trainShaping(e ShapingEvidence) (vocab.Shaping, string, bool) {
 		return vocab.None, "no limit below the sender's rate: " + t.Why, true
 	case train.Lossy:
 		return vocab.None, "no rate limit, but loss on the line: " + t.Why, true
+	case train.Undecided:
+		// TCP's loss without queueing reads the same for both (and for a
+		// buffer too small), so it decides nothing here either.
+		return vocab.Undecided, "cannot tell: the bucket, if there is one, holds too few packets to tell a policer from loss on the line, so no cause is named for the loss (the trains: " + t.Why + ")", true
 	}
 	return vocab.None, "", false
 }
@@ -239,8 +243,9 @@ func Diagnose(e Evidence, th Thresholds) []Finding {
 	}
 	// A policer named by the trains drops a paced stream's bursts too
 	// (a sender's timer overshoot sends a few packets at once), so the
-	// quarter-CIR stream's loss is then no evidence of a lossy line.
-	lossy := e.LineLossPct >= 0.05 && (e.Trains == nil || e.Trains.Kind != train.Policer)
+	// quarter-CIR stream's loss is then no evidence of a lossy line; nor
+	// when the trains could not tell a policer of a few packets from one.
+	lossy := e.LineLossPct >= 0.05 && (e.Trains == nil || (e.Trains.Kind != train.Policer && e.Trains.Kind != train.Undecided))
 	if lossy {
 		ber := ""
 		if e.LineBER > 0 {
@@ -252,8 +257,10 @@ func Diagnose(e Evidence, th Thresholds) []Finding {
 	short := e.ActualBps < e.IdealBps*th.MinActualPct/100
 	// The trains, when they named a policer or a queue, decide whether
 	// the buffer is the cause; TCP's retransmissions without queueing are
-	// the guess only without them.
-	named := e.Trains != nil && (e.Trains.Kind == train.Policer || e.Trains.Kind == train.Queue)
+	// the guess only without them. When they could not tell a policer of
+	// a few packets from line loss, that guess would name a cause they
+	// could not: none is named.
+	named := e.Trains != nil && (e.Trains.Kind == train.Policer || e.Trains.Kind == train.Queue || e.Trains.Kind == train.Undecided)
 	switch sq := (ShapingEvidence{Trains: e.Trains, BDPBytes: bdp}); {
 	case sq.SmallQueue():
 		t := e.Trains

@@ -166,3 +166,35 @@ func TestTrainsDecide(t *testing.T) {
 		}
 	}
 }
+
+// TestUndecidedNamesNoCause: the tiny bucket (120 Mbit/s, 15 kB,
+// 10 ms) when the trains could not tell it from a lossy line. TCP's
+// evidence alone (loss, no queueing, a shortfall) would name a buffer
+// too small, and the quarter-CIR stream's loss a lossy line: both
+// wrong for a policer. The verdict says it cannot tell, in words, and
+// the diagnosis names no buffer, policer or line loss.
+func TestUndecidedNamesNoCause(t *testing.T) {
+	bdp := BDPBytes(120e6, ms(10))
+	tcp := ShapingEvidence{LossPct: 1.5, BufferDelayPct: 2, PerConnBps: []float64{20e6, 25e6}, TotalBps: 45e6, CIRBps: 120e6, RateSpreadPct: -1, BDPBytes: bdp}
+	e := tcp
+	e.Trains = &train.Verdict{Kind: train.Undecided, Why: "trains lost 142 of 240 packets"}
+	v, why := ClassifyShaping(e)
+	if v != vocab.Undecided || !strings.Contains(why, "cannot tell") || !strings.Contains(why, "no cause") {
+		t.Errorf("got %s: %q; want undecided, saying it cannot tell and names no cause", v, why)
+	}
+	for _, line := range []float64{0, 0.3} {
+		fs := Diagnose(Evidence{BBBps: 120e6, RTT: ms(10), IdealBps: 113e6, ActualBps: 45e6, EfficiencyPct: 98.5, BufferDelayPct: 2, LineLossPct: line,
+			Shaping: v, ShapingDetail: why, Trains: e.Trains}, DefaultThresholds)
+		for _, f := range fs {
+			if f.Cause == vocab.CauseBuffer || f.Cause == vocab.CausePolicer || f.Cause == vocab.CauseLoss {
+				t.Errorf("line loss %.1f %%: named %s: %s", line, f.Cause, f.Detail)
+			}
+		}
+	}
+	// Without the trains' verdict the TCP rule names the buffer: the
+	// misread this guards against.
+	fs := Diagnose(Evidence{BBBps: 120e6, RTT: ms(10), IdealBps: 113e6, ActualBps: 45e6, EfficiencyPct: 98.5, BufferDelayPct: 2}, DefaultThresholds)
+	if !slices.ContainsFunc(fs, func(f Finding) bool { return f.Cause == vocab.CauseBuffer }) {
+		t.Errorf("without trains the TCP rule named %+v; this test expects it to name the buffer", fs)
+	}
+}

@@ -230,8 +230,13 @@ const (
 	Clean   Kind = "clean"   // no bottleneck below the sender's rate, up to the longest train
 	Queue   Kind = "queue"   // a queue drains at a rate below the sender's: a shaper or a FIFO in front of a slower link
 	Policer Kind = "policer" // a token bucket: bursts pass, then drops at the policed rate
-	Lossy   Kind = "lossy"   // packets lost with neither spacing nor a slower tail: loss on the line, not a limit
+	Lossy   Kind = "lossy"   // packets lost, no spacing, and what follows a loss as fast as it was sent: loss on the line, not a limit
 	Unknown Kind = "unknown" // the trains do not tell (too few packets, or contradictory)
+	// Undecided: packets were lost, the head was not spaced, and what got
+	// through after the first loss was neither surely slower than the
+	// head nor surely as fast as it was sent: a policer whose bucket holds
+	// a few packets and loss on the line read alike. It names no cause.
+	Undecided Kind = "undecided"
 )
 
 // Estimate is an estimate with its uncertainty (half-width).
@@ -304,7 +309,7 @@ func Classify(readings []Reading, noise time.Duration) Verdict {
 	}
 	long := rs[len(rs)-1] // the longest train
 	if len(lossy) == 0 {
-		if long.HeadBps >= dispersed*v.SenderBps {
+		if !spaced(long, v.SenderBps) {
 			v.Kind = Clean
 			v.Why = fmt.Sprintf("trains up to %d B arrived whole at %.1f Mbit/s, the rate they were sent at: no bottleneck below it", v.LongestBytes, long.HeadBps/1e6)
 			return v
@@ -319,56 +324,154 @@ func Classify(readings []Reading, noise time.Duration) Verdict {
 		}
 	}
 	if len(withTail) == 0 {
-		if long.HeadBps < dispersed*v.SenderBps {
+		if spaced(long, v.SenderBps) {
 			// Spaced and then overflowed, but too short a tail to read:
 			// a queue at least as large as the delay it built.
 			v = queueVerdict(v, rs, noise, true)
-			v.Why += " (the longest trains overflowed it, but too few packets got through after to read more)"
+			v.Why += " (the longest trains overflowed it, but too few packets got through after the first loss to read more)"
 			return v
 		}
-		v.Kind, v.Why = Unknown, "trains lost packets but too few got through after the first loss to read a rate"
+		return undecided(v, lossy, "too few got through after the first loss to read a rate")
+	}
+	ev := tailEvidence(withTail, noise)
+	if ev.senderSlowed > 0 && ev.senderSlowed >= ev.slower {
+		v.Kind, v.Why = Unknown, fmt.Sprintf("in %d of %d trains whose tail came slower than the head the sender sent the tail no faster than it arrived: its host fell behind, so the tails' rates are the host's, not a limit of the path", ev.senderSlowed, ev.senderSlowed+ev.slower)
 		return v
 	}
-	slowerTails, senderSlowed := tailEvidence(withTail, noise)
-	if senderSlowed > 0 && senderSlowed >= slowerTails {
-		v.Kind, v.Why = Unknown, fmt.Sprintf("in %d of %d trains whose tail came slower than the head the sender sent the tail no faster than it arrived: its host fell behind, so the tails' rates are the host's, not a limit of the path", senderSlowed, senderSlowed+slowerTails)
-		return v
-	}
-	if 2*slowerTails > len(withTail) {
+	// Each verdict needs its evidence from most of the tails or from two,
+	// and none of the other's: a tail surely as fast as it was sent is no
+	// policer's, one surely slower than it was sent no line's.
+	most := func(n int) bool { return 2*n > len(withTail) || n >= 2 }
+	switch {
+	case most(ev.slower) && ev.asSent == 0:
 		return policerVerdict(v, withTail, noise)
+	case spaced(long, v.SenderBps):
+		return queueVerdict(v, rs, noise, false)
+	case most(ev.asSent) && ev.slower+ev.limited == 0:
+		return lossyVerdict(v, rs)
 	}
-	return queueVerdict(v, rs, noise, false)
+	return undecided(v, lossy, fmt.Sprintf("of %d trains with a tail, %d got it through surely slower than the head, %d surely as fast as it was sent, the rest within the timing noise of both", len(withTail), ev.slower, ev.asSent))
 }
 
-// tailEvidence counts the trains whose tail came slower than their head
-// beyond the timestamps' noise (a policer's refill, if the sender kept
-// its pace), and of those, the ones whose sender sent the tail about as
-// slowly as it came (its host fell behind).
-func tailEvidence(withTail []Reading, noise time.Duration) (slowerTails, senderSlowed int) {
+// spaced reports whether a train's head arrived slower than it was sent:
+// below dispersed of the trains' send rate, or of the head's own (the
+// sender's clock over the same packets) when that is lower: a sender
+// that fell behind within the head sent it as slowly as it came, and a
+// head it sent late got more tokens from a policer, not a queue's spacing.
+func spaced(r Reading, senderBps float64) bool {
+	ref := senderBps
+	if r.HeadSendSpan > 0 && r.HeadPackets > 1 {
+		ref = min(ref, headBits(r)/r.HeadSendSpan.Seconds())
+	}
+	return r.HeadBps < dispersed*ref
+}
+
+// headBits is the bits of the head after its first packet: what its
+// span carried.
+func headBits(r Reading) float64 {
+	return float64((r.HeadBytes - r.HeadBytes/r.HeadPackets) * 8)
+}
+
+// evidence is what the tails of trains that lost packets show, each
+// tail's rate pushed by two timestamps' noise against the finding:
+//   - slower: the tail came slower than the head (a policer's refill) and
+//     slower than it was sent;
+//   - senderSlowed: slower than the head, but sent about as slowly as it
+//     came (the sending host fell behind);
+//   - limited: not surely slower than the head, but surely slower than it
+//     was sent (a limit whose head the stamps do not resolve, or a
+//     queue's tail at its head's rate);
+//   - asSent: surely at least dispersed of the rate it was sent at:
+//     nothing held it back after the loss (loss on the line).
+//
+// A tail in none of them is within the noise of both readings.
+type evidence struct{ slower, senderSlowed, limited, asSent int }
+
+// tailEvidence sorts the tails of trains that lost packets (see evidence).
+func tailEvidence(withTail []Reading, noise time.Duration) evidence {
+	var e evidence
 	for _, r := range withTail {
-		// The slowest the head and the fastest the tail can have been,
-		// each span off by two timestamps' noise.
-		headBits := r.HeadBps * r.HeadSpan.Seconds() // bytes after the first, in bits
-		if r.HeadSpan <= 0 {
-			headBits = float64((r.HeadBytes - r.HeadBytes/r.HeadPackets) * 8)
-		}
-		headLow := headBits / (max(r.HeadSpan, 0) + 2*noise).Seconds()
-		tailHigh := math.Inf(1)
-		if r.TailSpan > 2*noise {
-			tailHigh = r.TailBps * r.TailSpan.Seconds() / (r.TailSpan - 2*noise).Seconds()
-		}
-		switch {
-		case tailHigh >= slower*headLow:
-		case r.TailSendBps > 0 && r.TailSendBps*slower < r.TailBps:
-			// Slower than the head, but the sender itself sent the tail
-			// about as slowly as it came: its host fell behind, and the
-			// tail's rate is the host's, not a policer's.
-			senderSlowed++
-		default:
-			slowerTails++
+		switch tailOf(r, noise) {
+		case tailSlower:
+			e.slower++
+		case tailSenderSlowed:
+			e.senderSlowed++
+		case tailLimited:
+			e.limited++
+		case tailAsSent:
+			e.asSent++
 		}
 	}
-	return slowerTails, senderSlowed
+	return e
+}
+
+// tailClass is what one train's tail shows (see evidence).
+type tailClass int
+
+const (
+	tailNone tailClass = iota // no tail, or within the noise of both
+	tailSlower
+	tailSenderSlowed
+	tailLimited
+	tailAsSent
+)
+
+// tailOf classifies r's tail with the receive stamps' noise.
+func tailOf(r Reading, noise time.Duration) tailClass {
+	if r.TailBps <= 0 {
+		return tailNone
+	}
+	// The slowest the head and the fastest and slowest the tail can have
+	// been, each span off by two timestamps' noise.
+	headLow := headBits(r) / (max(r.HeadSpan, 0) + 2*noise).Seconds()
+	tailHigh := math.Inf(1)
+	if r.TailSpan > 2*noise {
+		tailHigh = r.TailBps * r.TailSpan.Seconds() / (r.TailSpan - 2*noise).Seconds()
+	}
+	tailLow := r.TailBps * r.TailSpan.Seconds() / (r.TailSpan + 2*noise).Seconds()
+	switch {
+	case tailHigh < slower*headLow && r.TailSendBps > 0 && r.TailSendBps*slower < r.TailBps:
+		// Slower than the head, but the sender itself sent the tail
+		// about as slowly as it came: its host fell behind, and the
+		// tail's rate is the host's, not a policer's.
+		return tailSenderSlowed
+	case tailHigh < slower*headLow:
+		return tailSlower
+	case r.TailSendBps <= 0:
+		return tailNone
+	case tailHigh < slower*r.TailSendBps:
+		return tailLimited
+	case tailLow >= dispersed*r.TailSendBps:
+		return tailAsSent
+	}
+	return tailNone
+}
+
+// undecided: the trains lost packets without spacing, and their tails do
+// not tell a policer with a bucket of a few packets from loss on the
+// line. The verdict says so and names neither.
+func undecided(v Verdict, lossy []Reading, why string) Verdict {
+	lost, sent, head := 0, 0, math.MaxInt
+	for _, r := range lossy {
+		lost, sent = lost+r.Sent-r.Got, sent+r.Sent
+		head = min(head, r.HeadPackets)
+	}
+	v.Kind = Undecided
+	v.Why = fmt.Sprintf("trains lost %d of %d packets, the first loss within %d packets and the head not spaced, but %s: a policer whose bucket holds a few packets and loss on the line read alike here, so the trains name neither", lost, sent, head, why)
+	return v
+}
+
+// lossyVerdict: the trains lost packets, their heads were not spaced, and
+// what got through after a loss came as fast as it was sent.
+func lossyVerdict(v Verdict, rs []Reading) Verdict {
+	lost, sent := 0, 0
+	for _, r := range rs {
+		lost, sent = lost+r.Sent-r.Got, sent+r.Sent
+	}
+	long := rs[len(rs)-1]
+	v.Kind = Lossy
+	v.Why = fmt.Sprintf("trains lost %d of %d packets but arrived at %.1f Mbit/s, the rate they were sent at, and got through as fast as they were sent after a loss: loss on the line, neither a queue nor a policer", lost, sent, long.HeadBps/1e6)
+	return v
 }
 
 // queueVerdict: the head is spaced at the bottleneck's rate and the delay
@@ -378,15 +481,6 @@ func tailEvidence(withTail []Reading, noise time.Duration) (slowerTails, senderS
 // atLeast, of any train: a lower bound).
 func queueVerdict(v Verdict, rs []Reading, noise time.Duration, atLeast bool) Verdict {
 	long := rs[len(rs)-1]
-	if long.HeadBps >= dispersed*v.SenderBps {
-		lost, sent := 0, 0
-		for _, r := range rs {
-			lost, sent = lost+r.Sent-r.Got, sent+r.Sent
-		}
-		v.Kind = Lossy
-		v.Why = fmt.Sprintf("trains lost %d of %d packets but arrived at %.1f Mbit/s, the rate they were sent at, and got through no slower after a loss: loss on the line, neither a queue nor a policer", lost, sent, long.HeadBps/1e6)
-		return v
-	}
 	v.Kind = Queue
 	b := long.HeadBps
 	// Rate: ± the timestamps' noise at both ends of the head's span; a
@@ -450,9 +544,21 @@ func queueVerdict(v Verdict, rs []Reading, noise time.Duration, atLeast bool) Ve
 // head passed (rate × the head's span), the first packet included (the
 // bucket starts full).
 func policerVerdict(v Verdict, rs []Reading, noise time.Duration) Verdict {
+	// The rate from the tails that decide and carried tailHeads × their
+	// head (readable, and long even when their own head came spaced: a
+	// policer does not space, a host or lab that fell behind does), when
+	// any: a short tail after a tiny bucket is sped up by what refilled
+	// it while its sender stalled.
 	var rates, buckets []float64
 	for _, r := range rs {
-		rates = append(rates, r.TailBps)
+		if readable(r, noise) && longTail(r) {
+			rates = append(rates, r.TailBps)
+		}
+	}
+	if len(rates) == 0 {
+		for _, r := range rs {
+			rates = append(rates, r.TailBps)
+		}
 	}
 	cir := median(rates)
 	pkt := float64(rs[0].HeadBytes) / float64(rs[0].HeadPackets)
@@ -541,16 +647,45 @@ const SmallBufferShare = 0.3 / 0.7
 func SmallBuffer(q, bdp float64) bool { return q < SmallBufferShare*bdp }
 
 // Enough reports whether the trains so far decide: two that lost packets
-// with a readable tail (the policer's rate and bucket from two), or one
-// that overflowed a queue (the tail drains at the head's rate).
-func Enough(rs []Reading) bool {
+// with a tail that, against the receive stamps' noise, came surely
+// slower than the head or than it was sent (a policer's rate and bucket
+// from two, a queue's tail at its head's rate), or surely as fast as it
+// was sent (loss on the line). A tail within the noise of both (a few
+// packets after a bucket of a few packets) asks for a longer train.
+func Enough(rs []Reading, noise time.Duration) bool {
 	n := 0
 	for _, r := range rs {
-		if r.TailBps > 0 {
+		if readable(r, noise) {
 			n++
 		}
 	}
 	return n >= 2
+}
+
+// tailHeads is how many of its head's bytes a tail must carry to read a
+// rate: a sender that stalls as the tail starts lets a policer's bucket
+// fill again, up to what the head used, and that passes in a burst at
+// the tail's start; over 4 × the head's bytes it speeds the tail's rate
+// up by at most a quarter (the rate's error bar holds what it does).
+const tailHeads = 4
+
+// readable reports whether a train's tail decides (tailOf: surely slower
+// than the head or than it was sent, or surely as fast as sent, and not
+// a sender that fell behind) and, unless a queue spaced its head (a
+// queue fills again in a stall, it does not pass a burst), carried
+// tailHeads × its head's bytes.
+func readable(r Reading, noise time.Duration) bool {
+	c := tailOf(r, noise)
+	if c == tailNone || c == tailSenderSlowed {
+		return false
+	}
+	return spaced(r, math.Inf(1)) || longTail(r)
+}
+
+// longTail reports whether a train's tail carried tailHeads × its
+// head's bytes.
+func longTail(r Reading) bool {
+	return r.TailBps*r.TailSpan.Seconds() >= tailHeads*headBits(r)
 }
 
 // MinPacket is the smallest train packet: small enough that a bucket or

@@ -88,6 +88,10 @@ const (
 	Policed Shaping = "policed" // excess dropped: loss, little queueing
 	Shaped  Shaping = "shaped"  // excess queued: delay, little loss
 	None    Shaping = "none"    // neither seen
+	// Undecided: loss, but the packet trains could not tell a policer
+	// whose bucket holds a few packets from loss on the line; no cause
+	// is named.
+	Undecided Shaping = "undecided"
 )
 
 // Cause is what a diagnosis names as holding a test back.

@@ -17,9 +17,51 @@ import (
 // adds: headers, framing). Each receive time gets a uniform error in
 // [0, noise) from rng (a receiver's stamps; rng may be nil with no noise).
 func Send(mk func() *link.Chain, n, ipBytes, countBytes int, senderBps float64, noise time.Duration, rng *rand.Rand) train.Train {
-	c := mk()
-	t := make(train.Train, n)
 	gap := time.Duration(float64(ipBytes) * 8 / senderBps * 1e9)
+	at := make([]time.Duration, n)
+	for i := range at {
+		at[i] = time.Duration(i) * gap
+	}
+	return run(mk, at, ipBytes, countBytes, noise, rng)
+}
+
+// Pacer is a paced sender as flow.SendTrain is one on a busy host: it
+// sleeps until a datagram is due within Lead, each sleep waking late by
+// an exponentially distributed time of mean Overshoot (a busy host's
+// timer and scheduler), and sends what is due by then back to back at
+// BurstBps (its socket and device). Datagrams are due RateBps apart
+// from the first.
+type Pacer struct {
+	RateBps   float64
+	BurstBps  float64
+	Lead      time.Duration
+	Overshoot time.Duration
+}
+
+// SendPaced is Send with p's sender: a train whose head and tail leave in
+// bursts after each late wake-up. The sender's stamps are the times the
+// datagrams left (the sender stamps each just before its write). rng
+// draws the wake-ups and the receive stamps' noise.
+func SendPaced(mk func() *link.Chain, n, ipBytes, countBytes int, p Pacer, noise time.Duration, rng *rand.Rand) train.Train {
+	gap := time.Duration(float64(ipBytes) * 8 / p.RateBps * 1e9)
+	burst := time.Duration(float64(ipBytes) * 8 / p.BurstBps * 1e9)
+	at := make([]time.Duration, n)
+	var now time.Duration
+	for i := range at {
+		if due := time.Duration(i) * gap; due-now > p.Lead {
+			now = due - p.Lead + time.Duration(rng.ExpFloat64()*float64(p.Overshoot))
+		}
+		at[i] = now
+		now += burst
+	}
+	return run(mk, at, ipBytes, countBytes, noise, rng)
+}
+
+// run sends a packet of ipBytes at each of at (non-decreasing) through a
+// fresh chain from mk and reads what arrived.
+func run(mk func() *link.Chain, at []time.Duration, ipBytes, countBytes int, noise time.Duration, rng *rand.Rand) train.Train {
+	c := mk()
+	t := make(train.Train, len(at))
 	index := map[*link.Packet]int{}
 	deliver := func(p *link.Packet) {
 		i := index[p]
@@ -28,14 +70,15 @@ func Send(mk func() *link.Chain, n, ipBytes, countBytes int, senderBps float64, 
 			t[i].RecvAt += time.Duration(rng.Int64N(int64(noise)))
 		}
 	}
-	for i := range t {
-		at := time.Duration(i) * gap
-		t[i] = train.Packet{Bytes: countBytes, SentAt: at}
-		c.Advance(at, deliver)
+	var end time.Duration
+	for i, sent := range at {
+		t[i] = train.Packet{Bytes: countBytes, SentAt: sent}
+		c.Advance(sent, deliver)
 		p := &link.Packet{Data: make([]byte, ipBytes), Class: 1}
 		index[p] = i
-		c.Push(at, p)
+		c.Push(sent, p)
+		end = sent
 	}
-	c.Advance(time.Duration(n)*gap+time.Hour, deliver)
+	c.Advance(end+time.Hour, deliver)
 	return t
 }

@@ -68,10 +68,10 @@ func TestSchemaShape(t *testing.T) {
 	}
 	for _, tc := range []struct{ def, key, want string }{
 		{"WalkRow", "direction", `["up","down"]`},
-		{"ShapingRow", "verdict", `["policed","shaped","none"]`},
+		{"ShapingRow", "verdict", `["policed","shaped","none","undecided"]`},
 		{"sweep.WindowPoint", "region", `["linear","transition","saturation","overflow"]`},
 		{"rfc6349.Finding", "cause", `["window","host","policer","loss","buffer","mtu"]`},
-		{"train.Verdict", "kind", `["clean","queue","policer","lossy","unknown"]`},
+		{"train.Verdict", "kind", `["clean","queue","policer","lossy","unknown","undecided"]`},
 	} {
 		if got, _ := json.Marshal(prop(tc.def, tc.key)["enum"]); string(got) != tc.want {
 			t.Errorf("%s.%s enum %s, want %s", tc.def, tc.key, got, tc.want)
