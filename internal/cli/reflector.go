@@ -119,7 +119,8 @@ func (x *reflector) run(ctx context.Context, statsEvery time.Duration) error {
 
 func (x *reflector) logStats(msg string, s stamp.ReflectorStats) {
 	x.log.Info(msg, "received", s.Received, "reflected", s.Reflected, "short", s.Short, "bad_auth", s.BadAuth,
-		"rate_limited", s.RateLimited, "table_full", s.TableFull, "send_errors", s.SendErrors)
+		"rate_limited", s.RateLimited, "over_budget", s.OverBudget, "looped", s.Looped, "refused_port", s.RefusedPort,
+		"evicted", s.Evicted, "send_errors", s.SendErrors)
 }
 
 // reflectorStatsEvery is how often a running reflector logs its counters
