@@ -67,7 +67,7 @@ func (c ReflectorConfig) withDefaults() ReflectorConfig {
 }
 
 // The global reply budget's defaults: at 44 octets a reply, 20,000 a
-// second is 7 Mbit/s of IPv4 — what a whole fleet's senders need, far
+// second is 7 Mbit/s of UDP payload — what a whole fleet's senders need, far
 // below what would make a reflector worth abusing.
 const (
 	DefaultGlobalPPS   = 20_000
