@@ -67,7 +67,10 @@ type Config struct {
 	// SpoolDir keeps the agent's state: finished runs' uploads not yet
 	// acknowledged (spool/), refused ones (rejected/) and the
 	// responder's certificate.
-	SpoolDir      string
+	SpoolDir string
+	// STAMPKeyDir holds the HMAC keys scheduled stamp tests name (their
+	// config's key: a file name in it, never a path); empty: none.
+	STAMPKeyDir   string
 	MaxSpoolFiles int64 // default DefaultMaxSpoolFiles: past it no run is started
 	MaxSpoolBytes int64 // default DefaultMaxSpoolBytes: likewise
 	Log           *slog.Logger

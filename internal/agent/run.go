@@ -88,6 +88,9 @@ func (a *Agent) finish(r *run) {
 // meanwhile, or is not this agent's): nothing is uploaded.
 func (a *Agent) execute(r *run, log *slog.Logger) (up fleet.Upload, keep bool) {
 	cfg, err := r.Test.Decode()
+	if sc, ok := cfg.(result.STAMPConfig); ok && err == nil {
+		cfg, err = tester.ResolveSTAMPKey(sc, a.cfg.STAMPKeyDir) // a name in our key dir, never a path
+	}
 	if err != nil {
 		return fleet.Upload{State: fleet.RunFailed, Error: err.Error()}, true
 	}

@@ -168,6 +168,7 @@ func (a *agentArgs) flags(fs *pflag.FlagSet) {
 	fs.Var(text(&a.cfg.Listen, ":6349", "HOST:PORT"), "listen", "its responder's address")
 	fs.Var(texts(&a.cfg.Addresses, "HOST:PORT"), "advertise", "HOST:PORT its peers dial (behind NAT: the forwarded address; repeat); default: --listen when it names a host")
 	fs.Var(text(&a.cfg.SpoolDir, stateDir("agent"), "DIR"), "spool", "keeps finished results until the controller has them, and the responder's certificate")
+	fs.Var(text(&a.cfg.STAMPKeyDir, "", "DIR"), "stamp-key-dir", "directory of STAMP HMAC keys that scheduled stamp tests name (config key: a file name here, regular, 1 KiB at most); none: authenticated stamp tests fail")
 	fs.BoolVar(&a.noTLS, "no-responder-tls", false, "serve the responder's control connections without TLS (peers then rely on the per-run key alone)")
 	fs.Var(oneOf(&a.logFormat, "json", "text", "json"), "log-format", "log lines on stderr")
 	fs.BoolVarP(&a.quiet, "quiet", "q", false, "log errors only")
@@ -195,6 +196,11 @@ func (a *agentArgs) validate(in input) error {
 		a.cfg.Labels[k] = v
 	}
 	a.cfg.TLS = !a.noTLS
+	if d := a.cfg.STAMPKeyDir; d != "" {
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			return usagef("--stamp-key-dir %q: not a directory", d)
+		}
+	}
 	return a.stamp.checkBeside(in)
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -32,6 +33,9 @@ type reflectorFlags struct {
 	ratePPS    int
 	burst      int
 	maxSenders int
+	globalRate int
+	globalBurs int
+	refuse     string // source ports never answered: "0-1023", "862,7", "none"
 	synced     bool
 }
 
@@ -41,15 +45,19 @@ func (r *reflectorFlags) flags(fs *pflag.FlagSet, prefix string) {
 	fs.BoolVar(&r.stateful, p+"stateful", false, "stateful reflector: number each sender's packets as received (RFC 8762 §4.3.1), so it can tell forward from backward loss")
 	fs.Var(text(&r.keyFile, "", "FILE"), p+"key-file", "authenticated mode: file whose bytes are the HMAC key (16+ bytes); unauthenticated packets are then dropped")
 	fs.Var(oneOf(&r.timestamps, "ntp", "ntp", "ptp"), p+"timestamps", "timestamp format of the replies: ntp or ptp (TAI)")
-	fs.Var(num(&r.ratePPS, 1000, "1/s"), p+"rate", "replies per second to one sender (address and port); the rest are dropped")
+	fs.Var(num(&r.ratePPS, 1000, "1/s"), p+"rate", "replies per second to one sender (IPv4 address, IPv6 /64, any port); the rest are dropped")
 	fs.Var(count(&r.burst, 100), p+"burst", "replies one sender may get at once above --"+p+"rate")
-	fs.Var(count(&r.maxSenders, 4096), p+"max-senders", "senders kept at once; a new one waits until one has been idle 5 min")
+	fs.Var(count(&r.maxSenders, 4096), p+"max-senders", "senders kept at once; past it the least recently heard is forgotten")
+	fs.Var(num(&r.globalRate, stamp.DefaultGlobalPPS, "1/s"), p+"global-rate", "replies per second to all senders together; the rest are dropped")
+	fs.Var(count(&r.globalBurs, stamp.DefaultGlobalBurst), p+"global-burst", "replies all senders may get at once above --"+p+"global-rate")
+	fs.Var(text(&r.refuse, "0-1023", "PORTS"), p+"refuse-ports", "source ports never answered (a service's, not a sender's): ranges and ports, comma-separated, or none; the reflector's own port is refused too")
 	fs.BoolVar(&r.synced, p+"clock-synced", false, "this host's clock is synchronized (NTP/PTP): set the S bit, so senders may report one-way delays")
 }
 
 // config checks the flags and turns them into a reflector's config.
 func (r *reflectorFlags) config(prefix string) (stamp.ReflectorConfig, error) {
-	cfg := stamp.ReflectorConfig{Addr: r.addr, Stateful: r.stateful, RatePPS: float64(r.ratePPS), Burst: r.burst, MaxSources: r.maxSenders}
+	cfg := stamp.ReflectorConfig{Addr: r.addr, Stateful: r.stateful, RatePPS: float64(r.ratePPS), Burst: r.burst, MaxSources: r.maxSenders,
+		GlobalPPS: float64(r.globalRate), GlobalBurst: r.globalBurs}
 	if r.timestamps == "ptp" {
 		cfg.Format = stamp.PTP
 	} else if r.timestamps != "ntp" {
@@ -63,7 +71,16 @@ func (r *reflectorFlags) config(prefix string) (stamp.ReflectorConfig, error) {
 		return cfg, usagef("--%sburst %d: want 1..1,000,000", prefix, r.burst)
 	case r.maxSenders < 1 || r.maxSenders > 1_000_000:
 		return cfg, usagef("--%smax-senders %d: want 1..1,000,000", prefix, r.maxSenders)
+	case r.globalRate < 1 || r.globalRate > 10_000_000:
+		return cfg, usagef("--%sglobal-rate %d: want 1..10,000,000 replies a second", prefix, r.globalRate)
+	case r.globalBurs < 1 || r.globalBurs > 10_000_000:
+		return cfg, usagef("--%sglobal-burst %d: want 1..10,000,000", prefix, r.globalBurs)
 	}
+	ports, err := parsePortRanges(r.refuse)
+	if err != nil {
+		return cfg, usagef("--%srefuse-ports %q: %v", prefix, r.refuse, err)
+	}
+	cfg.RefusePorts = ports
 	if r.keyFile != "" {
 		key, err := tester.ReadSTAMPKey(r.keyFile)
 		if err != nil {
@@ -72,6 +89,28 @@ func (r *reflectorFlags) config(prefix string) (stamp.ReflectorConfig, error) {
 		cfg.Key = key
 	}
 	return cfg, nil
+}
+
+// parsePortRanges reads "0-1023,8620" (or "none": an empty, non-nil
+// list, which refuses no port).
+func parsePortRanges(s string) ([]stamp.PortRange, error) {
+	out := []stamp.PortRange{}
+	if s == "none" {
+		return out, nil
+	}
+	for _, f := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(f), "-")
+		if !isRange {
+			hi = lo
+		}
+		l, err1 := strconv.ParseUint(lo, 10, 16)
+		h, err2 := strconv.ParseUint(hi, 10, 16)
+		if err1 != nil || err2 != nil || l > h {
+			return nil, fmt.Errorf("%q: want a port (0-65535) or a range LO-HI, comma-separated, or none", f)
+		}
+		out = append(out, stamp.PortRange{Lo: uint16(l), Hi: uint16(h)})
+	}
+	return out, nil
 }
 
 // reflector is a bound reflector and how to log it.
@@ -91,7 +130,8 @@ func listenReflector(cfg stamp.ReflectorConfig, log *slog.Logger) (*reflector, e
 		mode = "stateful"
 	}
 	log.Info("stamp reflector listening", "addr", r.Addr().String(), "mode", mode, "authenticated", len(cfg.Key) > 0,
-		"rate_pps_per_sender", cfg.RatePPS, "burst", cfg.Burst, "max_senders", cfg.MaxSources, "kernel_timestamps", r.KernelTimestamps())
+		"rate_pps_per_sender", cfg.RatePPS, "burst", cfg.Burst, "max_senders", cfg.MaxSources,
+		"global_rate_pps", cfg.GlobalPPS, "global_burst", cfg.GlobalBurst, "kernel_timestamps", r.KernelTimestamps())
 	return &reflector{r: r, log: log}, nil
 }
 
@@ -119,7 +159,8 @@ func (x *reflector) run(ctx context.Context, statsEvery time.Duration) error {
 
 func (x *reflector) logStats(msg string, s stamp.ReflectorStats) {
 	x.log.Info(msg, "received", s.Received, "reflected", s.Reflected, "short", s.Short, "bad_auth", s.BadAuth,
-		"rate_limited", s.RateLimited, "table_full", s.TableFull, "send_errors", s.SendErrors)
+		"rate_limited", s.RateLimited, "over_budget", s.OverBudget, "looped", s.Looped, "refused_port", s.RefusedPort,
+		"evicted", s.Evicted, "send_errors", s.SendErrors)
 }
 
 // reflectorStatsEvery is how often a running reflector logs its counters
@@ -158,7 +199,7 @@ func (r *reflectorFlags) besideFlags(fs *pflag.FlagSet) {
 // checkBeside checks the reflector's flags: they need --stamp.
 func (r *reflectorFlags) checkBeside(in input) error {
 	if !r.on {
-		for _, f := range []string{"listen", "stateful", "key-file", "timestamps", "rate", "burst", "max-senders", "clock-synced"} {
+		for _, f := range []string{"listen", "stateful", "key-file", "timestamps", "rate", "burst", "max-senders", "global-rate", "global-burst", "refuse-ports", "clock-synced"} {
 			if in.changed("stamp-" + f) {
 				return usagef("--stamp-%s needs --stamp", f)
 			}
@@ -201,9 +242,13 @@ against. serve --stamp runs the same reflector beside the responder.
 Stateless by default (a reply carries the sender's sequence number);
 --stateful numbers each sender's packets as received, so the sender can
 tell forward from backward loss. A reply is never larger than its
-request (shorter than 41 bytes: no reply); each sender (address and
-port) gets at most --rate replies a second with a --burst; at most
---max-senders are kept. With --key-file only authenticated packets
+request (shorter than 41 bytes: no reply); each sender (IPv4 address,
+IPv6 /64) gets at most --rate replies a second with a --burst, all of
+them together --global-rate with a --global-burst; at most
+--max-senders are kept, the least recently heard forgotten first. A
+reflected packet (another reflector's reply) and a datagram from a
+--refuse-ports source port (0-1023) or the reflector's own port get no
+reply: two reflectors never answer each other in a loop. With --key-file only authenticated packets
 (HMAC-SHA-256) are answered. T2 is the kernel's receive timestamp.
 Logs go to stderr: a line when it starts, its counters every minute when
 they changed, and at the end. Stop with Ctrl-C.`,

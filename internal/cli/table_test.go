@@ -149,7 +149,7 @@ var outOfRange = map[string][][]string{
 	"udp":                    {{"127.0.0.1", "--size", "10"}, {"127.0.0.1", "--rate", "0"}},
 	"rtt":                    {{"127.0.0.1", "-n", "0"}, {"127.0.0.1", "-n", "10000", "-i", "1"}},
 	"stamp":                  {{"127.0.0.1", "-n", "0"}, {"127.0.0.1", "--size", "43"}, {"127.0.0.1:70000"}, {"127.0.0.1", "--key-file", "/nonexistent"}, {"127.0.0.1", "--timestamps", "gps"}},
-	"reflector":              {{"--rate", "0"}, {"--timestamps", "gps"}, {"--max-senders", "0"}, {"--key-file", "/nonexistent"}},
+	"reflector":              {{"--rate", "0"}, {"--timestamps", "gps"}, {"--max-senders", "0"}, {"--refuse-ports", "1-2-3"}, {"--global-rate", "0"}, {"--key-file", "/nonexistent"}},
 	"mtu":                    {{"127.0.0.1", "--min", "10"}, {"127.0.0.1", "--tries", "0"}},
 	"rfc6349":                {{"127.0.0.1", "--cir", "100M", "--sweep", "65"}, {"127.0.0.1", "--cir", "0"}, {"127.0.0.1", "--cir", "1M", "-t", "0.5"}},
 	"sweep window":           {{"127.0.0.1", "--baseline-probes", "1"}, {"127.0.0.1", "-t", "61"}},

@@ -45,13 +45,35 @@ func (t Test) Decode() (any, error) {
 	case "ping":
 		return decode[result.PingConfig](t)
 	case "stamp":
-		return decode[result.STAMPConfig](t)
+		c, err := decode[result.STAMPConfig](t)
+		if err != nil {
+			return nil, err
+		}
+		if err := scheduledSTAMP(c.(result.STAMPConfig)); err != nil {
+			return nil, err
+		}
+		return c, nil
 	case "rfc2544":
 		return decode[result.RFC2544Config](t)
 	case "y1564":
 		return decode[result.Y1564Config](t)
 	}
 	return nil, fmt.Errorf("test kind %q: want one of %v", t.Kind, Kinds())
+}
+
+// scheduledSTAMP refuses what a scheduled STAMP config may not name: a
+// path on the agents (key_file: any file they can read, /dev/zero among
+// them), or a key name that is a path (issue 22).
+func scheduledSTAMP(c result.STAMPConfig) error {
+	if c.KeyFile != "" {
+		return &FieldError{Field: "test.config.key_file", Msg: "a path on the agents is refused in a scheduled test: name the key with key, a file in each agent's --stamp-key-dir"}
+	}
+	if c.Key != "" {
+		if err := result.CheckSTAMPKeyName(c.Key); err != nil {
+			return &FieldError{Field: "test.config.key", Msg: fmt.Sprintf("%q: %v", c.Key, err)}
+		}
+	}
+	return nil
 }
 
 // config is what every config type can do.

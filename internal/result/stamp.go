@@ -1,7 +1,9 @@
 package result
 
 import (
+	"errors"
 	"fmt"
+	"regexp"
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/stamp"
@@ -46,6 +48,11 @@ type STAMPConfig struct {
 	// the HMAC key (authenticated mode, RFC 8762 §4.4). The key itself is
 	// never in the document.
 	KeyFile string `json:"key_file,omitempty"`
+	// Key, in a scheduled test, names the HMAC key instead: a file in
+	// the sending agent's key directory (agent --stamp-key-dir), which
+	// the agent resolves into KeyFile. A scheduled config may not name a
+	// path.
+	Key string `json:"key,omitempty"`
 	// ClockSynced states that the sending host's clock is synchronized
 	// (it sets the S bit of our timestamps' Error Estimate). One-way
 	// delays are reported only when both ends say so.
@@ -75,8 +82,27 @@ func (c STAMPConfig) WithDefaults() STAMPConfig {
 	return c
 }
 
+// ErrSTAMPKeyName is a STAMP key name that is not a plain file name.
+var ErrSTAMPKeyName = errors.New("want a name of letters, digits, '.', '_' or '-' (not starting with '.'), up to 64: a file in the agent's --stamp-key-dir, never a path")
+
+// stampKeyName is what a scheduled STAMP key may be called.
+var stampKeyName = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$`)
+
+// CheckSTAMPKeyName reports whether name may name a key in an agent's
+// key directory: a file name, no path (ErrSTAMPKeyName).
+func CheckSTAMPKeyName(name string) error {
+	if !stampKeyName.MatchString(name) {
+		return ErrSTAMPKeyName
+	}
+	return nil
+}
+
+// authenticated says the session is in authenticated mode: a key file
+// or a key name.
+func (c STAMPConfig) authenticated() bool { return c.KeyFile != "" || c.Key != "" }
+
 func (c STAMPConfig) minSize() int {
-	if c.KeyFile != "" {
+	if c.authenticated() {
 		return STAMPAuthSize
 	}
 	return STAMPSenderSize
@@ -102,7 +128,7 @@ func (c STAMPConfig) Validate() error {
 }
 
 func (c STAMPConfig) mode() string {
-	if c.KeyFile != "" {
+	if c.authenticated() {
 		return "authenticated"
 	}
 	return "unauthenticated"

@@ -21,10 +21,17 @@ type ReflectorConfig struct {
 	Format        Format        // our timestamps' format (T2, T3); default NTP
 	ErrorEstimate ErrorEstimate // of our clock; default unsynchronized, 1 ms (we do not know better)
 	Key           []byte        // authenticated mode (RFC 8762 §4.2.2, §4.3.2) when set: HMAC key; unauthenticated packets are then dropped
-	MaxSources    int           // senders (address and port) we keep state for; default 4096; past it new senders wait until one is idle
-	Idle          time.Duration // a sender's state is forgotten after this long without a packet; default 5 min
-	RatePPS       float64       // packets a second we answer per sender; default 1000
+	MaxSources    int           // senders (IPv4 address, IPv6 /64) we keep limits for, and sessions (address and port) stateful mode numbers; default 4096; past it the least recently heard is forgotten
+	Idle          time.Duration // stateful mode: a session's numbering restarts at 0 after this long without a packet; default 5 min
+	RatePPS       float64       // packets a second we answer per sender (IPv4 address, IPv6 /64); default 1000
 	Burst         int           // packets a sender may send at once above RatePPS; default 100
+	GlobalPPS     float64       // packets a second we answer from all senders together; default 20,000
+	GlobalBurst   int           // packets all senders may send at once above GlobalPPS; default 2,000
+	// RefusePorts are source ports never answered (a service's, not a
+	// Session-Sender's): nil is WellKnownPorts (0-1023, 862 among them);
+	// an empty, non-nil slice refuses none. The reflector's own port is
+	// refused besides.
+	RefusePorts []PortRange
 }
 
 func (c ReflectorConfig) withDefaults() ReflectorConfig {
@@ -47,8 +54,25 @@ func (c ReflectorConfig) withDefaults() ReflectorConfig {
 	if c.Burst <= 0 {
 		c.Burst = 100
 	}
+	if c.GlobalPPS <= 0 {
+		c.GlobalPPS = DefaultGlobalPPS
+	}
+	if c.GlobalBurst <= 0 {
+		c.GlobalBurst = DefaultGlobalBurst
+	}
+	if c.RefusePorts == nil {
+		c.RefusePorts = WellKnownPorts
+	}
 	return c
 }
+
+// The global reply budget's defaults: at 44 octets a reply, 20,000 a
+// second is 7 Mbit/s of UDP payload — what a whole fleet's senders need, far
+// below what would make a reflector worth abusing.
+const (
+	DefaultGlobalPPS   = 20_000
+	DefaultGlobalBurst = 2_000
+)
 
 // ReflectorStats counts what a Reflector did with each datagram.
 type ReflectorStats struct {
@@ -57,7 +81,10 @@ type ReflectorStats struct {
 	Short       uint64 // too short to reflect without amplifying (below TWAMPReflectedMin, or AuthSize in authenticated mode)
 	BadAuth     uint64 // authenticated mode: HMAC mismatch
 	RateLimited uint64 // over the sender's rate
-	TableFull   uint64 // a new sender while MaxSources senders were active
+	OverBudget  uint64 // over the global budget (GlobalPPS)
+	Looped      uint64 // a reflected packet (IsReflected): answering would start or feed a loop between reflectors
+	RefusedPort uint64 // from a refused source port (RefusePorts, or our own)
+	Evicted     uint64 // senders forgotten to make room for new ones (MaxSources)
 	SendErrors  uint64
 }
 
@@ -72,18 +99,39 @@ type Reflector struct {
 	ttl    bool             // received TTL / Hop Limit from the kernel (IP_RECVTTL, IPV6_RECVHOPLIMIT)
 	now    func() time.Time // time.Now; a test's clock: T3, T2 without a kernel stamp, and every interval (rate, idleness)
 
-	mu      sync.Mutex // guards sources
-	sources map[netip.AddrPort]*source
+	mu       sync.Mutex                    // guards limits, sessions, global
+	limits   *lru[netip.Prefix, bucket]    // per sender (IPv4 address, IPv6 /64)
+	sessions *lru[netip.AddrPort, session] // stateful mode's numbering per session
+	global   bucket                        // all senders together
 
-	received, reflected, short, badAuth, limited, full, sendErr atomic.Uint64
-	closeOnce                                                   sync.Once
+	received, reflected, short, badAuth, limited, sendErr atomic.Uint64
+	overBudget, looped, refusedPort, evicted              atomic.Uint64
+	closeOnce                                             sync.Once
 }
 
-// source is what a Reflector keeps of one sender.
-type source struct {
-	seq    uint32    // stateful mode: our next sequence number for it
-	tokens float64   // rate limit bucket
-	last   time.Time // last packet, for the bucket and for idleness
+// bucket is a token bucket: tokens, refilled since last.
+type bucket struct {
+	tokens float64
+	last   time.Time
+}
+
+// take refills b at rate a second up to burst since its last packet and
+// takes a token, or reports false when there is none.
+func (b *bucket) take(now time.Time, rate float64, burst int) bool {
+	b.tokens = min(float64(burst), b.tokens+now.Sub(b.last).Seconds()*rate)
+	b.last = now
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
+}
+
+// session is stateful mode's state for one sender's session (address and
+// port, RFC 8762 §4.3.1).
+type session struct {
+	seq  uint32    // our next sequence number for it
+	last time.Time // its last packet, for Idle
 }
 
 // NewReflector binds the socket; Run serves it.
@@ -97,12 +145,22 @@ func NewReflector(cfg ReflectorConfig) (*Reflector, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stamp reflector: %w (port %d needs root or CAP_NET_BIND_SERVICE; pass another port)", err, ua.Port)
 	}
-	r := &Reflector{cfg: cfg, conn: conn, now: time.Now, sources: map[netip.AddrPort]*source{}}
+	r := newReflectorState(cfg)
+	r.conn = conn
 	if rc, err := conn.SyscallConn(); err == nil && sockopt.EnableRxStamps(rc) == nil {
 		r.kernel = true
 	}
 	r.ttl = enableTTL(conn)
 	return r, nil
+}
+
+// newReflectorState is a Reflector without its socket: its config (with
+// defaults), its tables and the clock.
+func newReflectorState(cfg ReflectorConfig) *Reflector {
+	cfg = cfg.withDefaults()
+	return &Reflector{cfg: cfg, now: time.Now,
+		limits: newLRU[netip.Prefix, bucket](cfg.MaxSources), sessions: newLRU[netip.AddrPort, session](cfg.MaxSources),
+		global: bucket{tokens: float64(cfg.GlobalBurst)}}
 }
 
 // Addr is the address the Reflector serves.
@@ -122,7 +180,8 @@ func (r *Reflector) ReceivedTTLs() bool { return r.ttl }
 func (r *Reflector) Stats() ReflectorStats {
 	return ReflectorStats{
 		Received: r.received.Load(), Reflected: r.reflected.Load(), Short: r.short.Load(),
-		BadAuth: r.badAuth.Load(), RateLimited: r.limited.Load(), TableFull: r.full.Load(), SendErrors: r.sendErr.Load(),
+		BadAuth: r.badAuth.Load(), RateLimited: r.limited.Load(), OverBudget: r.overBudget.Load(), Looped: r.looped.Load(),
+		RefusedPort: r.refusedPort.Load(), Evicted: r.evicted.Load(), SendErrors: r.sendErr.Load(),
 	}
 }
 
@@ -200,6 +259,12 @@ func (r *Reflector) reflect(b []byte, a arrival) []byte {
 	case err != nil:
 		r.badAuth.Add(1)
 		return nil
+	case IsReflected(b, len(r.cfg.Key) > 0):
+		r.looped.Add(1)
+		return nil
+	case refusedPort(a.from.Port(), r.cfg.RefusePorts, r.ownPort()):
+		r.refusedPort.Add(1)
+		return nil
 	}
 	seq, ok := r.admit(a.from, req.Seq, a.at)
 	if !ok {
@@ -223,43 +288,47 @@ func (r *Reflector) reflect(b []byte, a arrival) []byte {
 	return b
 }
 
-// admit applies the sender's rate limit and keeps its state; it returns
-// the sequence number to reply with, or false to drop the packet.
+// ownPort is the port the Reflector serves (0 without a socket).
+func (r *Reflector) ownPort() uint16 {
+	if r.conn == nil {
+		return 0
+	}
+	return r.Addr().AddrPort().Port()
+}
+
+// admit applies the sender's rate limit, then the global budget, and
+// keeps stateful mode's numbering; it returns the sequence number to
+// reply with, or false to drop the packet.
 func (r *Reflector) admit(from netip.AddrPort, senderSeq uint32, now time.Time) (uint32, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s := r.sources[from]
-	if s == nil {
-		if len(r.sources) >= r.cfg.MaxSources && !r.evictIdle(now) {
-			r.full.Add(1)
-			return 0, false
-		}
-		s = &source{tokens: float64(r.cfg.Burst), last: now}
-		r.sources[from] = s
+	b, found, evicted := r.limits.get(limitKey(from.Addr()))
+	if evicted {
+		r.evicted.Add(1)
 	}
-	s.tokens = min(float64(r.cfg.Burst), s.tokens+now.Sub(s.last).Seconds()*r.cfg.RatePPS)
-	s.last = now
-	if s.tokens < 1 {
+	if !found {
+		*b = bucket{tokens: float64(r.cfg.Burst), last: now}
+	}
+	if !b.take(now, r.cfg.RatePPS, r.cfg.Burst) {
 		r.limited.Add(1)
 		return 0, false
 	}
-	s.tokens--
+	if !r.global.take(now, r.cfg.GlobalPPS, r.cfg.GlobalBurst) {
+		r.overBudget.Add(1)
+		return 0, false
+	}
 	if !r.cfg.Stateful {
 		return senderSeq, true
 	}
+	s, found, evicted := r.sessions.get(from)
+	if evicted {
+		r.evicted.Add(1)
+	}
+	if !found || now.Sub(s.last) > r.cfg.Idle {
+		*s = session{}
+	}
+	s.last = now
 	seq := s.seq
 	s.seq++
 	return seq, true
-}
-
-// evictIdle forgets every sender idle for longer than cfg.Idle and
-// reports whether there is now room. Called with mu held, only when the
-// table is full: O(MaxSources).
-func (r *Reflector) evictIdle(now time.Time) bool {
-	for k, s := range r.sources {
-		if now.Sub(s.last) > r.cfg.Idle {
-			delete(r.sources, k)
-		}
-	}
-	return len(r.sources) < r.cfg.MaxSources
 }

@@ -266,7 +266,7 @@ func TestReflectRateLimit(t *testing.T) {
 	r := newReflector(t, ReflectorConfig{RatePPS: 1, Burst: 10})
 	r.now = clk.now
 	stop := serveReflector(t, r)
-	a, b := dial(t, r), dial(t, r)
+	a, b := dial(t, r), dialFrom(t, r, "127.0.0.2") // limits are per address
 	for i := range 100 {
 		if _, err := a.Write(senderPacket(t, uint32(i), SenderSize)); err != nil {
 			t.Fatal(err)
@@ -284,37 +284,11 @@ func TestReflectRateLimit(t *testing.T) {
 	}
 }
 
-// MaxSources bounds the state: a new sender past it is not answered until
-// one has been idle for longer than Idle.
-func TestReflectSourceTable(t *testing.T) {
-	var clk fakeClock
-	const idle = 300 * time.Millisecond
-	r := newReflector(t, ReflectorConfig{MaxSources: 2, Idle: idle, Stateful: true})
-	r.now = clk.now
-	serveReflector(t, r)
-	a, b, c := dial(t, r), dial(t, r), dial(t, r)
-	for _, conn := range []*net.UDPConn{a, b} {
-		if exchange(t, conn, senderPacket(t, 1, SenderSize), 2*time.Second) == nil {
-			t.Fatal("no reply")
-		}
-	}
-	if rep := exchange(t, c, senderPacket(t, 1, SenderSize), 200*time.Millisecond); rep != nil {
-		t.Error("a third sender was answered with 2 places")
-	}
-	if s := r.Stats(); s.TableFull != 1 {
-		t.Errorf("stats %+v", s)
-	}
-	clk.advance(idle + time.Nanosecond) // past Idle: a and b's state may go
-	if rep := exchange(t, c, senderPacket(t, 1, SenderSize), 2*time.Second); rep == nil {
-		t.Error("the third sender was not answered once the others were idle")
-	}
-}
-
 // TestAdmitBucketExact: the per-sender token bucket to the nanosecond,
 // on the times admit is given (no socket, no clock). 8 packets a second
 // refill a token in exactly 125 ms (binary fractions: no rounding).
 func TestAdmitBucketExact(t *testing.T) {
-	r := &Reflector{cfg: ReflectorConfig{RatePPS: 8, Burst: 3}.withDefaults(), sources: map[netip.AddrPort]*source{}}
+	r := newReflectorState(ReflectorConfig{RatePPS: 8, Burst: 3})
 	a, c := netip.MustParseAddrPort("192.0.2.1:1000"), netip.MustParseAddrPort("192.0.2.3:1000")
 	for _, from := range []netip.AddrPort{a, c} {
 		for i := range 3 {
@@ -340,32 +314,6 @@ func TestAdmitBucketExact(t *testing.T) {
 	}
 	if r.limited.Load() != 3 {
 		t.Errorf("%d rate limited, want 3", r.limited.Load())
-	}
-}
-
-// TestAdmitIdleExact: with the table full, a new sender waits until the
-// oldest has been idle for longer than Idle: not at Idle, at Idle + 1 ns.
-func TestAdmitIdleExact(t *testing.T) {
-	r := &Reflector{cfg: ReflectorConfig{MaxSources: 1, Idle: time.Second}.withDefaults(), sources: map[netip.AddrPort]*source{}}
-	a, b := netip.MustParseAddrPort("192.0.2.1:1000"), netip.MustParseAddrPort("192.0.2.2:1000")
-	for _, st := range []struct {
-		name string
-		from netip.AddrPort
-		at   time.Duration
-		want bool
-	}{
-		{"a, the first", a, 0, true},
-		{"b, table full, a active", b, 0, false},
-		{"b, a idle exactly Idle: kept", b, time.Second, false},
-		{"b, a idle Idle + 1 ns: forgotten", b, time.Second + time.Nanosecond, true},
-		{"a again: b holds the place", a, time.Second + time.Nanosecond, false},
-	} {
-		if _, ok := r.admit(st.from, 0, fakeEpoch.Add(st.at)); ok != st.want {
-			t.Errorf("%s: admitted %v, want %v", st.name, ok, st.want)
-		}
-	}
-	if _, held := r.sources[b]; r.full.Load() != 3 || len(r.sources) != 1 || !held {
-		t.Errorf("table full %d times, sources %v; want 3, and b's alone", r.full.Load(), r.sources)
 	}
 }
 

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -69,13 +71,37 @@ func senderConfig(t Target, cfg result.STAMPConfig) (stamp.SenderConfig, error) 
 	return sc, nil
 }
 
+// MaxSTAMPKeyBytes is the largest STAMP key file read: HMAC-SHA-256
+// hashes a key longer than its 64-octet block anyway, and a cap keeps a
+// path to something endless (/dev/zero) from eating the memory.
+const MaxSTAMPKeyBytes = 1024
+
 // ReadSTAMPKey reads an HMAC key file: its bytes, a trailing newline
 // dropped. STAMP has no key exchange (RFC 8762 §4.4): both ends are
-// given the same file.
+// given the same file. Only a regular file of at most MaxSTAMPKeyBytes
+// is read (not a device, a FIFO or a directory).
 func ReadSTAMPKey(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
+	fi, err := os.Stat(path) // before opening: opening a FIFO would wait for a writer
 	if err != nil {
 		return nil, fmt.Errorf("STAMP key file: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("STAMP key file %s: not a regular file (%v): make one with head -c 32 /dev/urandom > stamp.key", path, fi.Mode().Type())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("STAMP key file: %w", err)
+	}
+	defer f.Close()
+	if ofi, err := f.Stat(); err != nil || !os.SameFile(fi, ofi) {
+		return nil, fmt.Errorf("STAMP key file %s: replaced while opened", path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxSTAMPKeyBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("STAMP key file: %w", err)
+	}
+	if len(b) > MaxSTAMPKeyBytes {
+		return nil, fmt.Errorf("STAMP key file %s: more than %d bytes: a key is 16 to 64", path, MaxSTAMPKeyBytes)
 	}
 	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
 		b = b[:len(b)-1]
@@ -84,6 +110,29 @@ func ReadSTAMPKey(path string) ([]byte, error) {
 		return nil, errors.New("STAMP key file: fewer than 16 bytes: make one with head -c 32 /dev/urandom > stamp.key")
 	}
 	return b, nil
+}
+
+// ResolveSTAMPKey turns a scheduled config's key name into the file in
+// dir that holds it (cfg.KeyFile), as an agent does before the run: a
+// key_file in a scheduled config, a name that is a path, or a key
+// without a dir is refused.
+func ResolveSTAMPKey(cfg result.STAMPConfig, dir string) (result.STAMPConfig, error) {
+	switch {
+	case cfg.KeyFile != "":
+		return cfg, errors.New("stamp config: key_file is refused in a scheduled test: name a key with key, a file in the agent's --stamp-key-dir")
+	case cfg.Key == "":
+		return cfg, nil
+	case dir == "":
+		return cfg, fmt.Errorf("stamp config: key %q: this agent has no key directory: start it with --stamp-key-dir", cfg.Key)
+	}
+	if err := result.CheckSTAMPKeyName(cfg.Key); err != nil {
+		return cfg, fmt.Errorf("stamp config: key %q: %w", cfg.Key, err)
+	}
+	cfg.KeyFile = filepath.Join(dir, cfg.Key)
+	if _, err := ReadSTAMPKey(cfg.KeyFile); err != nil {
+		return cfg, fmt.Errorf("stamp config: key %q: %w", cfg.Key, err)
+	}
+	return cfg, nil
 }
 
 // STAMP runs RunSTAMP towards the host of r's target.

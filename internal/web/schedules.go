@@ -178,5 +178,8 @@ func (f form) fieldErrors(err error) map[string]string {
 	if field == "config" && f.Duration != "" && strings.Contains(fe.Msg, `"duration_ns"`) {
 		return map[string]string{"duration": "a " + f.Kind + " test takes no duration: leave it empty, or set its config"}
 	}
+	if sub, ok := strings.CutPrefix(fe.Field, "test.config."); ok {
+		return map[string]string{field: sub + ": " + fe.Msg} // a field inside the config: named
+	}
 	return map[string]string{field: fe.Msg}
 }

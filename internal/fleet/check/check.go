@@ -8,6 +8,7 @@
 package check
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"time"
@@ -52,6 +53,9 @@ func Schedule(s *fleet.Schedule, now time.Time) (first time.Time, err error) {
 		return time.Time{}, refuse("test.kind", "%q: want one of %v", s.Test.Kind, fleet.Kinds())
 	}
 	if _, err := s.Test.Decode(); err != nil {
+		if fe := (*fleet.FieldError)(nil); errors.As(err, &fe) {
+			return time.Time{}, fe // a field inside the config, named
+		}
 		return time.Time{}, refuse("test.config", "%v", err)
 	}
 	if _, err := schedule.Length(s.Test.Kind, s.Test.Config); err != nil {
