@@ -23,7 +23,7 @@ import (
 // token every 100 ms or 1 s) and rates read over seconds move by a
 // packet's lateness over their span. So a packet is late for it only
 // when written later than the histogram tells apart (10 ms: a tenth of
-// a token, a fifth of a percent of a 3 s span), in all but one in a
+// a token, a third of a percent of a 3 s span), in all but one in a
 // thousand (the default share); a reader's stall counts whatever the
 // threshold.
 var singleCount = Budget{LateBy: (lateBuckets - 1) * LateBucket, Why: "counts and rates over seconds: 10 ms is a tenth of a 100 ms token, 0.3 % of a 3 s span"}
