@@ -98,6 +98,7 @@ func TestSites(t *testing.T) {
 				if got, err = iperf3Between(s.NetNS(p[0]), s.NetNS(p[1]), s.Addr(p[1]), 15201, 4, 1); err != nil {
 					t.Fatal(err)
 				}
+				t.Logf("%.2f Mbit/s", got/1e6)
 			})
 			// A queue of one BDP keeps the bottleneck busy through CUBIC's
 			// back-offs (it needs 0.3/0.7 BDP); 5 % leaves room for the
