@@ -14,18 +14,6 @@ import (
 	"github.com/fullpipe/fullpipe/internal/vocab"
 )
 
-// rfc2544Count is what a run whose figures are counts of frames needs
-// of the lab (the throughput search's zero loss, the longest burst, the
-// lossy line's losses): a frame the forwarder wrote late is still
-// delivered within the trial's wait, and counted. Only the forwarder's
-// own losses (which Judge always refuses) and its reader's stalls
-// (arrivals stamped late, a burst into the path's queue: each counts as
-// late whatever LateBy) change a count. So a frame is late for it only
-// when written later than the histogram tells apart (10 ms, far under
-// how long a trial's receiver waits for its last frames), in all but one
-// in a thousand (the default share).
-var rfc2544Count = Budget{LateBy: (lateBuckets - 1) * LateBucket, Why: "counts of frames: a late frame is still counted; read stalls count whatever the threshold"}
-
 // runRFC2544 runs `fullpipe rfc2544` (upload) from the client namespace
 // against a responder in the server namespace, until the lab held its
 // path over a run for b; its document must validate against
@@ -76,15 +64,15 @@ func runRFC2544(t *testing.T, l *Lab, b Budget, args ...string) (*result.RFC2544
 // Mbit/s) below 8,127 frames/s. 64-byte frames (148,809 frames/s) are
 // judged like the others unless this host's generator could not send
 // them: such a run is repeated once for 64 B, and a second is said, not
-// judged. Every run is one the lab held (rfc2544Count: the figures are
-// counts).
+// judged. Every run is one the lab held (CountBudget: the figures are
+// counts of frames, which a late frame does not change).
 func TestRFC2544Throughput(t *testing.T) {
 	needRoot(t)
 	l := startLab(t, "t2544tp", Direction{RateBps: 100e6, Delay: time.Millisecond, QueueBytes: 64_000})
-	_, d, _ := runRFC2544(t, l, rfc2544Count, "--rate", "100M", "--sizes", "64,128,512,1518", "--tests", "throughput", "--trial", "1s", "--resolution", "0.5")
+	_, d, _ := runRFC2544(t, l, CountBudget, "--rate", "100M", "--sizes", "64,128,512,1518", "--tests", "throughput", "--trial", "1s", "--resolution", "0.5")
 	if tp := d.Sizes[0].Throughput; tp != nil && tp.GeneratorLimitedFPS > 0 {
 		t.Logf("64 B: generator-limited at %.0f frames/s: run again", tp.GeneratorLimitedFPS)
-		_, d64, _ := runRFC2544(t, l, rfc2544Count, "--rate", "100M", "--sizes", "64", "--tests", "throughput", "--trial", "1s", "--resolution", "0.5")
+		_, d64, _ := runRFC2544(t, l, CountBudget, "--rate", "100M", "--sizes", "64", "--tests", "throughput", "--trial", "1s", "--resolution", "0.5")
 		d.Sizes[0] = d64.Sizes[0]
 	}
 	for _, s := range d.Sizes {
@@ -112,7 +100,7 @@ func TestRFC2544Throughput(t *testing.T) {
 			t.Errorf("%d B: zero-loss throughput %.0f frames/s, want %.0f ± 1 %%", s.FrameBytes, tp.ZeroLossFPS, want)
 		}
 	}
-	_, d, _ = runRFC2544(t, l, rfc2544Count, "--rate", "101M", "--sizes", "1518", "--tests", "throughput", "--trial", "1s", "--resolution", "0.5")
+	_, d, _ = runRFC2544(t, l, CountBudget, "--rate", "101M", "--sizes", "1518", "--tests", "throughput", "--trial", "1s", "--resolution", "0.5")
 	want := rfc2544.LineFPS(100e6, 1518)
 	if tp := d.Sizes[0].Throughput; tp == nil || math.Abs(tp.ZeroLossFPS-want) > 0.01*want || tp.GeneratorLimitedFPS > 0 {
 		t.Errorf("1518 B under a 101 Mbit/s line: %+v, want %.0f frames/s ± 1 %%", tp, want)
@@ -121,11 +109,6 @@ func TestRFC2544Throughput(t *testing.T) {
 	}
 }
 
-// rfc2544Latency: the latency assertion is on the minimum round trip,
-// which lateness moves only if every probe is late; the threshold is the
-// bound's own allowance for the hosts.
-var rfc2544Latency = Budget{LateBy: tunFloor, LateShare: 0.25, Why: "a minimum round trip moves only if every probe is late; tunFloor is the bound's allowance for the hosts"}
-
 // TestRFC2544Latency (issue 13, lab proof (b)): at the throughput rate of
 // a path with 2 ms each way, the probes' round trip is the delay both
 // ways plus one serialisation of the frame each way (the emulator holds
@@ -133,9 +116,8 @@ var rfc2544Latency = Budget{LateBy: tunFloor, LateShare: 0.25, Why: "a minimum r
 // devices' round trip (tunFloor, at most 0.3 ms) and the forwarder's
 // lateness (its median, measured over the run, once each way). The
 // minimum may not be below the emulator's hold, nor above it by more
-// than that. A minimum moves only if every probe is late: the run is
-// held when at most a quarter of the packets were written more than
-// tunFloor late (rfc2544Latency).
+// than that. A minimum moves only if every probe is late, so the run
+// needs of the lab only that it lose nothing of its own (CountBudget).
 //
 // The path runs at 101 Mbit/s under a line given as 100 Mbit/s, so the
 // throughput found (100 % of the line) loads it to 99 %. At exactly 100 %
@@ -151,7 +133,7 @@ func TestRFC2544Latency(t *testing.T) {
 	const delay = 2 * time.Millisecond
 	const pathBps = 101e6
 	l := startLab(t, "t2544lat", Direction{RateBps: pathBps, Delay: delay, QueueBytes: 64_000})
-	_, d, a := runRFC2544(t, l, rfc2544Latency, "--rate", "100M", "--sizes", "512,1518", "--tests", "throughput,latency", "--trial", "1s", "--resolution", "2", "--latency-trials", "2")
+	_, d, a := runRFC2544(t, l, CountBudget, "--rate", "100M", "--sizes", "512,1518", "--tests", "throughput,latency", "--trial", "1s", "--resolution", "2", "--latency-trials", "2")
 	late := 2 * a.LateQuantile(0.5) // the median, both directions pooled, once each way
 	proven := 0
 	for _, s := range d.Sizes {
@@ -184,7 +166,7 @@ func TestRFC2544BackToBack(t *testing.T) {
 	needRoot(t)
 	const queue = 50
 	l := startLab(t, "t2544b2b", Direction{RateBps: 10e6, Delay: time.Millisecond, QueuePackets: queue})
-	_, d, _ := runRFC2544(t, l, rfc2544Count, "--rate", "10M", "--sizes", "512,1518", "--tests", "back-to-back", "--burst-trials", "1")
+	_, d, _ := runRFC2544(t, l, CountBudget, "--rate", "10M", "--sizes", "512,1518", "--tests", "back-to-back", "--burst-trials", "1")
 	for _, s := range d.Sizes {
 		b := s.BackToBack
 		if b == nil {
@@ -211,7 +193,7 @@ func TestRFC2544LossyLine(t *testing.T) {
 	needRoot(t)
 	const ber = 1e-6
 	l := startLab(t, "t2544ber", Direction{RateBps: 2e6, Delay: 5 * time.Millisecond, QueueBytes: 16_000, BER: ber})
-	_, d, _ := runRFC2544(t, l, rfc2544Count, "--rate", "2M", "--sizes", "128,1518", "--tests", "throughput,loss", "--trial", "5s", "--resolution", "2")
+	_, d, _ := runRFC2544(t, l, CountBudget, "--rate", "2M", "--sizes", "128,1518", "--tests", "throughput,loss", "--trial", "5s", "--resolution", "2")
 	for _, s := range d.Sizes {
 		if s.Rate != nil {
 			t.Logf("%d B: zero-loss throughput %.1f %% of the line; loss %.3g %% pooled, %s (p %.2f)", s.FrameBytes, s.Throughput.ZeroLossPct, s.Rate.LossPct, s.Rate.Verdict, s.Rate.P)

@@ -56,26 +56,12 @@ func goodput(rateBps int64) float64 {
 	return rfc6349.MaxTCPThroughput(float64(rateBps), 1500, 1448, rfc6349.Ethernet)
 }
 
-// sitesRate is what a goodput over the sites lab needs of it: iperf3's
-// goodput over 4 s is judged within 5 % (200 ms of the span), which a
-// late packet moves by its lateness over the span; a forwarder that
-// falls behind writes nearly all late. So at most 1 % of the packets
-// may be written more than 1 ms late.
-var sitesRate = Budget{LateBy: time.Millisecond, LateShare: 0.01, Why: "goodput over 4 s within 5 % (200 ms): a late packet moves it by its lateness over 4 s"}
-
 // sitesPing is what sitesRTT's pings need of the lab: ping's median is
 // judged within 1 ms of Truth, of which the serialisations take up to
-// 0.2 ms and the hosts 0.4 ms; the 0.4 ms left is 200 µs each way. Each
-// ping is two packets, so with at most a tenth of the packets that late
-// at most a fifth of the pings carry one, and the median moves only if
-// more than half do.
-var sitesPing = Budget{LateBy: 200 * time.Microsecond, LateShare: 0.1, Why: "the median RTT's 1 ms less serialisations and hosts, each way; a fifth of the pings at most, under the median's half"}
-
-// sitesCount is what a count over the sites lab (MTU drops, frag-needed
-// sent, a route learned) needs of it: a late packet is still counted,
-// so one is late for it only when written later than the histogram
-// tells apart (10 ms), in all but one in a thousand (the default).
-var sitesCount = Budget{LateBy: (lateBuckets - 1) * LateBucket, Why: "counts: a late packet is still counted"}
+// 0.2 ms and the hosts 0.4 ms; the 0.4 ms left is 200 µs each way, and a
+// median moves only if half its pings are late (medianBudget). It is
+// tighter than pingBudget, which checkHostNoise asks for.
+var sitesPing = medianBudget(200*time.Microsecond, "the median RTT's 1 ms less serialisations and hosts, each way")
 
 // TestSites runs the three spokes of spokes() and judges, against
 // Truth, the round trip of three pairs, the goodput of two, two flows
@@ -93,7 +79,7 @@ func TestSites(t *testing.T) {
 		t.Run(fmt.Sprintf("goodput %s-%s", s.Config.Sites[p[0]].Name, s.Config.Sites[p[1]].Name), func(t *testing.T) {
 			_, rate := s.Truth(p[0], p[1])
 			var got float64
-			held(t, s, sitesRate, func(int) {
+			held(t, s, RateBudget, func(int) {
 				var err error
 				if got, err = iperf3Between(s.NetNS(p[0]), s.NetNS(p[1]), s.Addr(p[1]), 15201, 4, 1); err != nil {
 					t.Fatal(err)
@@ -207,12 +193,12 @@ func sitesIn(t *testing.T, s *Sites) {
 }
 
 // flows runs an iperf3 flow for each pair at once (from pair[0] to
-// pair[1]), until the lab held its path over a run (sitesRate), and
+// pair[1]), until the lab held its path over a run (RateBudget), and
 // returns each one's goodput and the lab's account of that run.
 func flows(t *testing.T, s *Sites, pairs ...[2]int) ([]float64, Account) {
 	t.Helper()
 	var out []float64
-	a := held(t, s, sitesRate, func(int) { out = flowsOnce(t, s, pairs...) })
+	a := held(t, s, RateBudget, func(int) { out = flowsOnce(t, s, pairs...) })
 	return out, a
 }
 
@@ -286,7 +272,7 @@ func TestSitesMTU(t *testing.T) {
 	s := startSites(t, cfg)
 	var crossed [2]bool
 	var said, route [2]string
-	held(t, s, sitesCount, func(int) {
+	held(t, s, CountBudget, func(int) {
 		for k, src := range []int{0, 2} {
 			crossed[k], said[k], route[k] = bigPing(s, src, 1)
 		}

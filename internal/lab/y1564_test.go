@@ -12,18 +12,10 @@ import (
 	"github.com/fullpipe/fullpipe/internal/y1564"
 )
 
-// y1564Budget is what a Y.1564 run needs of the lab. Its figures are
-// rates over 4-5 s steps judged within 0.5-1 % (20-50 ms of a step's
-// span), which a late frame moves by its lateness over the span (a
-// forwarder that falls behind writes nearly all late), frame counts
-// (FLR, availability), which only the forwarder's own losses move, and
-// the latency probes' least round trip, which moves only if every probe
-// is late. So: at most 1 % of the frames written more than 1 ms late.
-var y1564Budget = Budget{LateBy: time.Millisecond, LateShare: 0.01, Why: "rates over 4-5 s within 0.5-1 % (20-50 ms); a minimum round trip moves only if every probe is late"}
-
 // runY1564 runs fullpipe y1564 (up) from the client namespace against a
 // responder in the server namespace, each run one the lab held
-// (y1564Budget); its document must validate against
+// (RateBudget: its figures are rates over 4-5 s steps, frame counts and
+// the latency probes' minimum); its document must validate against
 // docs/schema/y1564.schema.json. A run this host's sender or responder
 // disturbed is run again, up to 3 times: one the tool itself marks
 // HOST-LIMITED (its sender fell behind), one that lost more frames than
@@ -36,7 +28,7 @@ func runY1564(t *testing.T, ctx context.Context, bin string, l *Lab, stall time.
 	t.Helper()
 	var r result.Y1564
 	for try := 1; try <= 3; try++ {
-		a := held(t, l, y1564Budget, func(int) { r = runY1564Once(t, ctx, bin, l, args...) })
+		a := held(t, l, RateBudget, func(int) { r = runY1564Once(t, ctx, bin, l, args...) })
 		var path, lost uint64
 		stalled := false
 		for _, n := range a.Dirs[0].Drops {
