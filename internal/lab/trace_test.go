@@ -94,27 +94,4 @@ func excesses(ps []pinged) []time.Duration {
 	return out
 }
 
-// latenessQuantile reads the q-quantile of the forwarder's write lateness
-// histogram accumulated between two snapshots (bucket upper bound).
-func latenessQuantile(before, after []uint64, q float64) time.Duration {
-	var total uint64
-	d := make([]uint64, len(after))
-	for i := range after {
-		d[i] = after[i] - before[i]
-		total += d[i]
-	}
-	if total == 0 {
-		return 0
-	}
-	want := uint64(q * float64(total))
-	var cum uint64
-	for i, n := range d {
-		cum += n
-		if cum >= want {
-			return time.Duration(i+1) * LateBucket
-		}
-	}
-	return time.Duration(len(d)) * LateBucket
-}
-
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
