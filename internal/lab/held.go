@@ -186,11 +186,13 @@ func (b Budget) share() float64 {
 }
 
 // Forwarded is how many packets the forwarder wrote in the interval, in
-// all directions.
+// all directions: the lateness histogram's total, one count per write
+// (a sites lab's directions count a packet twice, once leaving its
+// source's uplink and once written into its destination).
 func (a Account) Forwarded() uint64 {
 	var n uint64
-	for _, d := range a.Dirs {
-		n += d.TxPackets
+	for _, c := range a.Hist {
+		n += c
 	}
 	return n
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -69,11 +71,27 @@ func runRFC2544(t *testing.T, l *Lab, b Budget, args ...string) (*result.RFC2544
 func TestRFC2544Throughput(t *testing.T) {
 	needRoot(t)
 	l := startLab(t, "t2544tp", Direction{RateBps: 100e6, Delay: time.Millisecond, QueueBytes: 64_000})
-	_, d, _ := runRFC2544(t, l, CountBudget, "--rate", "100M", "--sizes", "64,128,512,1518", "--tests", "throughput", "--trial", "1s", "--resolution", "0.5")
-	if tp := d.Sizes[0].Throughput; tp != nil && tp.GeneratorLimitedFPS > 0 {
-		t.Logf("64 B: generator-limited at %.0f frames/s: run again", tp.GeneratorLimitedFPS)
-		_, d64, _ := runRFC2544(t, l, CountBudget, "--rate", "100M", "--sizes", "64", "--tests", "throughput", "--trial", "1s", "--resolution", "0.5")
-		d.Sizes[0] = d64.Sizes[0]
+	throughput := func(sizes string) *result.RFC2544Direction {
+		_, d, _ := runRFC2544(t, l, CountBudget, "--rate", "100M", "--sizes", sizes, "--tests", "throughput", "--trial", "1s", "--resolution", "0.5")
+		return d
+	}
+	d := throughput("64,128,512,1518")
+	// The sending host judges itself as the lab does: a size whose search
+	// it could not generate is the host's, not the path's, and is run
+	// again, 3 runs in all.
+	for try := 2; try <= 3; try++ {
+		limited := generatorLimited(d)
+		if limited == "" {
+			break
+		}
+		t.Logf("run %d: %s B generator-limited: run again", try, limited)
+		for _, again := range throughput(limited).Sizes {
+			for i := range d.Sizes {
+				if d.Sizes[i].FrameBytes == again.FrameBytes {
+					d.Sizes[i] = again
+				}
+			}
+		}
 	}
 	for _, s := range d.Sizes {
 		want := rfc2544.LineFPS(100e6, s.FrameBytes)
@@ -94,19 +112,36 @@ func TestRFC2544Throughput(t *testing.T) {
 			continue
 		}
 		if tp.GeneratorLimitedFPS > 0 {
-			t.Errorf("%d B: this host could not generate %.0f frames/s: the lab proof needs a generator faster than the path", s.FrameBytes, tp.GeneratorLimitedFPS)
+			t.Errorf("%d B: HOST-LIMITED: this host could not generate %.0f frames/s in 3 runs: the lab proof needs a generator faster than the path", s.FrameBytes, tp.GeneratorLimitedFPS)
 		}
 		if math.Abs(tp.ZeroLossFPS-want) > 0.01*want {
 			t.Errorf("%d B: zero-loss throughput %.0f frames/s, want %.0f ± 1 %%", s.FrameBytes, tp.ZeroLossFPS, want)
 		}
 	}
-	_, d, _ = runRFC2544(t, l, CountBudget, "--rate", "101M", "--sizes", "1518", "--tests", "throughput", "--trial", "1s", "--resolution", "0.5")
+	for try := 1; try <= 3; try++ {
+		_, d, _ = runRFC2544(t, l, CountBudget, "--rate", "101M", "--sizes", "1518", "--tests", "throughput", "--trial", "1s", "--resolution", "0.5")
+		if generatorLimited(d) == "" {
+			break
+		}
+	}
 	want := rfc2544.LineFPS(100e6, 1518)
 	if tp := d.Sizes[0].Throughput; tp == nil || math.Abs(tp.ZeroLossFPS-want) > 0.01*want || tp.GeneratorLimitedFPS > 0 {
 		t.Errorf("1518 B under a 101 Mbit/s line: %+v, want %.0f frames/s ± 1 %%", tp, want)
 	} else {
 		t.Logf("1518 B under a 101 Mbit/s line: zero loss %.0f frames/s (%.2f %% of the truth) after %d trials", tp.ZeroLossFPS, 100*tp.ZeroLossFPS/want, len(tp.Trials))
 	}
+}
+
+// generatorLimited lists the sizes whose throughput search this host's
+// generator could not hold ("64,512"), or "".
+func generatorLimited(d *result.RFC2544Direction) string {
+	var sizes []string
+	for _, s := range d.Sizes {
+		if tp := s.Throughput; tp != nil && tp.GeneratorLimitedFPS > 0 {
+			sizes = append(sizes, strconv.Itoa(s.FrameBytes))
+		}
+	}
+	return strings.Join(sizes, ",")
 }
 
 // TestRFC2544Latency (issue 13, lab proof (b)): at the throughput rate of
@@ -133,7 +168,18 @@ func TestRFC2544Latency(t *testing.T) {
 	const delay = 2 * time.Millisecond
 	const pathBps = 101e6
 	l := startLab(t, "t2544lat", Direction{RateBps: pathBps, Delay: delay, QueueBytes: 64_000})
-	_, d, a := runRFC2544(t, l, CountBudget, "--rate", "100M", "--sizes", "512,1518", "--tests", "throughput,latency", "--trial", "1s", "--resolution", "2", "--latency-trials", "2")
+	// A size whose throughput search the sending host could not generate
+	// has no rate to measure latency at: the host's limit, not the
+	// path's; the run is repeated, 3 runs in all, until one measured.
+	var d *result.RFC2544Direction
+	var a Account
+	for try := 1; try <= 3; try++ {
+		_, d, a = runRFC2544(t, l, CountBudget, "--rate", "100M", "--sizes", "512,1518", "--tests", "throughput,latency", "--trial", "1s", "--resolution", "2", "--latency-trials", "2")
+		if !slices.ContainsFunc(d.Sizes, func(s *result.RFC2544Size) bool { return s.Latency == nil || len(s.Latency.Trials) == 0 }) {
+			break
+		}
+		t.Logf("run %d: a size's latency was not measured (generator-limited: %q): run again", try, generatorLimited(d))
+	}
 	late := 2 * a.LateQuantile(0.5) // the median, both directions pooled, once each way
 	proven := 0
 	for _, s := range d.Sizes {
@@ -152,7 +198,7 @@ func TestRFC2544Latency(t *testing.T) {
 		}
 	}
 	if proven == 0 {
-		t.Error("no size's latency was measured: nothing proven (rerun on a quieter host)")
+		t.Error("HOST-LIMITED: no size's latency was measured in 3 runs, this host's generator could not load the path: nothing proven (rerun on a quieter host)")
 	}
 }
 
