@@ -317,7 +317,7 @@ func TestSitesHelperProcess(t *testing.T) {
 		os.Exit(1)
 	}
 	fmt.Println("up")
-	time.Sleep(time.Minute)
+	time.Sleep(time.Minute) // real time: this process holds the lab until its parent kills it
 	os.Exit(1)
 }
 
@@ -337,7 +337,7 @@ func TestSitesCleanup(t *testing.T) {
 	}
 	sitesGone(t, s.SitesState)
 	for deadline := time.Now().Add(2 * time.Second); runtime.NumGoroutine() > g0 && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // real time: the forwarder's goroutines end on real file descriptors closing
 	}
 	if g := runtime.NumGoroutine(); g > g0 {
 		t.Errorf("%d goroutines after Close, %d before UpSites", g, g0)

@@ -53,7 +53,7 @@ func TestReflectorLoop(t *testing.T) {
 			}
 			// One more round trip on loopback is far below 200 ms; a loop
 			// at 1000 replies a second per sender shows by then.
-			time.Sleep(200 * time.Millisecond)
+			time.Sleep(200 * time.Millisecond) // real time: no loop is shown only by real sockets left to run
 			sa, sb := a.Stats(), b.Stats()
 			t.Logf("after 200 ms: A %+v; B %+v", sa, sb)
 			if sa.Reflected != injected || sb.Reflected != 0 {
