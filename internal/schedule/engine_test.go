@@ -57,7 +57,7 @@ func TestEngineMirror(t *testing.T) {
 		{"method/trains.go", "sender := 4 * max(bb, float64(r.cfg.CIRBps))", "trainPace"},
 		{"method/trains.go", "for n := 16; ; n *= 2 {\n\t\tlongest := max(2, train.Longest(bb, bdp, sender, per)/per)\n\t\tn = min(n, longest)", "trainFirst, the longest train"},
 		{"method/trains.go", "drain := 2*r.baseline + time.Duration(float64(n*per)*8/bb*1e9) + 250*time.Millisecond", "trainRefill"},
-		{"method/trains.go", "if train.Enough(rs) || n >= longest {", "the series' end"},
+		{"method/trains.go", "if train.Enough(rs, trainNoise) || n >= longest {", "the series' end"},
 	} {
 		if !strings.Contains(source(t, c.file), c.code) {
 			t.Errorf("%s no longer has %q (%s)", c.file, c.code, c.what)
