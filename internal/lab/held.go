@@ -289,6 +289,26 @@ func loadNote() string {
 	return fmt.Sprintf(" (load average %s %s %s)", f[0], f[1], f[2])
 }
 
+// EnvHeldLog names a file to which the tests' held runs append one line
+// per run the lab did not hold and per measurement held (`.ci/run` sets
+// it and prints the file: go test shows no log of a passing package).
+const EnvHeldLog = "FULLPIPE_HELD_LOG"
+
+// NoteHeld appends line, prefixed with the time, to $FULLPIPE_HELD_LOG
+// when it is set; it never fails a measurement.
+func NoteHeld(line string) {
+	p := os.Getenv(EnvHeldLog)
+	if p == "" {
+		return
+	}
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "%s %s\n", time.Now().UTC().Format(time.TimeOnly), line)
+}
+
 // Holder runs a measurement until the lab held its path over one run:
 // at most Tries runs (0: 3), Pause apart (0: 5 s, long enough for a
 // burst of other work on the host to pass). Logf, when set, is told of

@@ -79,11 +79,13 @@ func runLab(t *testing.T, l *Lab) {
 // itself for what is not the lab's (a tool that did not start).
 func held(t *testing.T, m Marker, b Budget, measure func(try int)) Account {
 	t.Helper()
-	a, err := Holder{Lab: m, Budget: b, Logf: t.Logf}.Run(context.Background(), func(try int) error { measure(try); return nil })
+	logf := func(f string, args ...any) { t.Logf(f, args...); NoteHeld(t.Name() + ": " + fmt.Sprintf(f, args...)) }
+	a, err := Holder{Lab: m, Budget: b, Logf: logf}.Run(context.Background(), func(try int) error { measure(try); return nil })
 	if err != nil {
+		NoteHeld(t.Name() + ": never held")
 		t.Fatal(err)
 	}
-	t.Logf("held: %s", a.Summary(b))
+	logf("held: %s", a.Summary(b))
 	return a
 }
 

@@ -6,6 +6,7 @@ package labtest
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/fullpipe/fullpipe/internal/lab"
@@ -18,10 +19,15 @@ import (
 // returns. measure may fail the test itself for what is not the lab's.
 func Held(t testing.TB, m lab.Marker, b lab.Budget, measure func(try int)) lab.Account {
 	t.Helper()
-	a, err := lab.Holder{Lab: m, Budget: b, Logf: t.Logf}.Run(context.Background(), func(try int) error { measure(try); return nil })
+	logf := func(f string, args ...any) {
+		t.Logf(f, args...)
+		lab.NoteHeld(t.Name() + ": " + fmt.Sprintf(f, args...))
+	}
+	a, err := lab.Holder{Lab: m, Budget: b, Logf: logf}.Run(context.Background(), func(try int) error { measure(try); return nil })
 	if err != nil {
+		lab.NoteHeld(t.Name() + ": never held")
 		t.Fatal(err)
 	}
-	t.Logf("held: %s", a.Summary(b))
+	logf("held: %s", a.Summary(b))
 	return a
 }
