@@ -170,13 +170,19 @@ func TestRunStartRefused(t *testing.T) {
 	g := f.gate()
 	f.agent("dst", Config{})
 	src, rec, _ := f.gatedAgent(g, "src", Config{})
-	run := f.book("src", "dst", tcpTest(30*time.Second), true, time.Now().Add(2*time.Second), time.Minute)
+	// The cancel must reach the controller before the run's start, or
+	// the start is accepted and the test's premise is gone: 5 s leave a
+	// busy host room (CI beside a busy core once took 2 s to get here).
+	run := f.book("src", "dst", tcpTest(30*time.Second), true, time.Now().Add(5*time.Second), time.Minute)
 	if !testkit.Poll(10*time.Second, func() bool { src.mu.Lock(); defer src.mu.Unlock(); return src.runs[run.ID] != nil }) {
 		t.Fatal("the source never took the run")
 	}
 	g.set(gateRefuse, "/heartbeat")
 	if _, err := f.admin.CancelRun(f.ctx(), run.ID); err != nil {
 		t.Fatal(err)
+	}
+	if time.Now().After(run.Start) {
+		t.Fatalf("the run was cancelled at %v, after its start %v: this host is too slow for the test's premise", time.Now().Format(time.StampMilli), run.Start.Format(time.StampMilli))
 	}
 	if !testkit.Poll(10*time.Second, func() bool { src.mu.Lock(); defer src.mu.Unlock(); _, ended := src.ended[run.ID]; return ended }) {
 		t.Fatal("the run did not end")
