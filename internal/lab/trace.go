@@ -127,13 +127,6 @@ func (l *Lab) Trace() (up, down []TraceRecord) {
 	return get(l.pipes[0]), get(l.pipes[1])
 }
 
-// Lateness returns each direction's histogram of how late packets were
-// written after their virtual departure: counts per LateBucket, the last
-// bucket holding everything later.
-func (l *Lab) Lateness() (up, down []uint64) {
-	return l.pipes[0].histogram(), l.pipes[1].histogram()
-}
-
 // histogram reads the pipe's lateness histogram: counts per LateBucket,
 // the last bucket holding everything later.
 func (p *pipe) histogram() []uint64 {
