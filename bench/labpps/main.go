@@ -129,7 +129,7 @@ func one(o opts, size int) error {
 	rx := start(l.Server.NetNS, "recv", "-l", l.Server.Addr.String()+":9000", "-secs", fmt.Sprint(o.secs+10))
 	prx := start(l.Client.NetNS, "recv", "-l", l.Client.Addr.String()+":9001", "-secs", fmt.Sprint(o.secs+10))
 	time.Sleep(300 * time.Millisecond)
-	up0, _ := l.Lateness()
+	up0 := l.Snapshot().Up.LateHist
 	cpu0, wall0 := cpuTime(), time.Now()
 	tx := start(l.Client.NetNS, "send", "-to", l.Server.Addr.String()+":9000", "-size", fmt.Sprint(size-28),
 		"-pps", fmt.Sprint(offer), "-secs", secs, "-gso", fmt.Sprint(o.gso))
@@ -145,7 +145,7 @@ func one(o opts, size int) error {
 			return err
 		}
 	}
-	up1, _ := l.Lateness()
+	up1 := l.Snapshot().Up.LateHist
 	cpu := float64(cpuTime()-cpu0) / float64(time.Since(wall0))
 	fmt.Fprintf(os.Stderr, "%d B: sock drops %d (probes %d); client fp0 %s; server fp0 %s\n", size, rr.SockDrops, prr.SockDrops,
 		devStats(l.Client.NetNS), devStats(l.Server.NetNS))
@@ -164,10 +164,15 @@ func one(o opts, size int) error {
 	return nil
 }
 
+// diff subtracts two lateness histograms; the stats trim trailing empty
+// buckets, so the earlier one may be shorter.
 func diff(a, b []uint64) []uint64 {
 	out := make([]uint64, len(a))
 	for i := range a {
-		out[i] = a[i] - b[i]
+		out[i] = a[i]
+		if i < len(b) {
+			out[i] -= b[i]
+		}
 	}
 	return out
 }
