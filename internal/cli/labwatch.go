@@ -2,8 +2,10 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/fullpipe/fullpipe/internal/lab"
+	"github.com/fullpipe/fullpipe/internal/method"
 	"github.com/fullpipe/fullpipe/internal/result"
 )
 
@@ -13,11 +15,14 @@ import (
 // path while the test measured (result.LabRun).
 const envLab = "FULLPIPE_LAB"
 
-// labWatch is the lab a command runs in and its forwarder's mark at the
-// command's start.
+// labWatch is the lab a command runs in, its forwarder's mark at the
+// command's start and at the running step's, and the accounts of the
+// steps that ended.
 type labWatch struct {
-	lab lab.Marker
-	m0  lab.Mark
+	lab   lab.Marker
+	m0    lab.Mark
+	step  lab.Mark // at the running step's start; zero between steps
+	steps []result.LabStep
 }
 
 // watchLab marks the lab called name now; nil when name is "" (not in a
@@ -31,22 +36,61 @@ func watchLab(name string) *labWatch {
 
 func watch(m lab.Marker) *labWatch { return &labWatch{lab: m, m0: m.Mark()} }
 
-// stamp records in m the lab's account from the mark to now, judged as
-// a user's measurement is (lab.RateBudget: its rates and minima). A lab
-// whose statistics cannot be read is not taken as held.
-func (w *labWatch) stamp(m *result.Meta) {
-	b := lab.RateBudget
-	a, err := lab.Since(w.m0, w.lab.Mark())
-	if err != nil {
-		m.Lab = &result.LabRun{Name: w.m0.Name, LabLimited: true,
-			Account: "LAB-LIMITED: whether the lab held its path is unknown: " + err.Error()}
+// stepBudget is what a step needs of the lab: its packet trains the
+// forwarder's punctuality (lab.TrainBudget), every other step what a
+// user's measurement does (lab.RateBudget: rates and minima).
+func stepBudget(s method.Step) lab.Budget {
+	switch s {
+	case method.StepShaping, method.StepTrains:
+		return lab.TrainBudget
+	}
+	return lab.RateBudget
+}
+
+// note takes the lab's account of each step of a progress stream as the
+// step ends. A nil watch (not in a lab) does nothing.
+func (w *labWatch) note(ev method.Event) {
+	if w == nil {
 		return
 	}
-	r := &result.LabRun{Name: a.Name, Account: a.Summary(b), IntervalS: a.Interval.Seconds(), ForwardedPackets: a.Forwarded(),
+	switch ev.Kind {
+	case method.Started:
+		w.step = w.lab.Mark()
+	case method.Finished:
+		if w.step.At.IsZero() {
+			return
+		}
+		w.steps = append(w.steps, result.LabStep{Step: string(ev.Step), LabAccount: judged(w.step, w.lab.Mark(), stepBudget(ev.Step))})
+		w.step = lab.Mark{}
+	}
+}
+
+// stamp records in m the lab's account from the command's start to now,
+// judged as a user's measurement is (lab.RateBudget), and each step's
+// own (note). The run is lab-limited when the whole or any step was; its
+// account then is the first limited one's.
+func (w *labWatch) stamp(m *result.Meta) {
+	r := &result.LabRun{Name: w.m0.Name, LabAccount: judged(w.m0, w.lab.Mark(), lab.RateBudget), Steps: w.steps}
+	for _, s := range w.steps {
+		if s.LabLimited && !r.LabLimited {
+			r.LabLimited, r.Account = true, fmt.Sprintf("%s (step %s)", s.Account, s.Step)
+		}
+	}
+	m.Lab = r
+}
+
+// judged is the lab's account from m0 to m1 for budget b. A lab whose
+// statistics cannot be read is not taken as held.
+func judged(m0, m1 lab.Mark, b lab.Budget) result.LabAccount {
+	a, err := lab.Since(m0, m1)
+	if err != nil {
+		return result.LabAccount{LabLimited: true, Account: "LAB-LIMITED: whether the lab held its path is unknown: " + err.Error()}
+	}
+	r := result.LabAccount{Account: a.Summary(b), IntervalS: a.Interval.Seconds(), ForwardedPackets: a.Forwarded(),
 		LatePackets: a.Late(b.LateThreshold()), LateByUs: b.LateThreshold().Microseconds(), ForwarderDrops: a.OwnDrops()}
 	var le *lab.LimitedError
 	if err := a.Judge(b); errors.As(err, &le) {
 		r.LabLimited, r.Account = true, le.Error()
 	}
-	m.Lab = r
+	return r
 }

@@ -7,15 +7,17 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/lab"
+	"github.com/fullpipe/fullpipe/internal/method"
 	"github.com/fullpipe/fullpipe/internal/report"
 	"github.com/fullpipe/fullpipe/internal/result"
 )
 
 // stepMarker is a lab whose forwarder moves packets each time it is
-// marked, late of them written 9 ms late.
+// marked, late of them written lateAt × 10 µs late (9 ms when 0).
 type stepMarker struct {
 	packets, late uint64
 	fwd, lateNext uint64
+	lateAt        int
 	down          bool
 }
 
@@ -24,7 +26,11 @@ func (s *stepMarker) Mark() lab.Mark {
 		return lab.Mark{Name: "fp"}
 	}
 	h := make([]uint64, 1000)
-	h[0], h[900] = s.packets-s.late, s.late
+	at := s.lateAt
+	if at == 0 {
+		at = 900
+	}
+	h[0], h[at] = s.packets-s.late, s.late
 	m := lab.Mark{Name: "fp", At: time.Unix(int64(s.packets), 0), Hist: h,
 		Dirs: []lab.NamedStats{{Name: "up", DirectionStats: lab.DirectionStats{TxPackets: s.packets, TxBytes: 1500 * s.packets}}}}
 	s.packets += s.fwd
@@ -64,6 +70,38 @@ func TestLabWatchStamps(t *testing.T) {
 			page, err := report.HTML(d)
 			if err != nil || strings.Contains(string(page), "LAB-LIMITED") != c.limited {
 				t.Errorf("HTML says LAB-LIMITED %v, want %v (%v)", !c.limited, c.limited, err)
+			}
+		})
+	}
+}
+
+// TestLabWatchSteps: each step is judged by what it measures. 3 % of a
+// step's packets written 0.6 ms late are within a rate's budget (1 %
+// more than 5 ms) but not a packet train's (2 % more than 0.5 ms): the
+// shaping step's account is lab-limited and so the run, named by that
+// step; a walk step so late holds, and so does the run.
+func TestLabWatchSteps(t *testing.T) {
+	for _, c := range []struct {
+		step    method.Step
+		limited bool
+	}{{method.StepShaping, true}, {method.StepWalk, false}} {
+		t.Run(string(c.step), func(t *testing.T) {
+			w := watch(&stepMarker{packets: 1, fwd: 10_000, lateNext: 300, lateAt: 60})
+			w.note(method.Event{Kind: method.Started, Step: c.step})
+			w.note(method.Event{Kind: method.Line, Step: c.step})
+			w.note(method.Event{Kind: method.Finished, Step: c.step})
+			var m result.Meta
+			w.stamp(&m)
+			l := m.Lab
+			if len(l.Steps) != 1 || l.Steps[0].Step != string(c.step) {
+				t.Fatalf("steps %+v, want one %s", l.Steps, c.step)
+			}
+			s := l.Steps[0]
+			if s.LabLimited != c.limited || s.ForwardedPackets != 10_000 {
+				t.Errorf("step %+v: want limited %v over 10,000 packets", s, c.limited)
+			}
+			if l.LabLimited != c.limited || strings.Contains(l.Account, "(step "+string(c.step)+")") != c.limited {
+				t.Errorf("run limited %v (%s), want %v, named by its step", l.LabLimited, l.Account, c.limited)
 			}
 		})
 	}

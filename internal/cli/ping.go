@@ -133,6 +133,7 @@ func (a *pingArgs) config() error { return checkConfig(a.cfg) }
 func (a *pingArgs) run(e env) error {
 	var onReply func(int, time.Duration)
 	progress := func(ev method.Event) {
+		e.lab.note(ev)
 		if !a.json && ev.Kind == method.Line {
 			fmt.Fprintf(e.stdout, "  %s\n", ev.Text)
 		}

@@ -104,6 +104,7 @@ func (a *rfc2544Args) validate(in input) error {
 
 func (a *rfc2544Args) run(e env) error {
 	progress := func(ev method.Event) {
+		e.lab.note(ev)
 		if !a.json && !printStep(e.stdout, ev) && ev.Kind == method.Warning {
 			fmt.Fprintf(e.stdout, "  warning: %s\n", ev.Text)
 		}

@@ -134,6 +134,7 @@ func (a *rfcArgs) run(e env) error {
 		fmt.Fprintf(e.stdout, "RFC 6349 test of %s, CIR %s, %s\n", tester.HostPort(a.target.Addr), units.FormatRate(float64(a.cir)), joinDirections(cfg.Directions))
 	}
 	progress := func(ev method.Event) {
+		e.lab.note(ev)
 		if !a.json {
 			printStep(e.stdout, ev)
 		}

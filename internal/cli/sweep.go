@@ -152,6 +152,7 @@ func (a *windowSweepArgs) run(e env) error {
 	progressf(e, false, "sweeping %d windows against %s, %v each (about %v in all) ...",
 		n, tester.HostPort(a.target.Addr), cfg.Duration, (time.Duration(n) * (cfg.Duration + 2*time.Second)).Round(time.Second))
 	progress := func(ev method.Event) {
+		e.lab.note(ev)
 		i, p := ev.Index, ev.Window
 		if p == nil {
 			return
@@ -291,6 +292,7 @@ func (a *msgLenSweepArgs) run(e env) error {
 	progressf(e, false, "sweeping %d write sizes against %s, TCP then UDP at %s, %v each (about %v in all) ...",
 		n, tester.HostPort(a.target.Addr), units.FormatRate(float64(cfg.UDPRateBps)), cfg.Duration, (time.Duration(n) * 2 * (cfg.Duration + time.Second)).Round(time.Second))
 	progress := func(ev method.Event) {
+		e.lab.note(ev)
 		i, p := ev.Index, ev.MsgLen
 		if p == nil {
 			return

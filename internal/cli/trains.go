@@ -76,6 +76,7 @@ func (a *trainsArgs) validate(in input) error {
 
 func (a *trainsArgs) run(e env) error {
 	progress := func(ev method.Event) {
+		e.lab.note(ev)
 		if !a.json && ev.Kind == method.Line {
 			fmt.Fprintf(e.stdout, "  %s\n", ev.Text)
 		}

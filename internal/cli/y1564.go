@@ -202,6 +202,7 @@ func (a *y1564Args) run(e env) error {
 		fmt.Fprintf(e.stdout, "Y.1564 test of %s: %s\n", tester.HostPort(a.target.Addr), strings.Join(names, "; "))
 	}
 	progress := func(ev method.Event) {
+		e.lab.note(ev)
 		switch {
 		case a.json || printStep(e.stdout, ev):
 		case ev.Kind == method.Sample && ev.Step == method.StepY1564Perf && ev.UDP != nil && int(ev.UDP.EndS+0.5)%10 == 0:

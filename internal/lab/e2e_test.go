@@ -77,6 +77,7 @@ func clientJSON(t *testing.T, ctx context.Context, l *Lab, v any, argv ...string
 	t.Helper()
 	start := time.Now()
 	cmd := inNSCmd(ctx, l.Client.NetNS, argv...)
+	cmd.Env = append(os.Environ(), "FULLPIPE_LAB="+l.Name) // the document judges the lab (meta.lab), as under `lab exec`
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -351,11 +352,36 @@ func (p *pipe) routineWrite(ctx context.Context) error {
 // endpoints under test and whatever else runs, a writer that waits for
 // a core writes late. The lab stands for hardware that does not wait
 // for a core; the writer spins only before isolated packets (at most
-// spinWindow) and sleeps otherwise. (The readers are goroutines on any
-// thread: locking one to a thread of its own made each wake-up a hand-off
-// between threads and dropped more in the one run tried.) Without the
-// privilege it does nothing.
+// spinWindow) and sleeps otherwise. Without the privilege it does
+// nothing. (SCHED_FIFO was tried: beside a busy core the writer's spins
+// at 22,000 packets/s then ran into the kernel's real-time throttling,
+// 0.95 s of every second, and 2 % of the packets of one run in three
+// were written more than 10 ms late.)
 func favour() { _ = unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), -10) }
+
+// favourProcess raises every thread of this process to nice -10, and so
+// the threads the Go runtime starts later (a thread inherits its
+// creator's nice): the readers are goroutines on any thread, and a
+// reader that waits for a core delays its packets before the forwarder
+// stamps them (a delay no lateness figure sees) and holds the pipe's
+// lock while the writer waits for it. Measured with bench/labpps (100
+// Mbit/s, 10 ms, 1500 B at 90 % load, the lab on CPU 0 beside a busy
+// loop on each CPU, two rounds): the median one-way delay was 10.9-11.1
+// ms with the writer alone favoured and 10.37-10.38 ms with every
+// thread; packets written > 1 ms late 2.0-5.0 % against 1.2-1.9 %.
+// The lab's process is the lab (`fullpipe lab`, or a test binary that
+// runs one); nothing else in it should be slowed by its favour.
+func favourProcess() {
+	ents, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if tid, err := strconv.Atoi(e.Name()); err == nil {
+			_ = unix.Setpriority(unix.PRIO_PROCESS, tid, -10)
+		}
+	}
+}
 
 func nanosleep(d time.Duration) {
 	ts := unix.NsecToTimespec(int64(d))

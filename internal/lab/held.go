@@ -159,6 +159,21 @@ var (
 	// only needs them delivered, or judges minima; lateness moves none of
 	// them, the forwarder's own drops (always refused) would.
 	CountBudget = Budget{LateShare: 1, Why: "a count moves only with the forwarder's own drops"}
+	// TrainBudget: packet trains, which read a rate from the spacing of
+	// a train's packets (RFC 6349's shaping step, `fullpipe trains`). A
+	// forwarder that writes a 64-packet train at r' instead of the
+	// path's r writes its last packet late by 64 × s × (1 − r'/r) for a
+	// packet time s, which for the 20 % a rate read by trains may be
+	// off is 0.5 ms at 300 Mbit/s (s = 40 µs). Random lateness the
+	// trains measure themselves (the spread of their tails' delays is
+	// in their error bars); a forwarder that is slow for whole trains is
+	// late for much of the step. Measured on a 2-core machine: quiet
+	// runs write under 0.5 % of packets more than 0.5 ms late, and a run
+	// at load 9 whose trains read a 300 Mbit/s link as 261 Mbit/s (13 %
+	// low) wrote 8.3 % so late. A step is the path's when at most 2 % of
+	// its packets were.
+	TrainBudget = Budget{LateBy: 500 * time.Microsecond, LateShare: 0.02,
+		Why: "a 64-packet train written 20 % slower than 300 Mbit/s ends 0.5 ms late"}
 )
 
 // DefaultLateShare is the share of packets a measurement tolerates late
@@ -236,9 +251,19 @@ type LimitedError struct {
 	Account Account
 	Budget  Budget
 	Tries   int // how many runs were tried, all limited (Holder)
+	// Said is the account of a measurement that judged the lab itself
+	// (a command run in the lab says so in its document, step by step);
+	// when set it is the error's text.
+	Said string
 }
 
 func (e *LimitedError) Error() string {
+	if e.Said != "" {
+		if e.Tries > 1 {
+			return fmt.Sprintf("in every one of %d tries; the last: %s", e.Tries, e.Said)
+		}
+		return e.Said
+	}
 	a, b := e.Account, e.Budget
 	fw := a.Forwarded()
 	late := a.Late(b.LateThreshold())
@@ -322,8 +347,11 @@ type Holder struct {
 }
 
 // Run calls measure (with the try, from 1) until the lab held its path
-// over a call, and returns that call's account. An error of measure's
-// own ends it at once. When no run was held it returns a *LimitedError
+// over a call, and returns that call's account. A measurement that
+// judges the lab itself (a document's per-step accounts) returns a
+// *LimitedError with Said set when it was not held, and is repeated as
+// if the Holder had judged it. Any other error of measure's own ends it
+// at once. When no run was held it returns a *LimitedError
 // with the last run's figures; when ctx ends, ctx's error.
 func (h Holder) Run(ctx context.Context, measure func(try int) error) (Account, error) {
 	tries, pause := h.Tries, h.Pause
@@ -336,14 +364,19 @@ func (h Holder) Run(ctx context.Context, measure func(try int) error) (Account, 
 	var last error
 	for try := 1; try <= tries; try++ {
 		m0 := h.Lab.Mark()
-		if err := measure(try); err != nil {
-			return Account{}, err
+		merr := measure(try)
+		var said *LimitedError
+		if merr != nil && !errors.As(merr, &said) {
+			return Account{}, merr
 		}
 		a, err := Since(m0, h.Lab.Mark())
 		if err != nil {
 			return Account{}, err
 		}
 		last = a.Judge(h.Budget)
+		if last == nil && said != nil {
+			last = said
+		}
 		if last == nil {
 			return a, nil
 		}

@@ -49,7 +49,7 @@ func pinThreads(t *testing.T, cpu int) {
 // (no window, buffer, loss or policer); the verdict does not pass; the
 // throughput row's CPU figures are the physics: the tester used under
 // 10 % of its one CPU (1.4 % per runnable thread), which was ≥ 95 % busy.
-// The run is one the lab held (rfcBudget, as every RFC 6349 run): the
+// The run is one the lab held (runRFC's judgement, step by step): the
 // starved host is the tester's, not the path's, and a forwarder that
 // lost or delayed packets would give the method a network to blame.
 func TestRFC6349HostStarved(t *testing.T) {
@@ -75,10 +75,11 @@ func TestRFC6349HostStarved(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = hog.Process.Kill(); _ = hog.Wait() })
 	var r rfcResult
-	held(t, l, rfcBudget, func(int) {
+	heldBy(t, l, RateBudget, func(int) error {
 		r = rfcResult{}
 		_ = clientJSON(t, ctx, l, &r, "taskset", "-c", "1", "nice", "-n", "19", bin, "rfc6349", l.Server.Addr.String(),
 			"--json", "--quick", "--direction", "up", "--cir", "100M") // FAIL exits 1
+		return docHeld(t, r.Meta)
 	})
 
 	host := false

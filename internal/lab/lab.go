@@ -182,6 +182,7 @@ func (l *Lab) Run(ctx context.Context) error {
 		return err
 	}
 	spareProcs(len(l.pipes))
+	favourProcess()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errc := make(chan error, 4)

@@ -79,8 +79,16 @@ func runLab(t *testing.T, l *Lab) {
 // itself for what is not the lab's (a tool that did not start).
 func held(t *testing.T, m Marker, b Budget, measure func(try int)) Account {
 	t.Helper()
+	return heldBy(t, m, b, func(try int) error { measure(try); return nil })
+}
+
+// heldBy is held for a measurement that also judges the lab itself: it
+// returns a *LimitedError (Said) for a run whose own account says the
+// lab did not hold it (a command's document, step by step).
+func heldBy(t *testing.T, m Marker, b Budget, measure func(try int) error) Account {
+	t.Helper()
 	logf := func(f string, args ...any) { t.Logf(f, args...); NoteHeld(t.Name() + ": " + fmt.Sprintf(f, args...)) }
-	a, err := Holder{Lab: m, Budget: b, Logf: logf}.Run(context.Background(), func(try int) error { measure(try); return nil })
+	a, err := Holder{Lab: m, Budget: b, Logf: logf}.Run(context.Background(), measure)
 	if err != nil {
 		NoteHeld(t.Name() + ": never held")
 		t.Fatal(err)

@@ -315,6 +315,7 @@ func (s *Sites) build() {
 // TUN devices.
 func (s *Sites) start() {
 	spareProcs(1)
+	favourProcess()
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	fail := func(err error) {

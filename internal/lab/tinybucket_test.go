@@ -18,7 +18,7 @@ import (
 // count IP bytes, as the policer does: no scaling), or say undecided; a
 // wrong cause (buffer, loss, a queue, a clean path) is the one outcome
 // not allowed. When undecided the diagnosis names neither a policer, a
-// buffer nor line loss. The run is one the lab held (rfcBudget): on these
+// buffer nor line loss. The run is one the lab held (runRFC: its trains by TrainBudget): on these
 // 2 cores, shared, a late forwarder is itself a sender that stalls. (First run, the 2 CPUs 100 % busy with other tests, 11,361
 // packets written late, p90 0.88 ms: trains of 16 to 256, policer 99.1 ±
 // 2.0 Mbit/s, bucket 15,401 ± 847 B; the diagnosis set the reading aside
@@ -28,7 +28,7 @@ func TestRFC6349TinyBucket(t *testing.T) {
 	bin := buildFullpipe(t)
 	const rate, bucket = 120e6, 15_000
 	l := startLab(t, "ttb", Direction{PoliceBps: rate, PoliceBurst: bucket, Delay: 5 * time.Millisecond})
-	r, a := runRFC(t, bin, l, "--cir", "120M", "--link", "none") // held: rfcBudget
+	r, a := runRFC(t, bin, l, "--cir", "120M", "--link", "none") // held: runRFC
 	t.Logf("the forwarder's p90 write lateness over the held run %v", a.LateQuantile(0.9))
 	tr := r.ShapingSum.Trains
 	if tr == nil {

@@ -36,14 +36,30 @@ type Meta struct {
 // lab-limited test's figures are the lab's (a forwarder that could not
 // keep the path's schedule on a busy host), not the path's.
 type LabRun struct {
-	Name             string  `json:"name"`
+	Name string `json:"name"`
+	LabAccount
+	// Steps is each step's own account, judged by what that step
+	// measures (a method's packet trains need the forwarder far more
+	// punctual than its throughput does); the run is lab-limited when
+	// the whole or any step was.
+	Steps []LabStep `json:"steps,omitempty"`
+}
+
+// LabAccount is the lab's figures over an interval and whether it held.
+type LabAccount struct {
 	LabLimited       bool    `json:"lab_limited"`
 	Account          string  `json:"account"`    // the lab's figures in words: how it held, or why it did not
-	IntervalS        float64 `json:"interval_s"` // from the command's start to its result
+	IntervalS        float64 `json:"interval_s"` // from the command's (or step's) start to its end
 	ForwardedPackets uint64  `json:"forwarded_packets"`
 	LatePackets      uint64  `json:"late_packets"` // written more than late_by_us after their virtual departure (and read stalls)
 	LateByUs         int64   `json:"late_by_us"`
 	ForwarderDrops   uint64  `json:"forwarder_drops"` // lost by the forwarder itself, never the path
+}
+
+// LabStep is one step's LabAccount.
+type LabStep struct {
+	Step string `json:"step"`
+	LabAccount
 }
 
 // Host is one end.
