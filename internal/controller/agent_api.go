@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
@@ -18,6 +19,16 @@ import (
 const (
 	maxEvents    = 10_000 // per request
 	maxAddresses = 16
+	// A run's events together: a 24-hour TCP test's one-second intervals
+	// are 86,400 events, so a test longer than a few hours shows its
+	// progress only in part; its result holds every interval. 4 MiB is
+	// 10,000 events of 400 characters (an interval's JSON is about 300).
+	maxRunEvents     = 10_000
+	maxRunEventChars = 4 << 20
+	maxEventsBody    = 1 << 20 // per request
+	// eventGrace is how long after a run ended its events are still
+	// taken: the last batches an agent flushes as the run ends.
+	eventGrace = 5 * time.Minute
 )
 
 // register: POST /v1/agent/register.
@@ -181,6 +192,9 @@ func (c *Controller) upload(w http.ResponseWriter, r *http.Request, who fleet.To
 	if err := decode(r, &u); err != nil {
 		return err
 	}
+	if err := takesUpload(run, u); err != nil {
+		return err
+	}
 	res, err := c.checkUpload(run, u)
 	if err != nil {
 		return err
@@ -216,6 +230,21 @@ func (c *Controller) upload(w http.ResponseWriter, r *http.Request, who fleet.To
 	}
 	writeJSON(w, http.StatusOK, fleet.Stored{Stored: stored || moved && res == nil})
 	return nil
+}
+
+// takesUpload says whether run takes u now: a scheduled or running run
+// its upload, a run marked lost its late one (acceptLate), a run that
+// ended as u says the same upload again (a retry whose answer was lost;
+// a different document is PutResult's conflict). A cancelled or missed
+// run takes none: its result is not stored.
+func takesUpload(run fleet.Run, u fleet.Upload) error {
+	switch {
+	case run.State == fleet.RunScheduled, run.State == fleet.RunRunning, run.State == u.State:
+		return nil
+	case run.State == fleet.RunFailed && strings.HasPrefix(run.Error, lostPrefix):
+		return nil
+	}
+	return httpErr(http.StatusConflict, fmt.Sprintf("run %s is %s: it takes no %s upload", run.ID, run.State, u.State))
 }
 
 // judge sets res's schedule and health: by the schedule's thresholds as
@@ -297,8 +326,10 @@ func (c *Controller) checkUpload(run fleet.Run, u fleet.Upload) (*fleet.Result, 
 	if err := jsonCompact(&compact, u.Doc); err != nil {
 		return nil, badRequest("document: %v", err)
 	}
+	f := Figures(doc)
+	f.Implausible = implausible(f, doc)
 	return &fleet.Result{RunID: run.ID, Source: run.Source, Dest: run.Dest, Kind: run.Test.Kind,
-		Figures: Figures(doc), Doc: compact.Bytes()}, nil
+		Figures: f, Doc: compact.Bytes()}, nil
 }
 
 // addEvents: POST /v1/agent/runs/{id}/events.
@@ -307,12 +338,18 @@ func (c *Controller) addEvents(w http.ResponseWriter, r *http.Request, who fleet
 	if err != nil {
 		return err
 	}
+	if err := c.takesEvents(run); err != nil {
+		return err
+	}
 	var es []fleet.Event
 	if err := decode(r, &es); err != nil {
 		return err
 	}
 	if len(es) > maxEvents {
 		return badRequest("%d events: at most %d per request", len(es), maxEvents)
+	}
+	if err := c.roomForEvents(r.Context(), run.ID, es); err != nil {
+		return err
 	}
 	for i := range es {
 		switch {
@@ -331,5 +368,45 @@ func (c *Controller) addEvents(w http.ResponseWriter, r *http.Request, who fleet
 		}
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// takesEvents says whether run takes progress events now: while it is
+// scheduled or running, and for eventGrace after it ended (the last
+// batches an agent flushes); a cancelled or missed run never.
+func (c *Controller) takesEvents(run fleet.Run) error {
+	switch run.State {
+	case fleet.RunScheduled, fleet.RunRunning:
+		return nil
+	case fleet.RunFinished, fleet.RunFailed:
+		ended := run.End
+		if run.Finished.After(ended) {
+			ended = run.Finished
+		}
+		if c.cfg.Now().Before(ended.Add(eventGrace)) {
+			return nil
+		}
+		return httpErr(http.StatusConflict, fmt.Sprintf("run %s ended at %s, more than %v ago: it takes no more events",
+			run.ID, ended.UTC().Format(time.RFC3339), eventGrace))
+	}
+	return httpErr(http.StatusConflict, fmt.Sprintf("run %s is %s: it takes no events", run.ID, run.State))
+}
+
+// roomForEvents says whether the run's stored events and es stay within
+// maxRunEvents and maxRunEventChars (events already stored, which a
+// retried batch repeats, are counted twice: a retry near the cap is
+// refused, not the run's first events).
+func (c *Controller) roomForEvents(ctx context.Context, runID string, es []fleet.Event) error {
+	n, chars, err := c.cfg.Store.EventsSize(ctx, runID)
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		chars += int64(len(e.Event))
+	}
+	if n+len(es) > maxRunEvents || chars > maxRunEventChars {
+		return httpErr(http.StatusRequestEntityTooLarge, fmt.Sprintf("run %s has %d events (%d characters); %d more would pass its cap of %d events or %d characters",
+			runID, n, chars, len(es), maxRunEvents, maxRunEventChars))
+	}
 	return nil
 }

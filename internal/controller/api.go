@@ -57,7 +57,7 @@ func (c *Controller) table() []route {
 		{"POST", "/v1/agent/heartbeat", asAgent, 0, c.heartbeat},
 		{"POST", "/v1/agent/runs/{id}/start", asAgent, 0, c.start},
 		{"PUT", "/v1/agent/runs/{id}/result", asAgent, maxResultBody, c.upload},
-		{"POST", "/v1/agent/runs/{id}/events", asAgent, maxResultBody, c.addEvents},
+		{"POST", "/v1/agent/runs/{id}/events", asAgent, maxEventsBody, c.addEvents},
 
 		{"GET", "/v1/agents", read, 0, c.listAgents},
 		{"POST", "/v1/agents", admin, 0, c.enrol},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -226,21 +227,37 @@ func (c *Controller) cancelRun(w http.ResponseWriter, r *http.Request, _ fleet.T
 	return nil
 }
 
-// runEvents: GET /v1/runs/{id}/events?after=.
+// Pages of a run's events: GET /v1/runs/{id}/events answers at most
+// limit of them (default eventsPage), after the sequence number after.
+const (
+	eventsPage    = 1000
+	maxEventsPage = 10_000
+)
+
+// runEvents: GET /v1/runs/{id}/events?after=&limit=.
 func (c *Controller) runEvents(w http.ResponseWriter, r *http.Request, _ fleet.Token) error {
 	id := r.PathValue("id")
 	if _, err := c.cfg.Store.Run(r.Context(), id); err != nil {
 		return err
 	}
-	after := 0
-	if s := r.URL.Query().Get("after"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			return badRequest("after %q: want a sequence number", s)
+	q := r.URL.Query()
+	after, limit := 0, eventsPage
+	for _, p := range []struct {
+		name     string
+		v        *int
+		min, max int
+	}{{"after", &after, 0, math.MaxInt}, {"limit", &limit, 1, maxEventsPage}} {
+		s := q.Get(p.name)
+		if s == "" {
+			continue
 		}
-		after = n
+		n, err := strconv.Atoi(s)
+		if err != nil || n < p.min || n > p.max {
+			return badRequest("%s %q: want a whole number from %d to %d", p.name, s, p.min, p.max)
+		}
+		*p.v = n
 	}
-	es, err := c.cfg.Store.Events(r.Context(), id, after)
+	es, err := c.cfg.Store.Events(r.Context(), id, after, limit)
 	if err != nil {
 		return err
 	}

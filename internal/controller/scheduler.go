@@ -238,7 +238,11 @@ func (s *scheduler) candidates(sc fleet.Schedule, agents []fleet.Agent, now time
 // rtts are the RTT each pair's slots are sized at: its latest measured
 // minimum RTT, either way round (its own direction first), made
 // pessimistic (slotRTT), as schedule.SlotFor asks for the largest RTT
-// the path is expected to have.
+// the path is expected to have. Only a complete result's plausible
+// figures count (an agent's upload is evidence, not a command): one
+// marked implausible or partial is passed over, so a forged RTT cannot
+// stretch a pair's slots, and the RTT is at most MaxRTT whatever was
+// stored before the marking.
 func (s *scheduler) rtts(ctx context.Context) (map[[2]string]time.Duration, error) {
 	latest, err := s.c.cfg.Store.Latest(ctx, "")
 	if err != nil {
@@ -247,8 +251,9 @@ func (s *scheduler) rtts(ctx context.Context) (map[[2]string]time.Duration, erro
 	slices.SortFunc(latest, func(a, b fleet.Result) int { return a.Received.Compare(b.Received) })
 	m := map[[2]string]time.Duration{}
 	for _, r := range latest { // newest last, so it wins
-		if r.Figures.RTTMs > 0 {
-			m[[2]string{r.Source, r.Dest}] = slotRTT(time.Duration(r.Figures.RTTMs * float64(time.Millisecond)))
+		f := r.Figures
+		if f.RTTMs > 0 && !f.Partial && f.Implausible == "" {
+			m[[2]string{r.Source, r.Dest}] = slotRTT(min(time.Duration(f.RTTMs*float64(time.Millisecond)), MaxRTT))
 		}
 	}
 	for k, v := range m {

@@ -212,6 +212,10 @@ type Figures struct {
 	BufferDelayPct float64 `json:"buffer_delay_pct,omitempty"` // RFC 6349 buffer delay
 	Verdict        string  `json:"verdict,omitempty"`          // pass, fail, partial, ...
 	Partial        bool    `json:"partial,omitempty"`
+	// Implausible says why these figures cannot be a path's (an RTT
+	// above any path's, a negative delay): stored as the agent sent
+	// them, shown, and never used to book runs.
+	Implausible string `json:"implausible,omitempty"`
 
 	DownThroughputBps  float64 `json:"down_throughput_bps,omitempty"`
 	DownIdealBps       float64 `json:"down_ideal_bps,omitempty"` // when it differs from IdealBps (RFC 6349 on an asymmetric path)

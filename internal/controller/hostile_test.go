@@ -1,0 +1,207 @@
+package controller
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/fleet"
+	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/testkit"
+)
+
+// TestForgedRTT: one agent token uploads a tcp result whose minimum RTT
+// is 10^12 µs (11.6 days). Before, the pair's next run was booked for a
+// year. The result is stored as sent, marked implausible, and the next
+// run of the pair is sized at the default RTT, as if the pair had no
+// figure; a plausible 1.5 s RTT (a double satellite hop) still sizes
+// the slot.
+func TestForgedRTT(t *testing.T) {
+	e := start(t, Config{})
+	a := e.agent("a", nil)
+	e.agent("b", nil)
+	forged := bytes.ReplaceAll(tcpDoc(t), []byte(`"rtt_min_us": 1`), []byte(`"rtt_min_us": 1000000000000`))
+	run := bookOne(t, e, pairSchedule("a", "b"))
+	if _, err := a.Upload(ctx(t), run.ID, fleet.Upload{State: fleet.RunFinished, Doc: forged}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.admin.Result(ctx(t), run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Figures.RTTMs != 1e9 || !strings.Contains(res.Figures.Implausible, "minimum RTT") {
+		t.Fatalf("the forged result's figures %+v: want its RTT kept, marked implausible", res.Figures)
+	}
+	next := bookOne(t, e, pairSchedule("a", "b"))
+	wantSlot(t, next, e.c.cfg.DefaultRTT)
+	if d := next.End.Sub(next.Start); d > time.Minute {
+		t.Errorf("a forged RTT stretched the pair's slot to %v", d)
+	}
+
+	sat := bytes.ReplaceAll(tcpDoc(t), []byte(`"rtt_min_us": 1`), []byte(`"rtt_min_us": 1500000`))
+	if _, err := a.Upload(ctx(t), next.ID, fleet.Upload{State: fleet.RunFinished, Doc: sat}); err != nil {
+		t.Fatal(err)
+	}
+	wantSlot(t, bookOne(t, e, pairSchedule("a", "b")), slotRTT(1500*time.Millisecond))
+}
+
+// TestImplausible: each figure no path can give is named; a path's
+// figures pass.
+func TestImplausible(t *testing.T) {
+	ok := fleet.Figures{ThroughputBps: 9e8, RTTMs: 1999, RTTLoadedMs: 5000, LossPct: 100}
+	if why := implausible(ok, &result.TCP{}); why != "" {
+		t.Errorf("a path's figures %+v: %s", ok, why)
+	}
+	stamp := func(res, rtt float64) *result.STAMP {
+		var s result.STAMP
+		s.Summary.Residence.MinUs, s.Summary.RTT.MinUs = res, rtt
+		return &s
+	}
+	for _, c := range []struct {
+		f    fleet.Figures
+		d    result.Doc
+		want string
+	}{
+		{fleet.Figures{RTTMs: 2001}, &result.TCP{}, "minimum RTT"},
+		{fleet.Figures{RTTMs: -1}, &result.RTT{}, "minimum RTT"},
+		{fleet.Figures{ThroughputBps: -1}, &result.TCP{}, "throughput"},
+		{fleet.Figures{DownRTTLoadedMs: -3}, &result.TCP{}, "down loaded RTT"},
+		{fleet.Figures{LossPct: 101}, &result.UDP{}, "loss"},
+		{fleet.Figures{DownLossPct: -0.1}, &result.UDP{}, "loss"},
+		{fleet.Figures{RTTMs: 1}, stamp(-5, 1000), "residence"},
+		{fleet.Figures{RTTMs: 1}, stamp(5, -1000), "residence"},
+	} {
+		if why := implausible(c.f, c.d); !strings.Contains(why, c.want) {
+			t.Errorf("%+v: %q, want it to name %q", c.f, why, c.want)
+		}
+	}
+}
+
+// TestUploadOnlyWhenExpected: a cancelled or missed run takes no upload
+// (409, nothing stored); a scheduled run takes one, and the same upload
+// again is a retry (200, stored once).
+func TestUploadOnlyWhenExpected(t *testing.T) {
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	e := start(t, Config{Now: testkit.NewClock(now).Now})
+	a := e.agent("a", nil)
+	e.agent("b", nil)
+	book := func(state fleet.RunState, at time.Duration) fleet.Run {
+		t.Helper()
+		r, err := e.st.Book(ctx(t), fleet.Run{Source: "a", Dest: "b", Test: fleet.Test{Kind: "tcp"}, Exclusive: true,
+			Start: now.Add(at), End: now.Add(at + time.Second), State: fleet.RunScheduled, Created: now}, now.Add(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if state != fleet.RunScheduled {
+			if ok, err := e.st.SetRunState(ctx(t), r.ID, []fleet.RunState{fleet.RunScheduled}, state, "", now); !ok || err != nil {
+				t.Fatalf("set %s: %v %v", state, ok, err)
+			}
+		}
+		return r
+	}
+	up := fleet.Upload{State: fleet.RunFinished, Doc: tcpDoc(t)}
+	for i, state := range []fleet.RunState{fleet.RunCancelled, fleet.RunMissed} {
+		r := book(state, time.Duration(i+1)*time.Minute)
+		_, err := a.Upload(ctx(t), r.ID, up)
+		wantStatus(t, "upload to a "+string(state)+" run", err, http.StatusConflict)
+		if _, err := e.admin.Result(ctx(t), r.ID); err == nil {
+			t.Errorf("a %s run's refused upload was stored", state)
+		}
+	}
+	r := book(fleet.RunScheduled, 10*time.Minute)
+	for i, want := range []bool{true, false} {
+		stored, err := a.Upload(ctx(t), r.ID, up)
+		if err != nil || stored != want {
+			t.Errorf("upload %d: stored %v, %v; want %v", i+1, stored, err, want)
+		}
+	}
+	wantStatus(t, "a failure after the finish", func() error {
+		_, err := a.Upload(ctx(t), r.ID, fleet.Upload{State: fleet.RunFailed, Error: "boom"})
+		return err
+	}(), http.StatusConflict)
+}
+
+// TestEventBounds: a run takes events while it runs and for eventGrace
+// after it ended, not after (on the controller's clock, a manual one);
+// never a cancelled run's; at most maxRunEvents in all (413 for the
+// batch past it, nothing of it stored); and reads come a page at a time.
+func TestEventBounds(t *testing.T) {
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	clock := testkit.NewClock(now)
+	e := start(t, Config{Now: clock.Now})
+	a := e.agent("a", nil)
+	e.agent("b", nil)
+	r, err := e.st.Book(ctx(t), fleet.Run{Source: "a", Dest: "b", Test: fleet.Test{Kind: "tcp"}, Exclusive: true,
+		Start: now, End: now.Add(time.Second), State: fleet.RunScheduled, Created: now}, now.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := func(from, n int) []fleet.Event {
+		es := make([]fleet.Event, n)
+		for i := range es {
+			es[i] = fleet.Event{Seq: from + i, Time: now, Event: json.RawMessage(fmt.Sprintf(`{"kind":"line","text":"%d"}`, from+i))}
+		}
+		return es
+	}
+	for from := 1; from <= maxRunEvents; from += 2500 {
+		if err := a.Events(ctx(t), r.ID, events(from, 2500)); err != nil {
+			t.Fatalf("events from %d: %v", from, err)
+		}
+	}
+	wantStatus(t, "an event past the run's cap", a.Events(ctx(t), r.ID, events(maxRunEvents+1, 1)), http.StatusRequestEntityTooLarge)
+	if n, _, err := e.st.EventsSize(ctx(t), r.ID); err != nil || n != maxRunEvents {
+		t.Errorf("stored %d events (%v), want the cap, %d", n, err, maxRunEvents)
+	}
+	all, err := e.admin.RunEvents(ctx(t), r.ID, 0)
+	if err != nil || len(all) != maxRunEvents || all[len(all)-1].Seq != maxRunEvents {
+		t.Errorf("read back %d events (%v), want %d in pages", len(all), err, maxRunEvents)
+	}
+	secret, err := os.ReadFile(filepath.Join(e.c.cfg.StateDir, "admin.token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, fe := e.raw("GET", "/v1/runs/"+r.ID+"/events?limit=10001", strings.TrimSpace(string(secret)), nil)
+	if code != http.StatusBadRequest {
+		t.Errorf("a page of 10,001: %d %q, want 400", code, fe.Error)
+	}
+
+	// A run that ended takes events for eventGrace after its end.
+	r2, err := e.st.Book(ctx(t), fleet.Run{Source: "a", Dest: "b", Test: fleet.Test{Kind: "rtt"},
+		Start: now.Add(time.Minute), End: now.Add(2 * time.Minute), State: fleet.RunScheduled, Created: now}, now.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Upload(ctx(t), r2.ID, fleet.Upload{State: fleet.RunFailed, Error: "stopped"}); err != nil {
+		t.Fatal(err)
+	}
+	ended, err := e.admin.Run(ctx(t), r2.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := ended.End
+	if ended.Finished.After(last) {
+		last = ended.Finished
+	}
+	clock.Set(last.Add(eventGrace - time.Millisecond))
+	if err := a.Events(ctx(t), r2.ID, events(1, 1)); err != nil {
+		t.Errorf("an event within eventGrace of the run's end: %v", err)
+	}
+	clock.Set(last.Add(eventGrace))
+	wantStatus(t, "an event eventGrace after the run ended", a.Events(ctx(t), r2.ID, events(2, 1)), http.StatusConflict)
+
+	r3, err := e.st.Book(ctx(t), fleet.Run{Source: "a", Dest: "b", Test: fleet.Test{Kind: "rtt"},
+		Start: last.Add(time.Hour), End: last.Add(time.Hour + time.Minute), State: fleet.RunScheduled, Created: now}, last.Add(2*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.admin.CancelRun(ctx(t), r3.ID); err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, "a cancelled run's event", a.Events(ctx(t), r3.ID, events(1, 1)), http.StatusConflict)
+}
