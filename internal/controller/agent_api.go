@@ -26,6 +26,12 @@ const (
 	maxRunEvents     = 10_000
 	maxRunEventChars = 4 << 20
 	maxEventsBody    = 1 << 20 // per request
+	// maxUploads is how many uploads are decoded and stored at once; the
+	// next is answered 429 with Retry-After, which agents retry with
+	// backoff. Each takes its body (≤ 16 MiB) about three times (the
+	// request, the document, its compact copy) and its decoded form (≤
+	// result.DecodeFactor times the body): at most about 450 MiB for 4.
+	maxUploads = 4
 	// eventGrace is how long after a run ended its events are still
 	// taken: the last batches an agent flushes as the run ends.
 	eventGrace = 5 * time.Minute
@@ -184,6 +190,13 @@ func (c *Controller) start(w http.ResponseWriter, r *http.Request, who fleet.Tok
 // agent's retry (the same upload again stores nothing and moves the
 // state).
 func (c *Controller) upload(w http.ResponseWriter, r *http.Request, who fleet.Token) error {
+	select {
+	case c.uploads <- struct{}{}:
+		defer func() { <-c.uploads }()
+	default:
+		w.Header().Set("Retry-After", "1")
+		return httpErr(http.StatusTooManyRequests, fmt.Sprintf("%d uploads are being stored: try again in a second", cap(c.uploads)))
+	}
 	run, err := c.agentRun(r, who)
 	if err != nil {
 		return err
@@ -314,7 +327,10 @@ func (c *Controller) checkUpload(run fleet.Run, u fleet.Upload) (*fleet.Result, 
 	default:
 		return nil, badRequest("upload state %q: want finished or failed", u.State)
 	}
-	doc, err := result.Decode(bytes.NewReader(u.Doc))
+	doc, err := result.DecodeBounded(u.Doc)
+	if errors.Is(err, result.ErrTooLarge) {
+		return nil, httpErr(http.StatusRequestEntityTooLarge, "document: "+err.Error())
+	}
 	if err != nil {
 		return nil, badRequest("document: %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -204,4 +205,97 @@ func TestEventBounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantStatus(t, "a cancelled run's event", a.Events(ctx(t), r3.ID, events(1, 1)), http.StatusConflict)
+}
+
+// TestUploadBounded: the issue's upload, a 15 MiB tcp document of empty
+// streams (it took the controller from 26 MiB to 3.9 GiB), is refused
+// 413 naming where, with the test process's allocations during it a
+// small multiple of the body; while maxUploads uploads are being stored
+// the next is 429 with Retry-After, and it goes once one ends.
+func TestUploadBounded(t *testing.T) {
+	e := start(t, Config{})
+	a := e.agent("a", nil)
+	e.agent("b", nil)
+	run := bookOne(t, e, pairSchedule("a", "b"))
+	var doc bytes.Buffer
+	doc.WriteString(`{"schema":1,"test":"tcp","summary":{"streams":[`)
+	for doc.Len() < 15<<20 {
+		doc.WriteString("{},")
+	}
+	doc.WriteString("{}]}}")
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	_, err := a.Upload(ctx(t), run.ID, fleet.Upload{State: fleet.RunFinished, Doc: doc.Bytes()})
+	runtime.ReadMemStats(&m1)
+	wantStatus(t, "16 MiB of empty streams", err, http.StatusRequestEntityTooLarge)
+	alloc := (m1.TotalAlloc - m0.TotalAlloc) >> 20
+	t.Logf("%v; the test process allocated %d MiB meanwhile (client and controller)", err, alloc)
+	if alloc > 16*15 {
+		t.Errorf("%d MiB allocated for a 15 MiB upload", alloc)
+	}
+
+	for range maxUploads {
+		e.c.uploads <- struct{}{}
+	}
+	_, err = a.Upload(ctx(t), run.ID, fleet.Upload{State: fleet.RunFinished, Doc: tcpDoc(t)})
+	wantStatus(t, "an upload while 4 are stored", err, http.StatusTooManyRequests)
+	is, err := e.admin.Enrol(ctx(t), fleet.Enrolment{Name: "c"}) // any agent's token meets the limit first
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequestWithContext(ctx(t), "PUT", e.c.URL()+"/v1/agent/runs/"+run.ID+"/result", strings.NewReader(`{"state":"failed","error":"x"}`))
+	req.Header.Set("Authorization", "Bearer "+is.Secret)
+	resp, err := e.httpClient().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "1" {
+		t.Errorf("the 5th upload at once: %d, Retry-After %q; want 429, 1", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	<-e.c.uploads
+	if _, err := a.Upload(ctx(t), run.ID, fleet.Upload{State: fleet.RunFinished, Doc: tcpDoc(t)}); err != nil {
+		t.Errorf("an upload once one ended: %v", err)
+	}
+	for range maxUploads - 1 {
+		<-e.c.uploads
+	}
+}
+
+// TestResultsDocsStream: results with their documents are written one
+// at a time from the store; the answer is the same list, each with its
+// whole document, newest first, and limit bounds it.
+func TestResultsDocsStream(t *testing.T) {
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	e := start(t, Config{})
+	a := e.agent("a", nil)
+	e.agent("b", nil)
+	var ids []string
+	for i := range 3 {
+		r, err := e.st.Book(ctx(t), fleet.Run{Source: "a", Dest: "b", Test: fleet.Test{Kind: "rtt"},
+			Start: now.Add(time.Duration(i+1) * time.Hour), End: now.Add(time.Duration(i+1)*time.Hour + time.Minute), State: fleet.RunScheduled, Created: now}, now.Add(24*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Upload(ctx(t), r.ID, fleet.Upload{State: fleet.RunFinished, Doc: rttDoc(t)}); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.ID)
+		time.Sleep(2 * time.Millisecond) // real time: results are ordered by the controller's receive time, in ms
+	}
+	for _, c := range []struct{ limit, want int }{{0, 3}, {2, 2}} {
+		rs, err := e.admin.Results(ctx(t), fleet.ResultFilter{Limit: c.limit}, true)
+		if err != nil || len(rs) != c.want {
+			t.Fatalf("limit %d: %d results (%v), want %d", c.limit, len(rs), err, c.want)
+		}
+		for i, r := range rs {
+			if r.RunID != ids[len(ids)-1-i] || !json.Valid(r.Doc) || !bytes.Contains(r.Doc, []byte(`"test":"rtt"`)) {
+				t.Errorf("limit %d, result %d: run %s, document %.60s", c.limit, i, r.RunID, r.Doc)
+			}
+		}
+	}
+	if rs, err := e.admin.Results(ctx(t), fleet.ResultFilter{Source: "nobody"}, true); err != nil || len(rs) != 0 {
+		t.Errorf("no results with documents: %v, %v", rs, err)
+	}
 }

@@ -3,7 +3,9 @@ package controller
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"net/http"
@@ -286,12 +288,55 @@ func (c *Controller) listResults(w http.ResponseWriter, r *http.Request, _ fleet
 	if err != nil {
 		return err
 	}
-	f.NoDoc = !docs
+	f.NoDoc = true
 	rs, err := c.cfg.Store.Results(r.Context(), f)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, nonNil(rs))
+	if !docs {
+		writeJSON(w, http.StatusOK, nonNil(rs))
+		return nil
+	}
+	return c.streamDocs(w, r, rs)
+}
+
+// streamDocs answers rs with their documents, read from the store and
+// written one at a time: the answer may be 1,000 documents of up to 16
+// MiB, which the controller never holds together. A result gone since
+// the list (pruned) is left out. A store error before the answer began
+// is the answer; after, it cuts the answer short (the client sees JSON
+// that does not end), as the status is sent.
+func (c *Controller) streamDocs(w http.ResponseWriter, r *http.Request, rs []fleet.Result) error {
+	enc, n := json.NewEncoder(w), 0
+	for _, res := range rs {
+		full, err := c.cfg.Store.Result(r.Context(), res.RunID)
+		switch {
+		case errors.Is(err, fleet.ErrNotFound):
+			continue
+		case err != nil && n == 0:
+			return err
+		case err != nil:
+			c.cfg.Log.Error("results with documents cut short", "run", res.RunID, "error", err.Error())
+			panic(http.ErrAbortHandler)
+		}
+		sep := ","
+		if n == 0 {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("X-Content-Type-Options", "nosniff")
+			w.WriteHeader(http.StatusOK)
+			sep = "["
+		}
+		n++
+		io.WriteString(w, sep)
+		if err := enc.Encode(full); err != nil {
+			return nil // the client went away
+		}
+	}
+	if n == 0 {
+		writeJSON(w, http.StatusOK, []fleet.Result{})
+		return nil
+	}
+	io.WriteString(w, "]\n")
 	return nil
 }
 

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -132,7 +131,7 @@ func (s *Site) runReport(w http.ResponseWriter, r *http.Request, v *viewer) erro
 	if err != nil {
 		return err
 	}
-	doc, err := result.Decode(bytes.NewReader(res.Doc))
+	doc, err := result.DecodeBounded(res.Doc) // stored before the controller bounded uploads, a document could be any size
 	if err != nil {
 		return fmt.Errorf("run %s's document: %w", res.RunID, err)
 	}
