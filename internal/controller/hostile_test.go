@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -297,5 +298,50 @@ func TestResultsDocsStream(t *testing.T) {
 	}
 	if rs, err := e.admin.Results(ctx(t), fleet.ResultFilter{Source: "nobody"}, true); err != nil || len(rs) != 0 {
 		t.Errorf("no results with documents: %v, %v", rs, err)
+	}
+}
+
+// TestRevokeCancelsRuns: revoking an agent (all its tokens, or its last
+// one by ID) cancels its scheduled and running runs, so each peer's next
+// orders list them cancelled and no longer accept their keys; a run of
+// two other agents is left alone.
+func TestRevokeCancelsRuns(t *testing.T) {
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	e := start(t, Config{})
+	e.agent("a", nil)
+	b := e.agent("b", nil)
+	e.agent("c", nil)
+	is, err := e.admin.Enrol(ctx(t), fleet.Enrolment{Name: "d"}) // d's one token, revoked by ID below
+	if err != nil {
+		t.Fatal(err)
+	}
+	book := func(src string, at time.Duration) fleet.Run {
+		t.Helper()
+		r, err := e.st.Book(ctx(t), fleet.Run{Source: src, Dest: "b", Test: fleet.Test{Kind: "rtt"}, Key: []byte("k"),
+			Start: now.Add(at), End: now.Add(at + time.Second), State: fleet.RunScheduled, Created: now}, now.Add(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	fromA, fromC, fromD := book("a", 2*time.Second), book("c", 2*time.Second), book("d", 2*time.Second)
+	if err := e.admin.RevokeAgent(ctx(t), "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.admin.RevokeToken(ctx(t), is.ID); err != nil {
+		t.Fatal(err)
+	}
+	o, err := b.Heartbeat(ctx(t), fleet.Heartbeat{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []fleet.Run{fromA, fromD} {
+		got, _ := e.admin.Run(ctx(t), r.ID)
+		if got.State != fleet.RunCancelled || !slices.Contains(o.Cancelled, r.ID) || slices.ContainsFunc(o.Accept, func(a fleet.Accept) bool { return a.RunID == r.ID }) {
+			t.Errorf("run %s of a revoked source: %s; b's orders %+v: want it cancelled, listed so, not accepted", r.Source, got.State, o)
+		}
+	}
+	if got, _ := e.admin.Run(ctx(t), fromC.ID); got.State != fleet.RunScheduled || !slices.ContainsFunc(o.Accept, func(a fleet.Accept) bool { return a.RunID == fromC.ID }) {
+		t.Errorf("c's run: %s, accepted %v: want scheduled and accepted", got.State, o.Accept)
 	}
 }

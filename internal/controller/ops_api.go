@@ -2,6 +2,7 @@ package controller
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -87,7 +88,37 @@ func (c *Controller) revokeAgent(w http.ResponseWriter, r *http.Request, _ fleet
 			c.tokens.forget(t.ID)
 		}
 	}
+	if err := c.cancelRevokedRuns(r.Context(), name); err != nil {
+		return err
+	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// cancelRevokedRuns cancels the scheduled and running runs of agent name
+// when it is revoked (no live token left): its peers hold those runs'
+// keys for their responders, and drop them when their next heartbeat's
+// orders list the runs cancelled. A run a revoked agent still held
+// could otherwise be run against its peers until its slot ended.
+func (c *Controller) cancelRevokedRuns(ctx context.Context, name string) error {
+	a, err := c.cfg.Store.Agent(ctx, name)
+	if err != nil || a.State != fleet.AgentRevoked {
+		return err
+	}
+	runs, err := c.cfg.Store.Runs(ctx, fleet.RunFilter{Agent: name, States: []fleet.RunState{fleet.RunScheduled, fleet.RunRunning}, Limit: 10_000})
+	if err != nil {
+		return err
+	}
+	for _, run := range runs {
+		ok, err := c.cfg.Store.SetRunState(ctx, run.ID, []fleet.RunState{fleet.RunScheduled, fleet.RunRunning},
+			fleet.RunCancelled, "cancelled: agent "+name+" was revoked", c.cfg.Now())
+		if err != nil {
+			return err
+		}
+		if ok {
+			c.cfg.Log.Info("run cancelled: its agent was revoked", "run", run.ID, "agent", name)
+		}
+	}
 	return nil
 }
 
@@ -156,12 +187,34 @@ func (c *Controller) issueToken(w http.ResponseWriter, r *http.Request, _ fleet.
 
 // revokeToken: DELETE /v1/tokens/{id}.
 func (c *Controller) revokeToken(w http.ResponseWriter, r *http.Request, _ fleet.Token) error {
-	defer c.tokens.forget(r.PathValue("id"))
-	if err := c.cfg.Store.RevokeToken(r.Context(), r.PathValue("id")); err != nil {
+	id := r.PathValue("id")
+	defer c.tokens.forget(id)
+	if err := c.cfg.Store.RevokeToken(r.Context(), id); err != nil {
 		return err
+	}
+	if t, err := c.tokenByID(r.Context(), id); err != nil {
+		return err
+	} else if t.Agent != "" {
+		if err := c.cancelRevokedRuns(r.Context(), t.Agent); err != nil {
+			return err
+		}
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// tokenByID is the token with id (revoked or not).
+func (c *Controller) tokenByID(ctx context.Context, id string) (fleet.Token, error) {
+	ts, err := c.cfg.Store.Tokens(ctx)
+	if err != nil {
+		return fleet.Token{}, err
+	}
+	for _, t := range ts {
+		if t.ID == id {
+			return t, nil
+		}
+	}
+	return fleet.Token{}, fmt.Errorf("token %s: %w", id, fleet.ErrNotFound)
 }
 
 // listRuns: GET /v1/runs?agent=&schedule=&state=&from=&to=&limit=.
