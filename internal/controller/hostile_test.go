@@ -2,14 +2,18 @@ package controller
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -344,4 +348,61 @@ func TestRevokeCancelsRuns(t *testing.T) {
 	if got, _ := e.admin.Run(ctx(t), fromC.ID); got.State != fleet.RunScheduled || !slices.ContainsFunc(o.Accept, func(a fleet.Accept) bool { return a.RunID == fromC.ID }) {
 		t.Errorf("c's run: %s, accepted %v: want scheduled and accepted", got.State, o.Accept)
 	}
+}
+
+// brokenStore is a store whose token and lease calls fail once broken.
+type brokenStore struct {
+	fleet.Store
+	broken atomic.Bool
+}
+
+var errBroken = errors.New("store down: secret detail")
+
+func (b *brokenStore) Tokens(ctx context.Context) ([]fleet.Token, error) {
+	if b.broken.Load() {
+		return nil, errBroken
+	}
+	return b.Store.Tokens(ctx)
+}
+
+func (b *brokenStore) Lease(ctx context.Context, name, holder string, ttl time.Duration, now time.Time) (bool, error) {
+	if b.broken.Load() {
+		return false, errBroken
+	}
+	return b.Store.Lease(ctx, name, holder, ttl, now)
+}
+
+// TestHealthzReadsNothing: /healthz answers from the scheduler's last
+// lease renewal, not the store: with the store broken it still answers
+// 200 until LeaseTTL has passed on the controller's clock (a manual
+// one), then 503 saying nothing of the store's error; it never names the
+// host.
+func TestHealthzReadsNothing(t *testing.T) {
+	clock := testkit.NewClock(time.Now().UTC())
+	st := &brokenStore{Store: sqliteStore(t)}
+	e := start(t, Config{Store: st, Now: clock.Now})
+	health := func() (int, string) {
+		t.Helper()
+		resp, err := e.httpClient().Get(e.c.URL() + "/healthz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if !poll(5*time.Second, func() bool { c, _ := health(); return c == http.StatusOK }) {
+		t.Fatal("never healthy")
+	}
+	host, _ := os.Hostname()
+	st.broken.Store(true)
+	if code, body := health(); code != http.StatusOK || strings.Contains(body, host) || strings.Contains(body, "holder") {
+		t.Errorf("right after the store broke: %d %s; want 200 (nothing read), no host name", code, body)
+	}
+	clock.Set(clock.Now().Add(e.c.cfg.LeaseTTL + time.Millisecond))
+	code, body := health()
+	if code != http.StatusServiceUnavailable || strings.Contains(body, "secret") || strings.Contains(body, host) {
+		t.Errorf("LeaseTTL after the store's last answer: %d %s; want 503 without the store's error", code, body)
+	}
+	st.broken.Store(false)
 }

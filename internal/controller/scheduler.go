@@ -30,7 +30,11 @@ const (
 type scheduler struct {
 	c      *Controller
 	active atomic.Bool // this replica holds the lease (read by /healthz and /metrics)
-	rng    *rand.Rand
+	// storeSeen is when (Config.Now's UnixNano) the store last answered
+	// the lease's renewal, taken or not: /healthz reads it rather than
+	// the store, so a flood of health checks costs the store nothing.
+	storeSeen atomic.Int64
+	rng       *rand.Rand
 }
 
 func newScheduler(c *Controller) *scheduler {
@@ -51,6 +55,9 @@ func (s *scheduler) run(ctx context.Context) {
 		ok, err := cfg.Store.Lease(ctx, leaseName, cfg.Holder, cfg.LeaseTTL, cfg.Now())
 		if ctx.Err() != nil {
 			return
+		}
+		if err == nil {
+			s.storeSeen.Store(cfg.Now().UnixNano())
 		}
 		was := s.active.Swap(ok && err == nil)
 		switch {
