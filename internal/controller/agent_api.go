@@ -19,6 +19,10 @@ import (
 const (
 	maxEvents    = 10_000 // per request
 	maxAddresses = 16
+	// maxRunningIDs bounds a heartbeat's running runs: an agent runs one
+	// exclusive run at a time and a few single-ended ones beside it; each
+	// ID outside the orders' window costs a store lookup.
+	maxRunningIDs = 256
 	// A run's events together: a 24-hour TCP test's one-second intervals
 	// are 86,400 events, so a test longer than a few hours shows its
 	// progress only in part; its result holds every interval. 4 MiB is
@@ -84,8 +88,8 @@ func (c *Controller) heartbeat(w http.ResponseWriter, r *http.Request, who fleet
 	if err := decode(r, &hb); err != nil {
 		return err
 	}
-	if len(hb.Running) > maxEvents {
-		return badRequest("%d running runs: at most %d", len(hb.Running), maxEvents)
+	if len(hb.Running) > maxRunningIDs {
+		return badRequest("%d running runs: at most %d", len(hb.Running), maxRunningIDs)
 	}
 	ctx, st, now := r.Context(), c.cfg.Store, c.cfg.Now()
 	a, err := st.Agent(ctx, who.Agent)
@@ -142,9 +146,13 @@ func (c *Controller) orders(r *http.Request, name string, hb fleet.Heartbeat, no
 		}
 	}
 	// Runs the agent says it runs that have since been cancelled but
-	// fell outside the window above.
+	// fell outside the window above (those inside it were judged there).
+	inWindow := make(map[string]bool, len(runs))
+	for _, run := range runs {
+		inWindow[run.ID] = true
+	}
 	for _, id := range hb.Running {
-		if slices.Contains(o.Cancelled, id) {
+		if inWindow[id] {
 			continue
 		}
 		if run, err := st.Run(ctx, id); err == nil && run.State == fleet.RunCancelled && (run.Source == name || run.Dest == name) {

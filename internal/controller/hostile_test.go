@@ -406,3 +406,23 @@ func TestHealthzReadsNothing(t *testing.T) {
 	}
 	st.broken.Store(false)
 }
+
+// TestHeartbeatBounded: a heartbeat listing more than maxRunningIDs runs
+// (each outside the orders' window a store lookup) is refused; one at
+// the bound is answered.
+func TestHeartbeatBounded(t *testing.T) {
+	e := start(t, Config{})
+	a := e.agent("a", nil)
+	ids := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = fmt.Sprintf("%032x", i)
+		}
+		return out
+	}
+	if _, err := a.Heartbeat(ctx(t), fleet.Heartbeat{Running: ids(maxRunningIDs)}); err != nil {
+		t.Errorf("%d running runs: %v", maxRunningIDs, err)
+	}
+	_, err := a.Heartbeat(ctx(t), fleet.Heartbeat{Running: ids(maxRunningIDs + 1)})
+	wantStatus(t, "a heartbeat past the bound", err, http.StatusBadRequest)
+}
