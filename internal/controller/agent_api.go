@@ -53,9 +53,24 @@ func (c *Controller) register(w http.ResponseWriter, r *http.Request, who fleet.
 	if err := checkRegistration(reg); err != nil {
 		return err
 	}
+	from, err := remoteAddr(r)
+	if err != nil {
+		return err
+	}
+	if err := checkAddresses(reg.Addresses, from); err != nil {
+		return err
+	}
+	prev, err := c.cfg.Store.Agent(r.Context(), reg.Name)
+	if err != nil {
+		return err
+	}
+	reg.Addresses, reg.Pending = splitAddresses(reg.Addresses, from, prev.ApprovedAddresses)
 	a, err := c.cfg.Store.Register(r.Context(), reg, c.cfg.Now())
 	if err != nil {
 		return err
+	}
+	if len(reg.Pending) > 0 {
+		c.cfg.Log.Warn("agent addresses wait for approval (fleet agents approve)", "agent", reg.Name, "pending", reg.Pending, "from", from.String())
 	}
 	a.State = fleet.StateAt(a, c.cfg.Now(), c.cfg.DownAfter)
 	writeJSON(w, http.StatusOK, a)
@@ -68,11 +83,6 @@ func checkRegistration(reg fleet.Registration) error {
 		return badRequest("%d addresses: at most %d", len(reg.Addresses), maxAddresses)
 	case len(reg.Labels) > check.MaxLabels:
 		return badRequest("%d labels: at most %d", len(reg.Labels), check.MaxLabels)
-	}
-	for _, a := range reg.Addresses {
-		if _, _, err := splitHostPort(a); err != nil {
-			return badRequest("address %q: want host:port (%v)", a, err)
-		}
 	}
 	for _, k := range reg.Capabilities {
 		if !fleet.KnownKind(k) {

@@ -63,6 +63,7 @@ func (c *Controller) table() []route {
 		{"POST", "/v1/agents", admin, 0, c.enrol},
 		{"GET", "/v1/agents/{name}", read, 0, c.getAgent},
 		{"DELETE", "/v1/agents/{name}/token", admin, 0, c.revokeAgent},
+		{"POST", "/v1/agents/{name}/approve", admin, 0, c.approveAgent},
 		{"GET", "/v1/agents/{name}/busy", read, 0, c.busy},
 
 		{"GET", "/v1/tokens", admin, 0, c.listTokens},

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -425,4 +426,82 @@ func TestHeartbeatBounded(t *testing.T) {
 	}
 	_, err := a.Heartbeat(ctx(t), fleet.Heartbeat{Running: ids(maxRunningIDs + 1)})
 	wantStatus(t, "a heartbeat past the bound", err, http.StatusBadRequest)
+}
+
+// TestAgentAddresses: an agent connecting from 127.0.0.1 that advertises
+// a third party's address (a rogue agent pointing every source's stamp,
+// ping and unreach at it) gets it pending, not dialled: its runs are
+// not booked (no address to dial) until an admin approves it, and it
+// stays approved when the agent registers again. Addresses no
+// responder can be at are refused with the address named.
+func TestAgentAddresses(t *testing.T) {
+	e := start(t, Config{})
+	is, err := e.admin.Enrol(ctx(t), fleet.Enrolment{Name: "rogue"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rogue := e.client(is.Secret)
+	reg := func(addrs ...string) (fleet.Agent, error) {
+		return rogue.Register(ctx(t), fleet.Registration{Name: "rogue", Version: "test", Capabilities: fleet.Kinds(), Addresses: addrs})
+	}
+	for _, bad := range []string{"169.254.169.254:80", "[fd00:ec2::254]:80", "224.0.0.1:862", "0.0.0.0:862", "[fe80::1%eth0]:862", "255.255.255.255:9"} {
+		_, err := reg(bad)
+		wantStatus(t, "advertising "+bad, err, http.StatusBadRequest)
+		if err != nil && !strings.Contains(err.Error(), bad) {
+			t.Errorf("the refusal of %s does not name it: %v", bad, err)
+		}
+	}
+	a, err := reg("127.0.0.1:6349", "198.18.0.9:6349", "victim.example:862")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(a.Addresses, []string{"127.0.0.1:6349"}) || !slices.Equal(a.PendingAddresses, []string{"198.18.0.9:6349", "victim.example:862"}) {
+		t.Fatalf("dialled %v, pending %v: want only the address it connects from dialled", a.Addresses, a.PendingAddresses)
+	}
+	a, err = reg("198.18.0.9:6349")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.agent("src", nil)
+	sc, err := e.admin.CreateSchedule(ctx(t), fleet.Schedule{Name: "to the rogue", Test: fleet.Test{Kind: "rtt"},
+		From: fleet.Selector{Agents: []string{"src"}}, To: fleet.Selector{Agents: []string{"rogue"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := e.ticks()
+	if !poll(5*time.Second, func() bool { return e.ticks() >= n+3 }) {
+		t.Fatal("the scheduler did not tick")
+	}
+	if rs, _ := e.admin.Runs(ctx(t), fleet.RunFilter{Schedule: sc.ID}); len(rs) != 0 || len(a.Addresses) != 0 {
+		t.Errorf("a run to an address not approved: %d runs, dialled %v", len(rs), a.Addresses)
+	}
+	if a, err = e.admin.ApproveAgent(ctx(t), "rogue"); err != nil || !slices.Equal(a.Addresses, []string{"198.18.0.9:6349"}) || len(a.PendingAddresses) != 0 {
+		t.Fatalf("approve: %+v, %v", a, err)
+	}
+	if a, err = reg("198.18.0.9:6349"); err != nil || !slices.Equal(a.Addresses, []string{"198.18.0.9:6349"}) {
+		t.Errorf("registered again after the approval: dialled %v (%v)", a.Addresses, err)
+	}
+	_, err = e.client(is.Secret).ApproveAgent(ctx(t), "rogue")
+	wantStatus(t, "an agent approving itself", err, http.StatusForbidden)
+}
+
+// TestSpecialAddress: each range no responder can be at is named; a
+// loopback address is another host's own unless the agent connects from
+// loopback; ordinary and lab addresses pass.
+func TestSpecialAddress(t *testing.T) {
+	lo, lab := netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("198.18.0.1")
+	for _, c := range []struct {
+		ip   string
+		from netip.Addr
+		want string
+	}{
+		{"127.0.0.1", lab, "loopback"}, {"::1", lab, "loopback"}, {"127.0.0.1", lo, ""}, {"::ffff:127.0.0.1", lo, ""},
+		{"169.254.169.254", lab, "link-local"}, {"fe80::1", lab, "link-local"}, {"fd00:ec2::254", lab, "metadata"},
+		{"224.0.0.251", lab, "multicast"}, {"ff02::1", lab, "multicast"}, {"0.0.0.0", lab, "unspecified"}, {"::", lab, "unspecified"},
+		{"255.255.255.255", lab, "broadcast"}, {"198.18.0.2", lab, ""}, {"203.0.113.7", lab, ""}, {"2001:db8::1", lab, ""},
+	} {
+		if got := specialAddress(netip.MustParseAddr(c.ip), c.from); c.want == "" && got != "" || !strings.Contains(got, c.want) {
+			t.Errorf("%s from %s: %q, want %q", c.ip, c.from, got, c.want)
+		}
+	}
 }

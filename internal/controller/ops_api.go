@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -18,8 +17,6 @@ import (
 	"github.com/fullpipe/fullpipe/internal/fleet/check"
 	"github.com/fullpipe/fullpipe/internal/schedule"
 )
-
-func splitHostPort(a string) (string, string, error) { return net.SplitHostPort(a) }
 
 func jsonCompact(dst *bytes.Buffer, src []byte) error { return json.Compact(dst, src) }
 
@@ -66,6 +63,19 @@ func (c *Controller) enrol(w http.ResponseWriter, r *http.Request, _ fleet.Token
 		return err
 	}
 	writeJSON(w, http.StatusCreated, t)
+	return nil
+}
+
+// approveAgent: POST /v1/agents/{name}/approve lets peers dial the
+// agent's pending addresses, now and when it registers again.
+func (c *Controller) approveAgent(w http.ResponseWriter, r *http.Request, who fleet.Token) error {
+	a, err := c.cfg.Store.Approve(r.Context(), r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	c.cfg.Log.Info("agent addresses approved", "agent", a.Name, "addresses", a.ApprovedAddresses, "token", who.ID)
+	a.State = fleet.StateAt(a, c.cfg.Now(), c.cfg.DownAfter)
+	writeJSON(w, http.StatusOK, a)
 	return nil
 }
 

@@ -58,6 +58,9 @@ type Store interface {
 	// Register records what a connecting agent says of itself, and that
 	// it was seen at now.
 	Register(ctx context.Context, r Registration, now time.Time) (Agent, error)
+	// Approve makes an agent's pending addresses dialled, and approved
+	// for its later registrations.
+	Approve(ctx context.Context, name string) (Agent, error)
 	Seen(ctx context.Context, name string, now time.Time) error
 	// Agent and Agents leave State empty unless the agent is new or
 	// revoked: StateAt decides up or down.

@@ -72,6 +72,14 @@ func (c *Client) Enrol(ctx context.Context, e fleet.Enrolment) (fleet.Issued, er
 	return t, err
 }
 
+// ApproveAgent lets peers dial the agent's pending addresses (POST
+// /v1/agents/{name}/approve; admin).
+func (c *Client) ApproveAgent(ctx context.Context, name string) (fleet.Agent, error) {
+	var a fleet.Agent
+	err := c.do(ctx, http.MethodPost, "/v1/agents/"+url.PathEscape(name)+"/approve", nil, nil, &a)
+	return a, err
+}
+
 // RevokeAgent revokes the agent's tokens (DELETE
 // /v1/agents/{name}/token; admin).
 func (c *Client) RevokeAgent(ctx context.Context, name string) error {
