@@ -505,3 +505,50 @@ func TestSpecialAddress(t *testing.T) {
 		}
 	}
 }
+
+// TestDestSharedCeiling: twelve sources each schedule a STAMP session of
+// 1 Mbit/s (the fastest that shares) to one destination: the runs that
+// would put it past DestSharedBps are moved after the first ones end,
+// so at no instant does it get more than 10 Mbit/s of them. A faster
+// session is booked exclusive.
+func TestDestSharedCeiling(t *testing.T) {
+	e := start(t, Config{})
+	e.agent("dst", nil)
+	var srcs []string
+	for i := range 12 {
+		n := fmt.Sprintf("s%02d", i)
+		e.agent(n, nil)
+		srcs = append(srcs, n)
+	}
+	sc, err := e.admin.CreateSchedule(ctx(t), fleet.Schedule{Name: "stamp mesh",
+		Test: fleet.Test{Kind: "stamp", Config: json.RawMessage(`{"count":2000,"interval_ns":1000000,"size_bytes":97}`)},
+		From: fleet.Selector{Agents: srcs}, To: fleet.Selector{Agents: []string{"dst"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := waitRuns(t, e, sc.ID, 12)
+	if len(rs) != 12 {
+		t.Fatalf("%d runs booked, want 12", len(rs))
+	}
+	most := 0
+	for _, r := range rs {
+		if r.Exclusive {
+			t.Errorf("a 1 Mbit/s STAMP run was booked exclusive")
+		}
+		n := 0 // runs live at r's start
+		for _, o := range rs {
+			if !o.Start.After(r.Start) && o.End.After(r.Start) {
+				n++
+			}
+		}
+		most = max(most, n)
+	}
+	if most != 10 {
+		t.Errorf("at most %d runs of 1 Mbit/s at once, want 10 (DestSharedBps)", most)
+	}
+	fast := bookOne(t, e, fleet.Schedule{Name: "fast", Test: fleet.Test{Kind: "stamp", Config: json.RawMessage(`{"interval_ns":100000,"size_bytes":1000}`)},
+		From: fleet.Selector{Agents: []string{"s00"}}, To: fleet.Selector{Agents: []string{"dst"}}})
+	if !fast.Exclusive {
+		t.Errorf("an 80 Mbit/s STAMP run was booked shared")
+	}
+}

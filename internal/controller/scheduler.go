@@ -5,6 +5,7 @@ import (
 	crand "crypto/rand"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync/atomic"
@@ -188,7 +189,8 @@ func (s *scheduler) claim(ctx context.Context, id string, occ, next time.Time, e
 func (s *scheduler) book(ctx context.Context, sc fleet.Schedule, occ time.Time, agents []fleet.Agent, rtts map[[2]string]time.Duration, now time.Time) {
 	cfg := s.c.cfg
 	from, to, byName := s.candidates(sc, agents, now)
-	exclusive := schedule.Exclusive(sc.Test.Kind)
+	exclusive := schedule.ExclusiveFor(sc.Test.Kind, sc.Test.Config)
+	rate, _ := schedule.SharedRate(sc.Test.Kind, sc.Test.Config)
 	earliest := now.Add(cfg.HeartbeatInterval + time.Second) // the source hears of it before it starts
 	for _, p := range schedule.Pairs(from, to, sc.Both) {
 		src, dst := byName[p.Source], byName[p.Dest]
@@ -209,6 +211,13 @@ func (s *scheduler) book(ctx context.Context, sc fleet.Schedule, occ time.Time, 
 			start = earliest
 		}
 		start = start.UTC().Truncate(time.Millisecond)
+		if !exclusive {
+			if start, err = s.sharedStart(ctx, p.Dest, start, slot, rate, start.Add(cfg.Horizon)); err != nil {
+				s.c.metrics.unbooked.Inc()
+				cfg.Log.Warn("run not booked", "schedule", sc.ID, "source", p.Source, "dest", p.Dest, "error", err.Error())
+				continue
+			}
+		}
 		r := fleet.Run{ScheduleID: sc.ID, Source: p.Source, Dest: p.Dest, Test: sc.Test, Exclusive: exclusive,
 			Start: start, End: start.Add(slot), State: fleet.RunScheduled, Created: now.UTC(), Key: newKey()}
 		booked, err := cfg.Store.Book(ctx, r, start.Add(cfg.Horizon))
@@ -221,6 +230,59 @@ func (s *scheduler) book(ctx context.Context, sc fleet.Schedule, occ time.Time, 
 		cfg.Log.Info("run booked", "run", booked.ID, "schedule", sc.ID, "source", p.Source, "dest", p.Dest,
 			"start", booked.Start, "end", booked.End, "occurrence", occ)
 	}
+}
+
+// DestSharedBps is the fleet-wide ceiling on what shared runs (stamp,
+// rtt, mtu: not exclusive) send to one destination at once, summed over
+// their sources: 10 Mbit/s, ten of the fastest shared runs
+// (schedule.SharedRateMax). A mesh of a thousand agents each probing
+// every other stays far under it; a schedule that would pass it has its
+// runs to that destination moved later, one after another.
+const DestSharedBps = 10e6
+
+// sharedStart is the earliest start from start, before horizon, at
+// which a shared run of rate to dest keeps the shared runs to dest
+// (scheduled or running, overlapping its slot) within DestSharedBps.
+func (s *scheduler) sharedStart(ctx context.Context, dest string, start time.Time, slot time.Duration, rate float64, horizon time.Time) (time.Time, error) {
+	runs, err := s.c.cfg.Store.Runs(ctx, fleet.RunFilter{Agent: dest, From: start, To: horizon.Add(slot),
+		States: []fleet.RunState{fleet.RunScheduled, fleet.RunRunning}, Limit: 10_000})
+	if err != nil {
+		return start, err
+	}
+	type shared struct {
+		start, end time.Time
+		rate       float64
+	}
+	var others []shared
+	for _, r := range runs {
+		if r.Dest != dest || r.Exclusive {
+			continue
+		}
+		rr, err := schedule.SharedRate(r.Test.Kind, r.Test.Config)
+		if err != nil {
+			rr = schedule.SharedRateMax // a config this build cannot read: at the most a shared run sends
+		}
+		others = append(others, shared{r.Start, r.End, rr})
+	}
+	for !start.After(horizon) {
+		end, sum, next := start.Add(slot), rate, time.Time{}
+		for _, o := range others {
+			if o.start.Before(end) && start.Before(o.end) {
+				sum += o.rate
+				if next.IsZero() || o.end.Before(next) {
+					next = o.end
+				}
+			}
+		}
+		if sum <= DestSharedBps {
+			return start, nil
+		}
+		if next.IsZero() { // alone over the ceiling: ExclusiveFor keeps shared runs under it
+			break
+		}
+		start = next
+	}
+	return start, fmt.Errorf("destination %s would get more than %.0f bit/s of shared runs (stamp, rtt, mtu) at every start up to the horizon", dest, DestSharedBps)
 }
 
 // candidates are the names of the agents up now that sc's selectors
