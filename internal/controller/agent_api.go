@@ -266,13 +266,17 @@ func (c *Controller) upload(w http.ResponseWriter, r *http.Request, who fleet.To
 // takesUpload says whether run takes u now: a scheduled or running run
 // its upload, a run marked lost its late one (acceptLate), a run that
 // ended as u says the same upload again (a retry whose answer was lost;
-// a different document is PutResult's conflict). A cancelled or missed
-// run takes none: its result is not stored.
+// a different document is PutResult's conflict), and a run an operator
+// cancelled while it ran the partial document it measured until then.
+// A run cancelled before it started, or missed, takes none: its result
+// is not stored.
 func takesUpload(run fleet.Run, u fleet.Upload) error {
 	switch {
 	case run.State == fleet.RunScheduled, run.State == fleet.RunRunning, run.State == u.State:
 		return nil
 	case run.State == fleet.RunFailed && strings.HasPrefix(run.Error, lostPrefix):
+		return nil
+	case run.State == fleet.RunCancelled && !run.Started.IsZero():
 		return nil
 	}
 	return httpErr(http.StatusConflict, fmt.Sprintf("run %s is %s: it takes no %s upload", run.ID, run.State, u.State))

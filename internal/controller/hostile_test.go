@@ -90,9 +90,11 @@ func TestImplausible(t *testing.T) {
 	}
 }
 
-// TestUploadOnlyWhenExpected: a cancelled or missed run takes no upload
-// (409, nothing stored); a scheduled run takes one, and the same upload
-// again is a retry (200, stored once).
+// TestUploadOnlyWhenExpected: a run cancelled before it started, or
+// missed, takes no upload (409, nothing stored); a scheduled run takes
+// one, and the same upload again is a retry (200, stored once). (A run
+// cancelled while it ran keeps its partial document: agent's
+// TestRunCancelled.)
 func TestUploadOnlyWhenExpected(t *testing.T) {
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	e := start(t, Config{Now: testkit.NewClock(now).Now})

@@ -64,7 +64,7 @@ func TestNewerSchema(t *testing.T) {
 				db.Close()
 				t.Fatal("opened a database of schema version 99")
 			}
-			if !strings.Contains(err.Error(), "schema version 99, newer than this build knows (2)") {
+			if !strings.Contains(err.Error(), "schema version 99, newer than this build knows (3)") {
 				t.Errorf("error %q", err)
 			}
 			t.Log(err)
