@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/ctxtime"
 	"github.com/fullpipe/fullpipe/internal/fleet"
+	"github.com/fullpipe/fullpipe/internal/fleet/client"
 	"github.com/fullpipe/fullpipe/internal/method"
 )
 
@@ -34,11 +36,12 @@ type eventStream struct {
 	ctl   Controller
 	max   int
 
-	mu      sync.Mutex // guards queue, seq, dropped and closed
+	mu      sync.Mutex // guards queue, seq, dropped, closed and refused
 	queue   []queued
 	seq     int
 	dropped int
 	closed  bool
+	refused error         // the controller takes no more of this run's events (refusedForGood)
 	kick    chan struct{} // closed by close: the run ended, send the rest
 }
 
@@ -60,7 +63,7 @@ func (s *eventStream) progress(e method.Event) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
+	if s.closed || s.refused != nil {
 		return
 	}
 	s.seq++
@@ -123,9 +126,12 @@ func (s *eventStream) routineSend(ctx context.Context, every time.Duration, log 
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			s.flush(ctx)
+			if err := s.flush(ctx); refusedForGood(err) {
+				log.Warn("progress events refused: the controller takes no more of this run's", "error", err.Error())
+				return
+			}
 		case <-s.kick:
-			for i := 0; i < finalTries && s.flush(ctx) != nil; i++ {
+			for i := 0; i < finalTries && s.flush(ctx) != nil && s.refusedErr() == nil; i++ {
 				if !ctxtime.Sleep(ctx, every) {
 					break
 				}
@@ -136,6 +142,23 @@ func (s *eventStream) routineSend(ctx context.Context, every time.Duration, log 
 			return
 		}
 	}
+}
+
+// refusedForGood says whether the controller refused events for good:
+// the run takes no more (409: it ended or was cancelled; 413: its cap
+// of events is reached). Any other error is tried again.
+func refusedForGood(err error) bool {
+	switch client.StatusOf(err) {
+	case http.StatusConflict, http.StatusRequestEntityTooLarge:
+		return true
+	}
+	return false
+}
+
+func (s *eventStream) refusedErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refused
 }
 
 func (s *eventStream) pending() int {
@@ -165,7 +188,11 @@ func (s *eventStream) flush(ctx context.Context) error {
 		cancel()
 		if err != nil {
 			s.mu.Lock()
-			s.push(batch, true)
+			if refusedForGood(err) {
+				s.refused, s.queue = err, nil
+			} else {
+				s.push(batch, true)
+			}
 			s.mu.Unlock()
 			return err
 		}

@@ -8,6 +8,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"strconv"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -348,4 +350,37 @@ func TestEventStreamTiming(t *testing.T) {
 			t.Errorf("routineSend returned at +%v, want +%v", got, 5*every)
 		}
 	})
+}
+
+// TestEventStreamRefused: a controller that refuses a run's events for
+// good (413: the run's cap is reached; 409: it ended) is not asked
+// again: the stream drops what it holds, takes no more progress and
+// ends at that tick, after one call; an error that may pass (a 503) is
+// tried again next period.
+func TestEventStreamRefused(t *testing.T) {
+	for _, c := range []struct {
+		status int
+		calls  int
+	}{{http.StatusRequestEntityTooLarge, 1}, {http.StatusConflict, 1}, {http.StatusServiceUnavailable, 3}} {
+		t.Run(strconv.Itoa(c.status), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				const every = time.Second
+				fc := &fakeController{events: func(n int, es []fleet.Event) error {
+					return &client.Error{Status: c.status, Message: "no"}
+				}}
+				s := newEventStream("r1", fc, 100)
+				s.progress(method.Event{Kind: method.Line, Text: "1"})
+				ctx, cancel := context.WithTimeout(t.Context(), 3*every+every/2)
+				defer cancel()
+				s.routineSend(ctx, every, testLog(t))
+				if got := len(fc.times("events", "r1")); got != c.calls {
+					t.Errorf("%d calls, want %d", got, c.calls)
+				}
+				s.progress(method.Event{Kind: method.Line, Text: "2"})
+				if want := map[bool]int{true: 0, false: 2}[c.calls == 1]; s.pending() != want {
+					t.Errorf("%d events queued after the refusal, want %d", s.pending(), want)
+				}
+			})
+		})
+	}
 }

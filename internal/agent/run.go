@@ -114,11 +114,15 @@ func (a *Agent) execute(r *run, log *slog.Logger) (up fleet.Upload, keep bool) {
 	doc, err := method.Execute(ctx, tester.Remote{T: target}, cfg, events.progress)
 	events.close()
 	<-done
-	cause := context.Cause(ctx)
-	if errors.Is(cause, errStartRefused) {
+	// The controller's word on the start decides whether anything is
+	// uploaded, also when the test ended first (its destination, told of
+	// the cancellation, refused it before the start's 409 came back).
+	<-told
+	if cause := context.Cause(r.ctx); errors.Is(cause, errStartRefused) {
 		log.Warn("run stopped: the controller refused its start", "err", cause)
 		return up, false
 	}
+	cause := context.Cause(ctx)
 	if errors.Is(cause, context.Canceled) && !errors.Is(cause, errCancelled) {
 		cause = errStopping
 	}

@@ -102,7 +102,7 @@ controller could not be reached or refused (the line says why).`,
 
 func agentsSpec() spec {
 	return spec{
-		name: "agents", usage: "list|show|enrol|revoke|busy", summary: "the test hosts: list, show, enrol, revoke, busy",
+		name: "agents", usage: "list|show|enrol|approve|revoke|busy", summary: "the test hosts: list, show, enrol, approve, revoke, busy",
 		example: `  fullpipe fleet agents list --token-file ops.token`,
 		sub: []spec{
 			{name: "list", usage: "[flags]", summary: "every agent with its state (up, down, new, revoked)", example: `  fullpipe fleet agents list --token-file ops.token
@@ -112,7 +112,13 @@ func agentsSpec() spec {
 				new: agentsShow},
 			{name: "enrol", usage: "NAME [--note TEXT] [flags]", pos: argOne, summary: "enrol an agent and print its token (admin)", example: `  fullpipe fleet agents enrol paris-1 --note "rack 4" --token-file admin.token > paris-1.token`,
 				new: agentsEnrol},
-			{name: "revoke", usage: "NAME [flags]", pos: argOne, summary: "revoke an agent's token (admin)", example: `  fullpipe fleet agents revoke paris-1 --token-file admin.token`,
+			{name: "approve", usage: "NAME [flags]", pos: argOne, summary: "let peers dial the agent's pending addresses (admin)", example: `  fullpipe fleet agents approve paris-1 --token-file admin.token
+
+An agent's advertised address is dialled only when it is the address the
+agent connects from; another (behind NAT: the forwarded address) waits,
+shown as PENDING, until an admin approves it. It stays approved.`,
+				new: agentsApprove},
+			{name: "revoke", usage: "NAME [flags]", pos: argOne, summary: "revoke an agent's token and cancel its runs (admin)", example: `  fullpipe fleet agents revoke paris-1 --token-file admin.token`,
 				new: agentsRevoke},
 			{name: "busy", usage: "NAME [--from T] [--to T] [flags]", pos: argOne, summary: "an agent's booked slots and when it is next free", example: `  fullpipe fleet agents busy paris-1 --to +6h --token-file ops.token`,
 				new: agentsBusy},
@@ -130,9 +136,22 @@ func agentsList() command {
 func agentTable(w io.Writer, as []fleet.Agent) {
 	var rows [][]string
 	for _, a := range as {
-		rows = append(rows, []string{a.Name, string(a.State), dash(a.Site), dash(a.Version), when(a.LastSeen), dash(strings.Join(a.Addresses, ","))})
+		rows = append(rows, []string{a.Name, string(a.State), dash(a.Site), dash(a.Version), when(a.LastSeen), dash(strings.Join(a.Addresses, ",")),
+			dash(strings.Join(a.PendingAddresses, ","))})
 	}
-	tabulate(w, "NAME STATE SITE VERSION LAST-SEEN RESPONDER", rows)
+	tabulate(w, "NAME STATE SITE VERSION LAST-SEEN RESPONDER PENDING", rows)
+}
+
+func agentsApprove() command {
+	return &leaf{nargs: 1,
+		do: func(ctx context.Context, cl *client.Client, a []string) (any, error) {
+			return cl.ApproveAgent(ctx, a[0])
+		},
+		text: func(w io.Writer, v any) {
+			a := v.(fleet.Agent)
+			fmt.Fprintf(w, "agent %s: peers dial %s\n", a.Name, dash(strings.Join(a.Addresses, ", ")))
+		},
+	}
 }
 
 func agentsShow() command {

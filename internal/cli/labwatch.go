@@ -21,7 +21,7 @@ const envLab = "FULLPIPE_LAB"
 type labWatch struct {
 	lab   lab.Marker
 	m0    lab.Mark
-	step  lab.Mark // at the running step's start; zero between steps
+	open  []lab.Mark // at the running steps' starts, outermost first (a step may run within another: RFC 6349's trains within its shaping step)
 	steps []result.LabStep
 }
 
@@ -36,32 +36,38 @@ func watchLab(name string) *labWatch {
 
 func watch(m lab.Marker) *labWatch { return &labWatch{lab: m, m0: m.Mark()} }
 
-// stepBudget is what a step needs of the lab: its packet trains the
-// forwarder's punctuality (lab.TrainBudget), every other step what a
-// user's measurement does (lab.RateBudget: rates and minima).
+// stepBudget is what a step needs of the lab: packet trains the
+// forwarder's punctuality (lab.TrainBudget: `fullpipe trains`, and RFC
+// 6349's trains, a step within its shaping step), every other step what
+// a user's measurement does (lab.RateBudget: rates and minima).
 func stepBudget(s method.Step) lab.Budget {
-	switch s {
-	case method.StepShaping, method.StepTrains:
+	if s == method.StepTrains {
 		return lab.TrainBudget
 	}
 	return lab.RateBudget
 }
 
 // note takes the lab's account of each step of a progress stream as the
-// step ends. A nil watch (not in a lab) does nothing.
+// step ends (the innermost open one). A nil watch (not in a lab) does
+// nothing.
 func (w *labWatch) note(ev method.Event) {
 	if w == nil {
 		return
 	}
 	switch ev.Kind {
 	case method.Started:
-		w.step = w.lab.Mark()
+		w.open = append(w.open, w.lab.Mark())
 	case method.Finished:
-		if w.step.At.IsZero() {
+		n := len(w.open)
+		if n == 0 {
 			return
 		}
-		w.steps = append(w.steps, result.LabStep{Step: string(ev.Step), LabAccount: judged(w.step, w.lab.Mark(), stepBudget(ev.Step))})
-		w.step = lab.Mark{}
+		name := string(ev.Step)
+		if ev.Direction != "" {
+			name += " " + string(ev.Direction)
+		}
+		w.steps = append(w.steps, result.LabStep{Step: name, LabAccount: judged(w.open[n-1], w.lab.Mark(), stepBudget(ev.Step))})
+		w.open = w.open[:n-1]
 	}
 }
 

@@ -78,13 +78,13 @@ func TestLabWatchStamps(t *testing.T) {
 // TestLabWatchSteps: each step is judged by what it measures. 3 % of a
 // step's packets written 0.6 ms late are within a rate's budget (1 %
 // more than 5 ms) but not a packet train's (2 % more than 0.5 ms): the
-// shaping step's account is lab-limited and so the run, named by that
-// step; a walk step so late holds, and so does the run.
+// trains' account is lab-limited and so the run, named by that step; a
+// walk step so late holds, and so does the run.
 func TestLabWatchSteps(t *testing.T) {
 	for _, c := range []struct {
 		step    method.Step
 		limited bool
-	}{{method.StepShaping, true}, {method.StepWalk, false}} {
+	}{{method.StepTrains, true}, {method.StepWalk, false}} {
 		t.Run(string(c.step), func(t *testing.T) {
 			w := watch(&stepMarker{packets: 1, fwd: 10_000, lateNext: 300, lateAt: 60})
 			w.note(method.Event{Kind: method.Started, Step: c.step})
@@ -104,5 +104,27 @@ func TestLabWatchSteps(t *testing.T) {
 				t.Errorf("run limited %v (%s), want %v, named by its step", l.LabLimited, l.Account, c.limited)
 			}
 		})
+	}
+}
+
+// TestLabWatchNested: RFC 6349's trains run within its shaping step; each
+// gets its own account over its own interval (the trains' marks nest in
+// the shaping step's), the trains judged as trains and the shaping step
+// as rates.
+func TestLabWatchNested(t *testing.T) {
+	m := &stepMarker{packets: 1, fwd: 10_000, lateNext: 300, lateAt: 60}
+	w := watch(m)
+	w.note(method.Event{Kind: method.Started, Step: method.StepShaping})
+	w.note(method.Event{Kind: method.Started, Step: method.StepTrains, Direction: "up"})
+	w.note(method.Event{Kind: method.Finished, Step: method.StepTrains, Direction: "up"})
+	w.note(method.Event{Kind: method.Finished, Step: method.StepShaping})
+	var meta result.Meta
+	w.stamp(&meta)
+	st := meta.Lab.Steps
+	if len(st) != 2 || st[0].Step != "trains up" || st[1].Step != "shaping" {
+		t.Fatalf("steps %+v: want trains up, then shaping", st)
+	}
+	if !st[0].LabLimited || st[0].ForwardedPackets != 10_000 || st[1].LabLimited || st[1].ForwardedPackets != 30_000 {
+		t.Errorf("trains %+v, shaping %+v: want the trains limited over their 10,000 packets, the shaping step held over 30,000", st[0].LabAccount, st[1].LabAccount)
 	}
 }

@@ -172,6 +172,7 @@ var outOfRange = map[string][][]string{
 	"fleet agents show":      {{"x"}},
 	"fleet agents enrol":     {{"x", "--controller", "https://127.0.0.1:1"}},
 	"fleet agents revoke":    {{"x"}},
+	"fleet agents approve":   {{"x"}},
 	"fleet agents busy":      {{"x", "--from", "yesterday"}, {"x", "--to", "+soon"}},
 	"fleet tokens":           {{}, {"sideways"}},
 	"fleet tokens list":      {{"--token-file", "/nonexistent"}},

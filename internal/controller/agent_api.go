@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
@@ -18,6 +19,26 @@ import (
 const (
 	maxEvents    = 10_000 // per request
 	maxAddresses = 16
+	// maxRunningIDs bounds a heartbeat's running runs: an agent runs one
+	// exclusive run at a time and a few single-ended ones beside it; each
+	// ID outside the orders' window costs a store lookup.
+	maxRunningIDs = 256
+	// A run's events together: a 24-hour TCP test's one-second intervals
+	// are 86,400 events, so a test longer than a few hours shows its
+	// progress only in part; its result holds every interval. 4 MiB is
+	// 10,000 events of 400 characters (an interval's JSON is about 300).
+	maxRunEvents     = 10_000
+	maxRunEventChars = 4 << 20
+	maxEventsBody    = 1 << 20 // per request
+	// maxUploads is how many uploads are decoded and stored at once; the
+	// next is answered 429 with Retry-After, which agents retry with
+	// backoff. Each takes its body (≤ 16 MiB) about three times (the
+	// request, the document, its compact copy) and its decoded form (≤
+	// result.DecodeFactor times the body): at most about 450 MiB for 4.
+	maxUploads = 4
+	// eventGrace is how long after a run ended its events are still
+	// taken: the last batches an agent flushes as the run ends.
+	eventGrace = 5 * time.Minute
 )
 
 // register: POST /v1/agent/register.
@@ -32,9 +53,24 @@ func (c *Controller) register(w http.ResponseWriter, r *http.Request, who fleet.
 	if err := checkRegistration(reg); err != nil {
 		return err
 	}
+	from, err := remoteAddr(r)
+	if err != nil {
+		return err
+	}
+	if err := checkAddresses(reg.Addresses, from); err != nil {
+		return err
+	}
+	prev, err := c.cfg.Store.Agent(r.Context(), reg.Name)
+	if err != nil {
+		return err
+	}
+	reg.Addresses, reg.Pending = splitAddresses(reg.Addresses, from, prev.ApprovedAddresses)
 	a, err := c.cfg.Store.Register(r.Context(), reg, c.cfg.Now())
 	if err != nil {
 		return err
+	}
+	if len(reg.Pending) > 0 {
+		c.cfg.Log.Warn("agent addresses wait for approval (fleet agents approve)", "agent", reg.Name, "pending", reg.Pending, "from", from.String())
 	}
 	a.State = fleet.StateAt(a, c.cfg.Now(), c.cfg.DownAfter)
 	writeJSON(w, http.StatusOK, a)
@@ -47,11 +83,6 @@ func checkRegistration(reg fleet.Registration) error {
 		return badRequest("%d addresses: at most %d", len(reg.Addresses), maxAddresses)
 	case len(reg.Labels) > check.MaxLabels:
 		return badRequest("%d labels: at most %d", len(reg.Labels), check.MaxLabels)
-	}
-	for _, a := range reg.Addresses {
-		if _, _, err := splitHostPort(a); err != nil {
-			return badRequest("address %q: want host:port (%v)", a, err)
-		}
 	}
 	for _, k := range reg.Capabilities {
 		if !fleet.KnownKind(k) {
@@ -67,8 +98,8 @@ func (c *Controller) heartbeat(w http.ResponseWriter, r *http.Request, who fleet
 	if err := decode(r, &hb); err != nil {
 		return err
 	}
-	if len(hb.Running) > maxEvents {
-		return badRequest("%d running runs: at most %d", len(hb.Running), maxEvents)
+	if len(hb.Running) > maxRunningIDs {
+		return badRequest("%d running runs: at most %d", len(hb.Running), maxRunningIDs)
 	}
 	ctx, st, now := r.Context(), c.cfg.Store, c.cfg.Now()
 	a, err := st.Agent(ctx, who.Agent)
@@ -125,9 +156,13 @@ func (c *Controller) orders(r *http.Request, name string, hb fleet.Heartbeat, no
 		}
 	}
 	// Runs the agent says it runs that have since been cancelled but
-	// fell outside the window above.
+	// fell outside the window above (those inside it were judged there).
+	inWindow := make(map[string]bool, len(runs))
+	for _, run := range runs {
+		inWindow[run.ID] = true
+	}
 	for _, id := range hb.Running {
-		if slices.Contains(o.Cancelled, id) {
+		if inWindow[id] {
 			continue
 		}
 		if run, err := st.Run(ctx, id); err == nil && run.State == fleet.RunCancelled && (run.Source == name || run.Dest == name) {
@@ -173,12 +208,22 @@ func (c *Controller) start(w http.ResponseWriter, r *http.Request, who fleet.Tok
 // agent's retry (the same upload again stores nothing and moves the
 // state).
 func (c *Controller) upload(w http.ResponseWriter, r *http.Request, who fleet.Token) error {
+	select {
+	case c.uploads <- struct{}{}:
+		defer func() { <-c.uploads }()
+	default:
+		w.Header().Set("Retry-After", "1")
+		return httpErr(http.StatusTooManyRequests, fmt.Sprintf("%d uploads are being stored: try again in a second", cap(c.uploads)))
+	}
 	run, err := c.agentRun(r, who)
 	if err != nil {
 		return err
 	}
 	var u fleet.Upload
 	if err := decode(r, &u); err != nil {
+		return err
+	}
+	if err := takesUpload(run, u); err != nil {
 		return err
 	}
 	res, err := c.checkUpload(run, u)
@@ -216,6 +261,25 @@ func (c *Controller) upload(w http.ResponseWriter, r *http.Request, who fleet.To
 	}
 	writeJSON(w, http.StatusOK, fleet.Stored{Stored: stored || moved && res == nil})
 	return nil
+}
+
+// takesUpload says whether run takes u now: a scheduled or running run
+// its upload, a run marked lost its late one (acceptLate), a run that
+// ended as u says the same upload again (a retry whose answer was lost;
+// a different document is PutResult's conflict), and a run an operator
+// cancelled while it ran the partial document it measured until then.
+// A run cancelled before it started, or missed, takes none: its result
+// is not stored.
+func takesUpload(run fleet.Run, u fleet.Upload) error {
+	switch {
+	case run.State == fleet.RunScheduled, run.State == fleet.RunRunning, run.State == u.State:
+		return nil
+	case run.State == fleet.RunFailed && strings.HasPrefix(run.Error, lostPrefix):
+		return nil
+	case run.State == fleet.RunCancelled && !run.Started.IsZero():
+		return nil
+	}
+	return httpErr(http.StatusConflict, fmt.Sprintf("run %s is %s: it takes no %s upload", run.ID, run.State, u.State))
 }
 
 // judge sets res's schedule and health: by the schedule's thresholds as
@@ -285,7 +349,10 @@ func (c *Controller) checkUpload(run fleet.Run, u fleet.Upload) (*fleet.Result, 
 	default:
 		return nil, badRequest("upload state %q: want finished or failed", u.State)
 	}
-	doc, err := result.Decode(bytes.NewReader(u.Doc))
+	doc, err := result.DecodeBounded(u.Doc)
+	if errors.Is(err, result.ErrTooLarge) {
+		return nil, httpErr(http.StatusRequestEntityTooLarge, "document: "+err.Error())
+	}
 	if err != nil {
 		return nil, badRequest("document: %v", err)
 	}
@@ -297,8 +364,10 @@ func (c *Controller) checkUpload(run fleet.Run, u fleet.Upload) (*fleet.Result, 
 	if err := jsonCompact(&compact, u.Doc); err != nil {
 		return nil, badRequest("document: %v", err)
 	}
+	f := Figures(doc)
+	f.Implausible = implausible(f, doc)
 	return &fleet.Result{RunID: run.ID, Source: run.Source, Dest: run.Dest, Kind: run.Test.Kind,
-		Figures: Figures(doc), Doc: compact.Bytes()}, nil
+		Figures: f, Doc: compact.Bytes()}, nil
 }
 
 // addEvents: POST /v1/agent/runs/{id}/events.
@@ -307,12 +376,18 @@ func (c *Controller) addEvents(w http.ResponseWriter, r *http.Request, who fleet
 	if err != nil {
 		return err
 	}
+	if err := c.takesEvents(run); err != nil {
+		return err
+	}
 	var es []fleet.Event
 	if err := decode(r, &es); err != nil {
 		return err
 	}
 	if len(es) > maxEvents {
 		return badRequest("%d events: at most %d per request", len(es), maxEvents)
+	}
+	if err := c.roomForEvents(r.Context(), run.ID, es); err != nil {
+		return err
 	}
 	for i := range es {
 		switch {
@@ -331,5 +406,45 @@ func (c *Controller) addEvents(w http.ResponseWriter, r *http.Request, who fleet
 		}
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// takesEvents says whether run takes progress events now: while it is
+// scheduled or running, and for eventGrace after it ended (the last
+// batches an agent flushes); a cancelled or missed run never.
+func (c *Controller) takesEvents(run fleet.Run) error {
+	switch run.State {
+	case fleet.RunScheduled, fleet.RunRunning:
+		return nil
+	case fleet.RunFinished, fleet.RunFailed:
+		ended := run.End
+		if run.Finished.After(ended) {
+			ended = run.Finished
+		}
+		if c.cfg.Now().Before(ended.Add(eventGrace)) {
+			return nil
+		}
+		return httpErr(http.StatusConflict, fmt.Sprintf("run %s ended at %s, more than %v ago: it takes no more events",
+			run.ID, ended.UTC().Format(time.RFC3339), eventGrace))
+	}
+	return httpErr(http.StatusConflict, fmt.Sprintf("run %s is %s: it takes no events", run.ID, run.State))
+}
+
+// roomForEvents says whether the run's stored events and es stay within
+// maxRunEvents and maxRunEventChars (events already stored, which a
+// retried batch repeats, are counted twice: a retry near the cap is
+// refused, not the run's first events).
+func (c *Controller) roomForEvents(ctx context.Context, runID string, es []fleet.Event) error {
+	n, chars, err := c.cfg.Store.EventsSize(ctx, runID)
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		chars += int64(len(e.Event))
+	}
+	if n+len(es) > maxRunEvents || chars > maxRunEventChars {
+		return httpErr(http.StatusRequestEntityTooLarge, fmt.Sprintf("run %s has %d events (%d characters); %d more would pass its cap of %d events or %d characters",
+			runID, n, chars, len(es), maxRunEvents, maxRunEventChars))
+	}
 	return nil
 }

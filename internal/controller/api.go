@@ -57,12 +57,13 @@ func (c *Controller) table() []route {
 		{"POST", "/v1/agent/heartbeat", asAgent, 0, c.heartbeat},
 		{"POST", "/v1/agent/runs/{id}/start", asAgent, 0, c.start},
 		{"PUT", "/v1/agent/runs/{id}/result", asAgent, maxResultBody, c.upload},
-		{"POST", "/v1/agent/runs/{id}/events", asAgent, maxResultBody, c.addEvents},
+		{"POST", "/v1/agent/runs/{id}/events", asAgent, maxEventsBody, c.addEvents},
 
 		{"GET", "/v1/agents", read, 0, c.listAgents},
 		{"POST", "/v1/agents", admin, 0, c.enrol},
 		{"GET", "/v1/agents/{name}", read, 0, c.getAgent},
 		{"DELETE", "/v1/agents/{name}/token", admin, 0, c.revokeAgent},
+		{"POST", "/v1/agents/{name}/approve", admin, 0, c.approveAgent},
 		{"GET", "/v1/agents/{name}/busy", read, 0, c.busy},
 
 		{"GET", "/v1/tokens", admin, 0, c.listTokens},
@@ -329,20 +330,22 @@ func decode(r *http.Request, v any) error {
 	return nil
 }
 
+// healthz: GET /healthz, unauthenticated. It reads nothing per call:
+// the store is healthy when it answered the scheduler's lease renewal
+// (every LeaseRenew) within LeaseTTL; and it says nothing of the host
+// (no name, no store error), only whether this replica schedules.
 func (c *Controller) healthz(w http.ResponseWriter, r *http.Request, _ fleet.Token) error {
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-	defer cancel()
-	if _, err := c.cfg.Store.Tokens(ctx); err != nil {
-		return httpErr(http.StatusServiceUnavailable, "store unreachable: "+err.Error())
+	seen := c.sched.storeSeen.Load()
+	if seen == 0 || c.cfg.Now().Sub(time.Unix(0, seen)) > c.cfg.LeaseTTL {
+		return httpErr(http.StatusServiceUnavailable, "the store has not answered within "+c.cfg.LeaseTTL.String())
 	}
-	writeJSON(w, http.StatusOK, Health{OK: true, Scheduler: c.sched.active.Load(), Holder: c.cfg.Holder})
+	writeJSON(w, http.StatusOK, Health{OK: true, Scheduler: c.sched.active.Load()})
 	return nil
 }
 
 // Health is /healthz's answer: the store answers; whether this replica
 // schedules.
 type Health struct {
-	OK        bool   `json:"ok"`
-	Scheduler bool   `json:"scheduler"`
-	Holder    string `json:"holder"`
+	OK        bool `json:"ok"`
+	Scheduler bool `json:"scheduler"`
 }

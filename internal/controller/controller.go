@@ -137,8 +137,9 @@ type Controller struct {
 	metrics *metrics
 	hook    *webhook // nil without Config.Webhook
 	sched   *scheduler
-	once    sync.Once // closes ln when Run is never called
-	tokens  tokens    // accepted tokens, for tokenTTL
+	once    sync.Once     // closes ln when Run is never called
+	tokens  tokens        // accepted tokens, for tokenTTL
+	uploads chan struct{} // a slot per upload being stored (maxUploads)
 }
 
 // New checks cfg, makes or loads the TLS certificate, bootstraps the
@@ -151,7 +152,7 @@ func New(cfg Config) (*Controller, error) {
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("controller state directory: %w", err)
 	}
-	c := &Controller{cfg: cfg}
+	c := &Controller{cfg: cfg, uploads: make(chan struct{}, maxUploads)}
 	var tc *tls.Config
 	if !cfg.Insecure {
 		cert, err := loadCert(cfg)

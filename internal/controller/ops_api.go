@@ -2,9 +2,12 @@ package controller
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"net"
+	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -14,8 +17,6 @@ import (
 	"github.com/fullpipe/fullpipe/internal/fleet/check"
 	"github.com/fullpipe/fullpipe/internal/schedule"
 )
-
-func splitHostPort(a string) (string, string, error) { return net.SplitHostPort(a) }
 
 func jsonCompact(dst *bytes.Buffer, src []byte) error { return json.Compact(dst, src) }
 
@@ -65,6 +66,19 @@ func (c *Controller) enrol(w http.ResponseWriter, r *http.Request, _ fleet.Token
 	return nil
 }
 
+// approveAgent: POST /v1/agents/{name}/approve lets peers dial the
+// agent's pending addresses, now and when it registers again.
+func (c *Controller) approveAgent(w http.ResponseWriter, r *http.Request, who fleet.Token) error {
+	a, err := c.cfg.Store.Approve(r.Context(), r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	c.cfg.Log.Info("agent addresses approved", "agent", a.Name, "addresses", a.ApprovedAddresses, "token", who.ID)
+	a.State = fleet.StateAt(a, c.cfg.Now(), c.cfg.DownAfter)
+	writeJSON(w, http.StatusOK, a)
+	return nil
+}
+
 // revokeAgent: DELETE /v1/agents/{name}/token revokes every live token
 // of the agent.
 func (c *Controller) revokeAgent(w http.ResponseWriter, r *http.Request, _ fleet.Token) error {
@@ -84,7 +98,37 @@ func (c *Controller) revokeAgent(w http.ResponseWriter, r *http.Request, _ fleet
 			c.tokens.forget(t.ID)
 		}
 	}
+	if err := c.cancelRevokedRuns(r.Context(), name); err != nil {
+		return err
+	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// cancelRevokedRuns cancels the scheduled and running runs of agent name
+// when it is revoked (no live token left): its peers hold those runs'
+// keys for their responders, and drop them when their next heartbeat's
+// orders list the runs cancelled. A run a revoked agent still held
+// could otherwise be run against its peers until its slot ended.
+func (c *Controller) cancelRevokedRuns(ctx context.Context, name string) error {
+	a, err := c.cfg.Store.Agent(ctx, name)
+	if err != nil || a.State != fleet.AgentRevoked {
+		return err
+	}
+	runs, err := c.cfg.Store.Runs(ctx, fleet.RunFilter{Agent: name, States: []fleet.RunState{fleet.RunScheduled, fleet.RunRunning}, Limit: 10_000})
+	if err != nil {
+		return err
+	}
+	for _, run := range runs {
+		ok, err := c.cfg.Store.SetRunState(ctx, run.ID, []fleet.RunState{fleet.RunScheduled, fleet.RunRunning},
+			fleet.RunCancelled, "cancelled: agent "+name+" was revoked", c.cfg.Now())
+		if err != nil {
+			return err
+		}
+		if ok {
+			c.cfg.Log.Info("run cancelled: its agent was revoked", "run", run.ID, "agent", name)
+		}
+	}
 	return nil
 }
 
@@ -153,12 +197,34 @@ func (c *Controller) issueToken(w http.ResponseWriter, r *http.Request, _ fleet.
 
 // revokeToken: DELETE /v1/tokens/{id}.
 func (c *Controller) revokeToken(w http.ResponseWriter, r *http.Request, _ fleet.Token) error {
-	defer c.tokens.forget(r.PathValue("id"))
-	if err := c.cfg.Store.RevokeToken(r.Context(), r.PathValue("id")); err != nil {
+	id := r.PathValue("id")
+	defer c.tokens.forget(id)
+	if err := c.cfg.Store.RevokeToken(r.Context(), id); err != nil {
 		return err
+	}
+	if t, err := c.tokenByID(r.Context(), id); err != nil {
+		return err
+	} else if t.Agent != "" {
+		if err := c.cancelRevokedRuns(r.Context(), t.Agent); err != nil {
+			return err
+		}
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// tokenByID is the token with id (revoked or not).
+func (c *Controller) tokenByID(ctx context.Context, id string) (fleet.Token, error) {
+	ts, err := c.cfg.Store.Tokens(ctx)
+	if err != nil {
+		return fleet.Token{}, err
+	}
+	for _, t := range ts {
+		if t.ID == id {
+			return t, nil
+		}
+	}
+	return fleet.Token{}, fmt.Errorf("token %s: %w", id, fleet.ErrNotFound)
 }
 
 // listRuns: GET /v1/runs?agent=&schedule=&state=&from=&to=&limit=.
@@ -226,21 +292,37 @@ func (c *Controller) cancelRun(w http.ResponseWriter, r *http.Request, _ fleet.T
 	return nil
 }
 
-// runEvents: GET /v1/runs/{id}/events?after=.
+// Pages of a run's events: GET /v1/runs/{id}/events answers at most
+// limit of them (default eventsPage), after the sequence number after.
+const (
+	eventsPage    = 1000
+	maxEventsPage = 10_000
+)
+
+// runEvents: GET /v1/runs/{id}/events?after=&limit=.
 func (c *Controller) runEvents(w http.ResponseWriter, r *http.Request, _ fleet.Token) error {
 	id := r.PathValue("id")
 	if _, err := c.cfg.Store.Run(r.Context(), id); err != nil {
 		return err
 	}
-	after := 0
-	if s := r.URL.Query().Get("after"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			return badRequest("after %q: want a sequence number", s)
+	q := r.URL.Query()
+	after, limit := 0, eventsPage
+	for _, p := range []struct {
+		name     string
+		v        *int
+		min, max int
+	}{{"after", &after, 0, math.MaxInt}, {"limit", &limit, 1, maxEventsPage}} {
+		s := q.Get(p.name)
+		if s == "" {
+			continue
 		}
-		after = n
+		n, err := strconv.Atoi(s)
+		if err != nil || n < p.min || n > p.max {
+			return badRequest("%s %q: want a whole number from %d to %d", p.name, s, p.min, p.max)
+		}
+		*p.v = n
 	}
-	es, err := c.cfg.Store.Events(r.Context(), id, after)
+	es, err := c.cfg.Store.Events(r.Context(), id, after, limit)
 	if err != nil {
 		return err
 	}
@@ -269,12 +351,55 @@ func (c *Controller) listResults(w http.ResponseWriter, r *http.Request, _ fleet
 	if err != nil {
 		return err
 	}
-	f.NoDoc = !docs
+	f.NoDoc = true
 	rs, err := c.cfg.Store.Results(r.Context(), f)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, nonNil(rs))
+	if !docs {
+		writeJSON(w, http.StatusOK, nonNil(rs))
+		return nil
+	}
+	return c.streamDocs(w, r, rs)
+}
+
+// streamDocs answers rs with their documents, read from the store and
+// written one at a time: the answer may be 1,000 documents of up to 16
+// MiB, which the controller never holds together. A result gone since
+// the list (pruned) is left out. A store error before the answer began
+// is the answer; after, it cuts the answer short (the client sees JSON
+// that does not end), as the status is sent.
+func (c *Controller) streamDocs(w http.ResponseWriter, r *http.Request, rs []fleet.Result) error {
+	enc, n := json.NewEncoder(w), 0
+	for _, res := range rs {
+		full, err := c.cfg.Store.Result(r.Context(), res.RunID)
+		switch {
+		case errors.Is(err, fleet.ErrNotFound):
+			continue
+		case err != nil && n == 0:
+			return err
+		case err != nil:
+			c.cfg.Log.Error("results with documents cut short", "run", res.RunID, "error", err.Error())
+			panic(http.ErrAbortHandler)
+		}
+		sep := ","
+		if n == 0 {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("X-Content-Type-Options", "nosniff")
+			w.WriteHeader(http.StatusOK)
+			sep = "["
+		}
+		n++
+		io.WriteString(w, sep)
+		if err := enc.Encode(full); err != nil {
+			return nil // the client went away
+		}
+	}
+	if n == 0 {
+		writeJSON(w, http.StatusOK, []fleet.Result{})
+		return nil
+	}
+	io.WriteString(w, "]\n")
 	return nil
 }
 

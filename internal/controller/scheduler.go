@@ -5,6 +5,7 @@ import (
 	crand "crypto/rand"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync/atomic"
@@ -30,7 +31,11 @@ const (
 type scheduler struct {
 	c      *Controller
 	active atomic.Bool // this replica holds the lease (read by /healthz and /metrics)
-	rng    *rand.Rand
+	// storeSeen is when (Config.Now's UnixNano) the store last answered
+	// the lease's renewal, taken or not: /healthz reads it rather than
+	// the store, so a flood of health checks costs the store nothing.
+	storeSeen atomic.Int64
+	rng       *rand.Rand
 }
 
 func newScheduler(c *Controller) *scheduler {
@@ -51,6 +56,9 @@ func (s *scheduler) run(ctx context.Context) {
 		ok, err := cfg.Store.Lease(ctx, leaseName, cfg.Holder, cfg.LeaseTTL, cfg.Now())
 		if ctx.Err() != nil {
 			return
+		}
+		if err == nil {
+			s.storeSeen.Store(cfg.Now().UnixNano())
 		}
 		was := s.active.Swap(ok && err == nil)
 		switch {
@@ -181,7 +189,8 @@ func (s *scheduler) claim(ctx context.Context, id string, occ, next time.Time, e
 func (s *scheduler) book(ctx context.Context, sc fleet.Schedule, occ time.Time, agents []fleet.Agent, rtts map[[2]string]time.Duration, now time.Time) {
 	cfg := s.c.cfg
 	from, to, byName := s.candidates(sc, agents, now)
-	exclusive := schedule.Exclusive(sc.Test.Kind)
+	exclusive := schedule.ExclusiveFor(sc.Test.Kind, sc.Test.Config)
+	rate, _ := schedule.SharedRate(sc.Test.Kind, sc.Test.Config)
 	earliest := now.Add(cfg.HeartbeatInterval + time.Second) // the source hears of it before it starts
 	for _, p := range schedule.Pairs(from, to, sc.Both) {
 		src, dst := byName[p.Source], byName[p.Dest]
@@ -202,6 +211,13 @@ func (s *scheduler) book(ctx context.Context, sc fleet.Schedule, occ time.Time, 
 			start = earliest
 		}
 		start = start.UTC().Truncate(time.Millisecond)
+		if !exclusive {
+			if start, err = s.sharedStart(ctx, p.Dest, start, slot, rate, start.Add(cfg.Horizon)); err != nil {
+				s.c.metrics.unbooked.Inc()
+				cfg.Log.Warn("run not booked", "schedule", sc.ID, "source", p.Source, "dest", p.Dest, "error", err.Error())
+				continue
+			}
+		}
 		r := fleet.Run{ScheduleID: sc.ID, Source: p.Source, Dest: p.Dest, Test: sc.Test, Exclusive: exclusive,
 			Start: start, End: start.Add(slot), State: fleet.RunScheduled, Created: now.UTC(), Key: newKey()}
 		booked, err := cfg.Store.Book(ctx, r, start.Add(cfg.Horizon))
@@ -214,6 +230,59 @@ func (s *scheduler) book(ctx context.Context, sc fleet.Schedule, occ time.Time, 
 		cfg.Log.Info("run booked", "run", booked.ID, "schedule", sc.ID, "source", p.Source, "dest", p.Dest,
 			"start", booked.Start, "end", booked.End, "occurrence", occ)
 	}
+}
+
+// DestSharedBps is the fleet-wide ceiling on what shared runs (stamp,
+// rtt, mtu: not exclusive) send to one destination at once, summed over
+// their sources: 10 Mbit/s, ten of the fastest shared runs
+// (schedule.SharedRateMax). A mesh of a thousand agents each probing
+// every other stays far under it; a schedule that would pass it has its
+// runs to that destination moved later, one after another.
+const DestSharedBps = 10e6
+
+// sharedStart is the earliest start from start, before horizon, at
+// which a shared run of rate to dest keeps the shared runs to dest
+// (scheduled or running, overlapping its slot) within DestSharedBps.
+func (s *scheduler) sharedStart(ctx context.Context, dest string, start time.Time, slot time.Duration, rate float64, horizon time.Time) (time.Time, error) {
+	runs, err := s.c.cfg.Store.Runs(ctx, fleet.RunFilter{Agent: dest, From: start, To: horizon.Add(slot),
+		States: []fleet.RunState{fleet.RunScheduled, fleet.RunRunning}, Limit: 10_000})
+	if err != nil {
+		return start, err
+	}
+	type shared struct {
+		start, end time.Time
+		rate       float64
+	}
+	var others []shared
+	for _, r := range runs {
+		if r.Dest != dest || r.Exclusive {
+			continue
+		}
+		rr, err := schedule.SharedRate(r.Test.Kind, r.Test.Config)
+		if err != nil {
+			rr = schedule.SharedRateMax // a config this build cannot read: at the most a shared run sends
+		}
+		others = append(others, shared{r.Start, r.End, rr})
+	}
+	for !start.After(horizon) {
+		end, sum, next := start.Add(slot), rate, time.Time{}
+		for _, o := range others {
+			if o.start.Before(end) && start.Before(o.end) {
+				sum += o.rate
+				if next.IsZero() || o.end.Before(next) {
+					next = o.end
+				}
+			}
+		}
+		if sum <= DestSharedBps {
+			return start, nil
+		}
+		if next.IsZero() { // alone over the ceiling: ExclusiveFor keeps shared runs under it
+			break
+		}
+		start = next
+	}
+	return start, fmt.Errorf("destination %s would get more than %.0f bit/s of shared runs (stamp, rtt, mtu) at every start up to the horizon", dest, DestSharedBps)
 }
 
 // candidates are the names of the agents up now that sc's selectors
@@ -238,7 +307,11 @@ func (s *scheduler) candidates(sc fleet.Schedule, agents []fleet.Agent, now time
 // rtts are the RTT each pair's slots are sized at: its latest measured
 // minimum RTT, either way round (its own direction first), made
 // pessimistic (slotRTT), as schedule.SlotFor asks for the largest RTT
-// the path is expected to have.
+// the path is expected to have. Only a complete result's plausible
+// figures count (an agent's upload is evidence, not a command): one
+// marked implausible or partial is passed over, so a forged RTT cannot
+// stretch a pair's slots, and the RTT is at most MaxRTT whatever was
+// stored before the marking.
 func (s *scheduler) rtts(ctx context.Context) (map[[2]string]time.Duration, error) {
 	latest, err := s.c.cfg.Store.Latest(ctx, "")
 	if err != nil {
@@ -247,8 +320,9 @@ func (s *scheduler) rtts(ctx context.Context) (map[[2]string]time.Duration, erro
 	slices.SortFunc(latest, func(a, b fleet.Result) int { return a.Received.Compare(b.Received) })
 	m := map[[2]string]time.Duration{}
 	for _, r := range latest { // newest last, so it wins
-		if r.Figures.RTTMs > 0 {
-			m[[2]string{r.Source, r.Dest}] = slotRTT(time.Duration(r.Figures.RTTMs * float64(time.Millisecond)))
+		f := r.Figures
+		if f.RTTMs > 0 && !f.Partial && f.Implausible == "" {
+			m[[2]string{r.Source, r.Dest}] = slotRTT(min(time.Duration(f.RTTMs*float64(time.Millisecond)), MaxRTT))
 		}
 	}
 	for k, v := range m {

@@ -33,6 +33,7 @@ func TestFiguresJSON(t *testing.T) {
 	}
 	for i := 0; i < 10_000; i++ {
 		want := Figures{pick(), pick(), pick(), pick(), pick(), pick(), []string{"", "pass", "fail", "partial"}[rng.IntN(4)], rng.IntN(2) == 0,
+			[]string{"", "minimum RTT 1e+09 ms: no path's is outside 0 to 2s", "loss 101 % is outside 0 to 100 %"}[rng.IntN(3)], // ASCII: others take the slow path,
 			pick(), pick(), pick(), pick(), pick()}
 		b, _ := json.Marshal(want)
 		var fast Figures
@@ -46,7 +47,7 @@ func TestFiguresJSON(t *testing.T) {
 	for _, in := range []string{
 		`{}`, `{"rtt_ms":1}`, `{ "rtt_ms": 1 }`, `{"rtt_ms":1,"other":2}`, `{"verdict":"pa\"ss"}`, `{"verdict":null}`,
 		`{"rtt_ms":01}`, `{"rtt_ms":+1}`, `{"rtt_ms":.5}`, `{"rtt_ms":1.}`, `{"rtt_ms":1e}`, `{"rtt_ms":-0.5e-3}`, `{"rtt_ms":1,}`,
-		`{"rtt_ms":1}x`, `{"partial":tru}`, `{"partial":true}`, `{"partial":false,"rtt_ms":2}`, `null`, ``, `{`, `{"rtt_ms"}`,
+		`{"rtt_ms":1}x`, `{"implausible":"a \"b\""}`, `{"implausible":"µs"}`, `{"partial":tru}`, `{"partial":true}`, `{"partial":false,"rtt_ms":2}`, `null`, ``, `{`, `{"rtt_ms"}`,
 		`{"RTT_ms":3}`, `{"rtt_ms":1e400}`, `[1]`, `{"rtt_ms":"1"}`,
 	} {
 		var got Figures

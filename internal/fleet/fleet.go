@@ -58,6 +58,10 @@ type Registration struct {
 	Capabilities []string          `json:"capabilities"`            // the test kinds it runs (result.Kinds() file names: "tcp", "rfc6349", ...)
 	Addresses    []string          `json:"addresses"`               // host:port of its responder, as its peers should dial it
 	ResponderPin string            `json:"responder_pin,omitempty"` // SHA-256 of its responder's TLS certificate (hex), when TLS
+	// Pending are the advertised addresses its peers do not dial yet:
+	// neither the address the agent connects from nor approved by an
+	// admin. The controller sets it; an agent cannot (not in JSON).
+	Pending []string `json:"-"`
 }
 
 // AgentState is whether an agent is heard from.
@@ -74,10 +78,15 @@ const (
 // Agent is an agent as the controller knows it.
 type Agent struct {
 	Registration
-	State      AgentState `json:"state"`
-	Enrolled   time.Time  `json:"enrolled"`
-	Registered time.Time  `json:"registered,omitzero"` // last registration
-	LastSeen   time.Time  `json:"last_seen,omitzero"`
+	// PendingAddresses are advertised addresses waiting for an admin's
+	// approval (Registration.Pending); ApprovedAddresses those an admin
+	// approved, which stay approved when the agent registers again.
+	PendingAddresses  []string   `json:"pending_addresses,omitempty"`
+	ApprovedAddresses []string   `json:"approved_addresses,omitempty"`
+	State             AgentState `json:"state"`
+	Enrolled          time.Time  `json:"enrolled"`
+	Registered        time.Time  `json:"registered,omitzero"` // last registration
+	LastSeen          time.Time  `json:"last_seen,omitzero"`
 }
 
 // Heartbeat is an agent's periodic word: what it runs now, and what it
@@ -212,6 +221,10 @@ type Figures struct {
 	BufferDelayPct float64 `json:"buffer_delay_pct,omitempty"` // RFC 6349 buffer delay
 	Verdict        string  `json:"verdict,omitempty"`          // pass, fail, partial, ...
 	Partial        bool    `json:"partial,omitempty"`
+	// Implausible says why these figures cannot be a path's (an RTT
+	// above any path's, a negative delay): stored as the agent sent
+	// them, shown, and never used to book runs.
+	Implausible string `json:"implausible,omitempty"`
 
 	DownThroughputBps  float64 `json:"down_throughput_bps,omitempty"`
 	DownIdealBps       float64 `json:"down_ideal_bps,omitempty"` // when it differs from IdealBps (RFC 6349 on an asymmetric path)

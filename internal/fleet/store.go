@@ -58,6 +58,9 @@ type Store interface {
 	// Register records what a connecting agent says of itself, and that
 	// it was seen at now.
 	Register(ctx context.Context, r Registration, now time.Time) (Agent, error)
+	// Approve makes an agent's pending addresses dialled, and approved
+	// for its later registrations.
+	Approve(ctx context.Context, name string) (Agent, error)
 	Seen(ctx context.Context, name string, now time.Time) error
 	// Agent and Agents leave State empty unless the agent is new or
 	// revoked: StateAt decides up or down.
@@ -112,7 +115,10 @@ type Store interface {
 	// AddEvents appends a run's progress; an event already stored (same
 	// run and Seq) is skipped.
 	AddEvents(ctx context.Context, es []Event) error
-	Events(ctx context.Context, runID string, afterSeq int) ([]Event, error)
+	// Events are the run's events after afterSeq, in order, at most
+	// limit (> 0); EventsSize how many it has and their JSON's length.
+	Events(ctx context.Context, runID string, afterSeq, limit int) ([]Event, error)
+	EventsSize(ctx context.Context, runID string) (n int, chars int64, err error)
 
 	// Lease takes or renews the named lease for holder until now+ttl when
 	// it is free, expired or already holder's; false when another holds it.

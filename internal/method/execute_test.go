@@ -52,9 +52,10 @@ func TestExecuteEveryConfig(t *testing.T) {
 	}
 }
 
-// TestRFC6349Events: the run's events bracket each step in order, carry
-// the TCP and UDP tests' interval samples, and tell every warning the
-// result keeps, as it happens.
+// TestRFC6349Events: the run's events bracket each step in order (the
+// packet trains a step of their own within the shaping step, once per
+// direction), carry the TCP and UDP tests' interval samples, and tell
+// every warning the result keeps, as it happens.
 func TestRFC6349Events(t *testing.T) {
 	var evs []Event
 	p := &fakenet.Path{BaseRTT: baseRTT, RateBps: 1e9, QueueBytes: 1 << 20, PoliceBps: 60e6, BucketBytes: 30_000}
@@ -65,20 +66,31 @@ func TestRFC6349Events(t *testing.T) {
 	var steps []Step
 	var warnings []string
 	samples := map[Step]int{}
+	var stack []Step // the open steps, outermost first
 	open := Step("")
+	trains := 0
 	for _, e := range evs {
 		switch e.Kind {
 		case Started:
-			if open != "" {
+			switch {
+			case open == "":
+				steps = append(steps, e.Step)
+			case open == StepShaping && e.Step == StepTrains && e.Direction.Valid():
+				trains++
+			default:
 				t.Fatalf("%s started inside %s", e.Step, open)
 			}
+			stack = append(stack, e.Step)
 			open = e.Step
-			steps = append(steps, e.Step)
 		case Finished:
 			if e.Step != open || e.Text != "" {
 				t.Fatalf("finish %+v inside %s", e, open)
 			}
+			stack = stack[:len(stack)-1]
 			open = ""
+			if len(stack) > 0 {
+				open = stack[len(stack)-1]
+			}
 		case Warning:
 			warnings = append(warnings, e.Text)
 		case Sample:
@@ -88,8 +100,11 @@ func TestRFC6349Events(t *testing.T) {
 			samples[e.Step]++
 		}
 	}
-	if want := []Step{StepMTU, StepBaseline, StepWalk, StepSweep, StepThroughput, StepShaping}; !slices.Equal(steps, want) {
-		t.Errorf("steps %v, want %v", steps, want)
+	if want := []Step{StepMTU, StepBaseline, StepWalk, StepSweep, StepThroughput, StepShaping}; !slices.Equal(steps, want) || len(stack) != 0 {
+		t.Errorf("steps %v (%v left open), want %v", steps, stack, want)
+	}
+	if want := len(res.Shaping); trains != want {
+		t.Errorf("%d train steps within shaping, want one per direction (%d)", trains, want)
 	}
 	if !slices.Equal(warnings, res.Warnings) {
 		t.Errorf("warnings told %q, the result keeps %q", warnings, res.Warnings)

@@ -25,6 +25,11 @@ const trainNoise = 50 * time.Microsecond
 // again with packets an eighth of what passed. A train a host's own
 // socket dropped datagrams of is not read, and a warning says so.
 func (r *runner) trains(dir vocab.Direction) (*train.Verdict, []result.TrainRow, error) {
+	// A step of its own within the shaping step, for whoever times the
+	// steps: a lab judges its forwarder over the trains alone, whose
+	// spacing needs it far more punctual than the TCP test after them.
+	r.p.emit(Event{Kind: Started, Step: StepTrains, Direction: dir, Text: "5a. packet trains, " + string(dir)})
+	defer r.p.emit(Event{Kind: Finished, Step: StepTrains, Direction: dir})
 	overhead := 28 + r.link.Overhead // IPv4 and UDP headers, link framing
 	size := r.mtu[dir] - 28
 	rs, rows, err := r.trainSeries(dir, size, overhead)

@@ -62,6 +62,9 @@ type cost struct {
 	run      time.Duration // the sessions' own time: durations, drains, waits
 	sessions int           // control sessions, one after another
 	tcp      int           // of which TCP tests, which end in their senders' drain
+	// rateBps is what a shared (non-exclusive) kind's run sends, bit/s
+	// of IP packets (its probes; the replies come back as many).
+	rateBps float64
 }
 
 // plus is c and o one after the other (saturating: a config of absurd
@@ -116,7 +119,7 @@ var kinds = []kind{
 	{"sweep-msglen", true, costOf(func(c result.MsgLenSweepConfig, _ time.Duration) (cost, error) { return msgLenCost(c), nil })},
 	{"ping", true, costOf(func(c result.PingConfig, _ time.Duration) (cost, error) { return pingCost(c), nil })},
 	{"stamp", false, costOf(func(c result.STAMPConfig, _ time.Duration) (cost, error) {
-		return cost{run: c.Span(), sessions: 1}, nil
+		return cost{run: c.Span(), sessions: 1, rateBps: probeRate(c.Size, c.Interval)}, nil
 	})},
 	{"rfc2544", true, costOf(rfc2544Cost)},
 	{"y1564", true, costOf(y1564Cost)},
@@ -239,7 +242,41 @@ func udpCost(c result.UDPConfig) cost {
 
 // rttCost: the probes, then the wait for the last replies.
 func rttCost(c result.RTTConfig) cost {
-	return cost{run: satAdd(satMul(c.Count-1, c.Interval), result.ReplyWait), sessions: 1}
+	return cost{run: satAdd(satMul(c.Count-1, c.Interval), result.ReplyWait), sessions: 1, rateBps: probeRate(c.Size, c.Interval)}
+}
+
+// probeRate is the bit/s of UDP probes of size bytes of payload (and 28
+// of IPv4 and UDP headers) every interval.
+func probeRate(size int, interval time.Duration) float64 {
+	if interval <= 0 {
+		return math.Inf(1)
+	}
+	return float64(size+28) * 8 / interval.Seconds()
+}
+
+// SharedRateMax is the fastest a run of a shared kind (stamp, rtt, mtu)
+// may send and still share its agents with other runs: 1 Mbit/s, a
+// STAMP session of 1,000 packets/s of 97 bytes. A faster one is
+// booked exclusive, as a throughput test is: a STAMP config may ask for
+// 10,000 packets/s of 65 kB, 5 Gbit/s, which no destination should get
+// from many sources at once.
+const SharedRateMax = 1e6
+
+// ExclusiveFor is Exclusive for one config: an exclusive kind, or a
+// shared one whose config sends faster than SharedRateMax.
+func ExclusiveFor(name string, cfg json.RawMessage) bool {
+	if Exclusive(name) {
+		return true
+	}
+	r, err := SharedRate(name, cfg)
+	return err != nil || r > SharedRateMax
+}
+
+// SharedRate is what a run of a shared kind sends, bit/s (0 for mtu's
+// few probes).
+func SharedRate(name string, cfg json.RawMessage) (float64, error) {
+	c, err := costFor(name, cfg, 0)
+	return c.rateBps, err
 }
 
 // pmtuCost: the idle probes and the wait for their replies, then a

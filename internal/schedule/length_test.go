@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"encoding/json"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -181,5 +182,32 @@ func TestY1564Length(t *testing.T) {
 	}
 	if _, err := SlotFor("y1564", json.RawMessage(`{}`), ms); err == nil {
 		t.Error("y1564 without services: no error")
+	}
+}
+
+// TestExclusiveFor: a shared kind is booked exclusive when its config
+// sends faster than SharedRateMax (a STAMP session of 10,000 packets/s
+// of 65 kB: 5 Gbit/s); at its defaults it shares; the throughput kinds
+// are exclusive whatever their config.
+func TestExclusiveFor(t *testing.T) {
+	for _, c := range []struct {
+		kind, cfg string
+		want      bool
+		rate      float64
+	}{
+		{"stamp", `{}`, false, (44 + 28) * 8 / 0.1},
+		{"stamp", `{"interval_ns":1000000,"size_bytes":97}`, false, 1e6},
+		{"stamp", `{"interval_ns":999000,"size_bytes":97}`, true, 1e6 / 0.999},
+		{"stamp", `{"interval_ns":100000,"size_bytes":65000}`, true, 65028 * 8 / 1e-4},
+		{"rtt", `{}`, false, -1},
+		{"tcp", `{}`, true, 0},
+	} {
+		if got := ExclusiveFor(c.kind, json.RawMessage(c.cfg)); got != c.want {
+			t.Errorf("%s %s: exclusive %v, want %v", c.kind, c.cfg, got, c.want)
+		}
+		r, err := SharedRate(c.kind, json.RawMessage(c.cfg))
+		if err != nil || c.rate >= 0 && math.Abs(r-c.rate) > 1e-6*c.rate {
+			t.Errorf("%s %s: rate %v (%v), want %v", c.kind, c.cfg, r, err, c.rate)
+		}
 	}
 }

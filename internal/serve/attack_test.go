@@ -452,3 +452,52 @@ func TestDataDirectionChecked(t *testing.T) {
 		t.Fatalf("reversed data connection: %d bytes, %v; want it closed (EOF) with nothing sent", n, err)
 	}
 }
+
+// TestReverseTrainBudget: a reverse train counts against --max-rate
+// (before, sendRate had no train case: back to back and never counted).
+// Paced, it reserves its rate and is refused above the budget left; back
+// to back (rate 0), it reserves the whole budget and is paced to it, so
+// it cannot go faster than what it reserved. Without a budget it goes
+// back to back, as before.
+func TestReverseTrainBudget(t *testing.T) {
+	const budget = 10e6
+	s := socketless(t, Config{MaxRateBps: budget})
+	train := func(rate int64) wire.Request {
+		return wire.Request{Kind: wire.KindTrain, Reverse: true, TrainPackets: 100, Size: 1000, RateBps: rate, Duration: time.Second, Interval: time.Second}
+	}
+	reg := func(req wire.Request) (*session, error) {
+		ss := s.newSession(req, fuzzPeer, s.cfg.Log)
+		return ss, s.register(ss, sendRate(req, s.cfg.MaxRateBps))
+	}
+	if _, err := reg(train(2 * budget)); err == nil {
+		t.Errorf("a train paced at twice the budget was taken")
+	}
+	paced, err := reg(train(4e6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := paced.trainSpec().RateBps; got != 4e6 {
+		t.Errorf("a train asked at 4 Mbit/s is sent at %v bit/s", got)
+	}
+	if _, err := reg(train(0)); err == nil {
+		t.Errorf("a back-to-back train was taken beside a paced one: it reserves the whole budget")
+	}
+	s.unregister(paced)
+	b2b, err := reg(train(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := b2b.trainSpec().RateBps; got != budget {
+		t.Errorf("a back-to-back train under a %v bit/s budget is sent at %v bit/s, want the budget", budget, got)
+	}
+	s.unregister(b2b)
+
+	free := socketless(t, Config{})
+	ss := free.newSession(train(0), fuzzPeer, free.cfg.Log)
+	if err := free.register(ss, sendRate(train(0), 0)); err != nil {
+		t.Fatal(err)
+	}
+	if got := ss.trainSpec().RateBps; got != 0 {
+		t.Errorf("without a budget a back-to-back train is paced at %v bit/s", got)
+	}
+}

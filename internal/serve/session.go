@@ -316,6 +316,10 @@ func sendRate(req wire.Request, maxBps int64) int64 {
 			return wire.SatMul(req.PacingBps, int64(req.Streams))
 		}
 		return maxBps / 4 // unpaced: a quarter of the budget, paced to it
+	case req.Kind == wire.KindTrain && req.Reverse && req.RateBps > 0:
+		return req.RateBps
+	case req.Kind == wire.KindTrain && req.Reverse:
+		return maxBps // back to back is the link's full rate: the whole budget, paced to it (trainSpec)
 	}
 	return 0
 }

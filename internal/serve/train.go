@@ -85,8 +85,7 @@ func (ss *session) sendTrain(ctx context.Context) {
 	peer, clk := ss.udpPeer, ss.clock
 	ss.mu.Unlock()
 	_, before := flow.UDPErrors()
-	spec := flow.TrainSpec{Cookie: ss.cookie, Packets: ss.req.TrainPackets, Size: ss.req.Size, RateBps: float64(ss.req.RateBps)}
-	n, err := flow.SendTrain(ctx, flow.AddrWriter(ss.srv.udp, peer), clk, spec)
+	n, err := flow.SendTrain(ctx, flow.AddrWriter(ss.srv.udp, peer), clk, ss.trainSpec())
 	_, after := flow.UDPErrors()
 	ss.train.mu.Lock()
 	ss.train.sndbufErrors = after - before - min(uint64(n.Retries), after-before) // a retried write counts there too
@@ -95,6 +94,21 @@ func (ss *session) sendTrain(ctx context.Context) {
 	if err != nil {
 		ss.streamFailed(fmt.Errorf("train: %w", err))
 	}
+}
+
+// trainSpec is the train this session sends: at the request's rate, or
+// back to back (rate 0) when the responder has no rate budget; with one
+// (--max-rate), a back-to-back train reserved the whole budget
+// (sendRate) and is paced to it, so no train goes faster than what it
+// reserved.
+func (ss *session) trainSpec() flow.TrainSpec {
+	rate := ss.req.RateBps
+	if rate == 0 {
+		ss.srv.mu.Lock()
+		rate = ss.sendBps
+		ss.srv.mu.Unlock()
+	}
+	return flow.TrainSpec{Cookie: ss.cookie, Packets: ss.req.TrainPackets, Size: ss.req.Size, RateBps: float64(rate)}
 }
 
 // trainResult is the responder's side of a train for the result frame.

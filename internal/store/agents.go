@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
@@ -34,10 +35,11 @@ func (d *DB) Register(ctx context.Context, r fleet.Registration, now time.Time) 
 	labels, _ := json.Marshal(r.Labels)
 	caps, _ := json.Marshal(r.Capabilities)
 	addrs, _ := json.Marshal(r.Addresses)
+	pending, _ := json.Marshal(nonNilStrings(r.Pending))
 	n, err := affected(d.w.ExecContext(ctx, `UPDATE agents SET site = $2, labels = $3, version = $4, capabilities = $5,
-		addresses = $6, responder_pin = $7, registered = $8, last_seen = $8,
+		addresses = $6, responder_pin = $7, registered = $8, last_seen = $8, pending = $9,
 		state = CASE WHEN state = 'new' THEN '' ELSE state END WHERE name = $1`,
-		r.Name, r.Site, string(labels), r.Version, string(caps), string(addrs), r.ResponderPin, ms(now)))
+		r.Name, r.Site, string(labels), r.Version, string(caps), string(addrs), r.ResponderPin, ms(now), string(pending)))
 	switch {
 	case err != nil:
 		return fleet.Agent{}, fmt.Errorf("store: registering %q: %w", r.Name, err)
@@ -45,6 +47,51 @@ func (d *DB) Register(ctx context.Context, r fleet.Registration, now time.Time) 
 		return fleet.Agent{}, notFound("agent", r.Name)
 	}
 	return d.agent(ctx, d.w, r.Name)
+}
+
+// Approve makes the agent's pending addresses dialled and approved (they
+// stay approved when it registers again); it returns the agent.
+func (d *DB) Approve(ctx context.Context, name string) (fleet.Agent, error) {
+	var a fleet.Agent
+	err := d.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if a, err = scanAgent(tx.QueryRowContext(ctx, `SELECT `+agentCols+` FROM agents WHERE name = $1`, name)); err != nil {
+			return err
+		}
+		a.Addresses = union(a.Addresses, a.PendingAddresses)
+		a.ApprovedAddresses = union(a.ApprovedAddresses, a.PendingAddresses)
+		a.PendingAddresses = nil
+		addrs, _ := json.Marshal(nonNilStrings(a.Addresses))
+		approved, _ := json.Marshal(a.ApprovedAddresses)
+		_, err = tx.ExecContext(ctx, `UPDATE agents SET addresses = $2, approved = $3, pending = '[]' WHERE name = $1`,
+			name, string(addrs), string(approved))
+		return err
+	})
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return fleet.Agent{}, notFound("agent", name)
+	case err != nil:
+		return fleet.Agent{}, fmt.Errorf("store: approving agent %q: %w", name, err)
+	}
+	return a, nil
+}
+
+// union is a's strings then b's not in a.
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, s := range b {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // Seen records that the agent was heard from at now.
@@ -59,20 +106,28 @@ func (d *DB) Seen(ctx context.Context, name string, now time.Time) error {
 	return nil
 }
 
-const agentCols = `name, site, labels, version, capabilities, addresses, responder_pin, state, enrolled, registered, last_seen`
+const agentCols = `name, site, labels, version, capabilities, addresses, responder_pin, state, enrolled, registered, last_seen, pending, approved`
 
 func scanAgent(row interface{ Scan(...any) error }) (fleet.Agent, error) {
 	var (
-		a                        fleet.Agent
-		labels, caps, addrs, st  string
-		enrolled, regd, lastSeen int64
+		a                                          fleet.Agent
+		labels, caps, addrs, st, pending, approved string
+		enrolled, regd, lastSeen                   int64
 	)
-	err := row.Scan(&a.Name, &a.Site, &labels, &a.Version, &caps, &addrs, &a.ResponderPin, &st, &enrolled, &regd, &lastSeen)
+	err := row.Scan(&a.Name, &a.Site, &labels, &a.Version, &caps, &addrs, &a.ResponderPin, &st, &enrolled, &regd, &lastSeen, &pending, &approved)
 	if err != nil {
 		return a, err
 	}
 	a.State, a.Enrolled, a.Registered, a.LastSeen = fleet.AgentState(st), fromMS(enrolled), fromMS(regd), fromMS(lastSeen)
-	err = errors.Join(unmarshal(labels, &a.Labels), unmarshal(caps, &a.Capabilities), unmarshal(addrs, &a.Addresses))
+	err = errors.Join(unmarshal(labels, &a.Labels), unmarshal(caps, &a.Capabilities), unmarshal(addrs, &a.Addresses),
+		unmarshal(pending, &a.PendingAddresses), unmarshal(approved, &a.ApprovedAddresses))
+	if len(a.PendingAddresses) == 0 {
+		a.PendingAddresses = nil
+	}
+	if len(a.ApprovedAddresses) == 0 {
+		a.ApprovedAddresses = nil
+	}
+	a.Pending = a.PendingAddresses
 	return a, err
 }
 

@@ -13,8 +13,10 @@ import (
 // new results, as agents uploading at once; the fleet wants ≥ 1,000/s
 // on PostgreSQL. postgres is the tests' server (no fsync),
 // postgres-durable one that flushes every commit to disk, as in
-// production; SQLite runs with synchronous=NORMAL in WAL mode (durable
-// at checkpoints, never corrupt).
+// production; SQLite runs in WAL mode with synchronous=FULL (the
+// default: every commit synced) and, to compare, NORMAL (synced at
+// checkpoints: the last commits may be lost on power loss, never
+// corrupt).
 //
 //	go test -run '^$' -bench PutResult ./internal/store
 func BenchmarkPutResult(b *testing.B) {
@@ -22,10 +24,12 @@ func BenchmarkPutResult(b *testing.B) {
 		`{"t_ns":1000000000,"bytes":117000000},{"t_ns":2000000000,"bytes":117500000}],"summary":{"throughput_bps":9.4e8}}`
 	durable := pgtest.New("fsync=on", "synchronous_commit=on", "full_page_writes=on")
 	defer durable.Close()
-	for _, backend := range []string{"sqlite", "postgres", "postgres-durable"} {
+	for _, backend := range []string{"sqlite", "sqlite-normal", "postgres", "postgres-durable"} {
 		b.Run(backend, func(b *testing.B) {
 			dsn := b.TempDir() + "/fleet.db"
 			switch backend {
+			case "sqlite-normal":
+				dsn = "file:" + dsn + "?_synchronous=NORMAL"
 			case "postgres":
 				dsn = pg.Database(b)
 			case "postgres-durable":

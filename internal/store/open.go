@@ -69,7 +69,14 @@ func openSQLite(ctx context.Context, dsn string) (*DB, error) {
 	}
 	q.Set("_busy_timeout", fmt.Sprint(busyTimeout.Milliseconds()))
 	q.Set("_foreign_keys", "1")
-	q.Set("_synchronous", "NORMAL")
+	// FULL: WAL mode syncs the log at every commit, so a result the
+	// controller acknowledged (and the agent then deleted from its
+	// spool) survives a power loss; NORMAL syncs only at checkpoints
+	// and may lose the last commits. Its cost is in docs/controller.md;
+	// a DSN that names _synchronous keeps its own.
+	if q.Get("_synchronous") == "" {
+		q.Set("_synchronous", "FULL")
+	}
 	wq, rq := cloneValues(q), cloneValues(q)
 	wq.Set("_journal_mode", "WAL")
 	wq.Set("_txlock", "immediate")

@@ -64,10 +64,30 @@ func TestNewerSchema(t *testing.T) {
 				db.Close()
 				t.Fatal("opened a database of schema version 99")
 			}
-			if !strings.Contains(err.Error(), "schema version 99, newer than this build knows (2)") {
+			if !strings.Contains(err.Error(), "schema version 99, newer than this build knows (3)") {
 				t.Errorf("error %q", err)
 			}
 			t.Log(err)
 		})
+	}
+}
+
+// TestSQLiteSynchronousFull: the writer syncs every commit (synchronous
+// FULL, 2), so a result acknowledged to its agent, who then deletes its
+// spooled copy, survives a power loss; a DSN that asks for NORMAL (1)
+// gets it.
+func TestSQLiteSynchronousFull(t *testing.T) {
+	for _, c := range []struct {
+		dsn  func(dir string) string
+		want int
+	}{
+		{func(dir string) string { return dir + "/a.db" }, 2},
+		{func(dir string) string { return "file:" + dir + "/b.db?_synchronous=NORMAL" }, 1},
+	} {
+		db := open(t, c.dsn(t.TempDir()))
+		var got int
+		if err := db.w.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&got); err != nil || got != c.want {
+			t.Errorf("%s: synchronous %d (%v), want %d", c.dsn("DIR"), got, err, c.want)
+		}
 	}
 }

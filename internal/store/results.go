@@ -187,10 +187,11 @@ func (d *DB) AddEvents(ctx context.Context, es []fleet.Event) error {
 	return nil
 }
 
-// Events are the run's events after afterSeq, in order.
-func (d *DB) Events(ctx context.Context, runID string, afterSeq int) ([]fleet.Event, error) {
+// Events are the run's events after afterSeq, in order, at most limit
+// of them (limit > 0).
+func (d *DB) Events(ctx context.Context, runID string, afterSeq, limit int) ([]fleet.Event, error) {
 	rows, err := d.r.QueryContext(ctx, `SELECT run_id, seq, time_ms, event FROM events WHERE run_id = $1 AND seq > $2
-		ORDER BY seq`, runID, afterSeq)
+		ORDER BY seq LIMIT $3`, runID, afterSeq, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: events of run %q: %w", runID, err)
 	}
@@ -204,6 +205,17 @@ func (d *DB) Events(ctx context.Context, runID string, afterSeq int) ([]fleet.Ev
 		e.Time, e.Event = fromMS(t), json.RawMessage(ev)
 		return e, err
 	})
+}
+
+// EventsSize is how many events the run has stored and their length
+// (characters of their JSON: the bytes of ASCII, which events are but
+// for the names in them).
+func (d *DB) EventsSize(ctx context.Context, runID string) (n int, chars int64, err error) {
+	err = d.r.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(LENGTH(event)), 0) FROM events WHERE run_id = $1`, runID).Scan(&n, &chars)
+	if err != nil {
+		return 0, 0, fmt.Errorf("store: size of run %q's events: %w", runID, err)
+	}
+	return n, chars, nil
 }
 
 // Lease takes or renews the named lease for holder until now+ttl, in one

@@ -122,12 +122,22 @@ func TestEvents(t *testing.T) {
 		again.Event = json.RawMessage(`{"n":"changed"}`)
 		check(t, db.AddEvents(ctx, []fleet.Event{again, ev(4)})) // a retried batch: 2 is kept as first stored
 		check(t, db.AddEvents(ctx, nil))
-		es := must[[]fleet.Event](t)(db.Events(ctx, "r1", 1))
+		es := must[[]fleet.Event](t)(db.Events(ctx, "r1", 1, 100))
 		if len(es) != 3 || es[0].Seq != 2 || string(es[0].Event) != `{"n":2}` || es[2].Seq != 4 || !es[2].Time.Equal(t0.Add(4*time.Second)) {
 			t.Errorf("events after 1: %+v", es)
 		}
-		if es := must[[]fleet.Event](t)(db.Events(ctx, "r2", 0)); len(es) != 0 {
+		if es := must[[]fleet.Event](t)(db.Events(ctx, "r1", 1, 2)); len(es) != 2 || es[1].Seq != 3 {
+			t.Errorf("2 events after 1: %+v", es)
+		}
+		if es := must[[]fleet.Event](t)(db.Events(ctx, "r2", 0, 100)); len(es) != 0 {
 			t.Errorf("events of another run: %+v", es)
+		}
+		n, chars, err := db.EventsSize(ctx, "r1")
+		if err != nil || n != 4 || chars != 4*int64(len(`{"n":1}`)) {
+			t.Errorf("r1's events: %d, %d characters (%v), want 4 of 7", n, chars, err)
+		}
+		if n, chars, err := db.EventsSize(ctx, "r2"); err != nil || n != 0 || chars != 0 {
+			t.Errorf("r2's events: %d, %d characters (%v), want none", n, chars, err)
 		}
 	})
 }

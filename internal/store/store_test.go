@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -262,4 +263,31 @@ func must2(t testing.TB) func(s fleet.Schedule, ok bool, err error) (fleet.Sched
 		}
 		return s, ok
 	}
+}
+
+// TestApprove: pending addresses stay out of the dialled ones until
+// Approve, which moves them in and keeps them approved; a later
+// registration's pending list replaces the last; an unknown agent is
+// ErrNotFound.
+func TestApprove(t *testing.T) {
+	each(t, func(t *testing.T, db *DB) {
+		check(t, db.Enrol(ctx, "a", t0))
+		reg := fleet.Registration{Name: "a", Version: "v1", Addresses: []string{"198.18.0.1:5201"}, Pending: []string{"203.0.113.7:5201"}}
+		a := must[fleet.Agent](t)(db.Register(ctx, reg, t0))
+		if !slices.Equal(a.Addresses, reg.Addresses) || !slices.Equal(a.PendingAddresses, reg.Pending) || a.ApprovedAddresses != nil {
+			t.Fatalf("registered: dialled %v, pending %v, approved %v", a.Addresses, a.PendingAddresses, a.ApprovedAddresses)
+		}
+		a = must[fleet.Agent](t)(db.Approve(ctx, "a"))
+		want := []string{"198.18.0.1:5201", "203.0.113.7:5201"}
+		if !slices.Equal(a.Addresses, want) || a.PendingAddresses != nil || !slices.Equal(a.ApprovedAddresses, []string{"203.0.113.7:5201"}) {
+			t.Errorf("approved: dialled %v, pending %v, approved %v", a.Addresses, a.PendingAddresses, a.ApprovedAddresses)
+		}
+		reg.Pending = nil
+		a = must[fleet.Agent](t)(db.Register(ctx, reg, t0))
+		if a.PendingAddresses != nil || !slices.Equal(a.ApprovedAddresses, []string{"203.0.113.7:5201"}) {
+			t.Errorf("registered again: pending %v, approved %v", a.PendingAddresses, a.ApprovedAddresses)
+		}
+		_, err := db.Approve(ctx, "ghost")
+		wantErr(t, err, fleet.ErrNotFound)
+	})
 }

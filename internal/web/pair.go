@@ -281,6 +281,9 @@ func seriesOf(label string, rs []fleet.Result) series {
 		if f.ThroughputBps == 0 && f.RTTMs == 0 {
 			s.Loss[j] = math.NaN()
 		}
+		if f.Implausible != "" { // no path's figures: the table says why; a chart would lose its scale to them
+			s.Tput[j], s.Down[j], s.RTT[j], s.RTTL[j], s.Loss[j], s.Delay[j] = math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
+		}
 	}
 	return s
 }

@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"time"
+
+	"github.com/fullpipe/fullpipe/internal/fleet"
 	"testing"
 )
 
@@ -26,5 +29,25 @@ func TestAppendSeries(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("hand-written\n%v\nencoding/json\n%v", got, want)
+	}
+}
+
+// TestSeriesPassesImplausible: a result marked implausible (a forged RTT
+// of 10^9 ms) is a gap in every chart, not a point that flattens the
+// others; its neighbours stay.
+func TestSeriesPassesImplausible(t *testing.T) {
+	rs := []fleet.Result{ // newest first
+		{Received: time.Unix(3, 0), Figures: fleet.Figures{ThroughputBps: 90e6, RTTMs: 20}},
+		{Received: time.Unix(2, 0), Figures: fleet.Figures{ThroughputBps: 90e6, RTTMs: 1e9, Implausible: "minimum RTT"}},
+		{Received: time.Unix(1, 0), Figures: fleet.Figures{ThroughputBps: 80e6, RTTMs: 21}},
+	}
+	s := seriesOf("a → b", rs)
+	for name, col := range map[string]nums{"tput": s.Tput, "down": s.Down, "rtt": s.RTT, "rttl": s.RTTL, "loss": s.Loss, "delay": s.Delay} {
+		if !math.IsNaN(col[1]) {
+			t.Errorf("%s: the implausible result is %v, want a gap", name, col[1])
+		}
+	}
+	if s.RTT[0] != 21 || s.RTT[2] != 20 || s.Tput[0] != 80 {
+		t.Errorf("the plausible neighbours: rtt %v, tput %v", s.RTT, s.Tput)
 	}
 }

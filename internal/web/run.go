@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -76,10 +75,15 @@ func (s *Site) runProgress(w http.ResponseWriter, r *http.Request, v *viewer) er
 	return json.NewEncoder(w).Encode(d)
 }
 
-// progress is a run's events from seq after on, as lines of words (the
-// samples' figures; the rest as the method says them), and the next seq.
+// progressPage is how many events one answer of the run page's
+// progress carries: the page asks again from the next seq.
+const progressPage = 1000
+
+// progress is a run's events from seq after on, at most progressPage,
+// as lines of words (the samples' figures; the rest as the method says
+// them), and the next seq.
 func (s *Site) progress(r *http.Request, id string, after int) ([]string, int, error) {
-	es, err := s.cfg.Store.Events(r.Context(), id, after)
+	es, err := s.cfg.Store.Events(r.Context(), id, after, progressPage)
 	if err != nil {
 		return nil, after, err
 	}
@@ -127,7 +131,7 @@ func (s *Site) runReport(w http.ResponseWriter, r *http.Request, v *viewer) erro
 	if err != nil {
 		return err
 	}
-	doc, err := result.Decode(bytes.NewReader(res.Doc))
+	doc, err := result.DecodeBounded(res.Doc) // stored before the controller bounded uploads, a document could be any size
 	if err != nil {
 		return fmt.Errorf("run %s's document: %w", res.RunID, err)
 	}

@@ -5,8 +5,10 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +23,10 @@ const (
 	sessionCookie = "fp_session"
 	sessionTTL    = 12 * time.Hour // a login lasts this long, then asks again
 	maxSessions   = 10_000         // more: the oldest are dropped
+	// maxTokenSessions bounds one token's logins (browsers, tabs after a
+	// logout's cookie was lost): more drop its own oldest, so one token
+	// logged in again and again cannot log everyone else out.
+	maxTokenSessions = 16
 )
 
 // session is one login: the token it authenticates as each request
@@ -50,19 +56,33 @@ func random(n int) string {
 func (ss *sessions) add(secret string, now time.Time) (string, *session) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
+	var mine []string
+	for id, s := range ss.m {
+		if s.secret == secret {
+			mine = append(mine, id)
+		}
+	}
+	if len(mine) >= maxTokenSessions {
+		ss.dropOldest(mine, len(mine)-maxTokenSessions+1)
+	}
 	if len(ss.m) >= maxSessions {
 		ss.sweep(now)
 	}
-	for id := range ss.m { // still full: drop some at random
-		if len(ss.m) < maxSessions {
-			break
-		}
-		delete(ss.m, id)
+	if len(ss.m) >= maxSessions { // still full: the oldest logins go
+		ss.dropOldest(slices.Collect(maps.Keys(ss.m)), len(ss.m)-maxSessions+1)
 	}
 	id := random(32)
 	s := &session{secret: secret, csrf: random(32), expires: now.Add(sessionTTL)}
 	ss.m[id] = s
 	return id, s
+}
+
+// dropOldest drops the n of ids that expire first; mu is held.
+func (ss *sessions) dropOldest(ids []string, n int) {
+	slices.SortFunc(ids, func(a, b string) int { return ss.m[a].expires.Compare(ss.m[b].expires) })
+	for _, id := range ids[:n] {
+		delete(ss.m, id)
+	}
 }
 
 // sweep drops expired sessions; mu is held.

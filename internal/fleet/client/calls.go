@@ -72,6 +72,14 @@ func (c *Client) Enrol(ctx context.Context, e fleet.Enrolment) (fleet.Issued, er
 	return t, err
 }
 
+// ApproveAgent lets peers dial the agent's pending addresses (POST
+// /v1/agents/{name}/approve; admin).
+func (c *Client) ApproveAgent(ctx context.Context, name string) (fleet.Agent, error) {
+	var a fleet.Agent
+	err := c.do(ctx, http.MethodPost, "/v1/agents/"+url.PathEscape(name)+"/approve", nil, nil, &a)
+	return a, err
+}
+
 // RevokeAgent revokes the agent's tokens (DELETE
 // /v1/agents/{name}/token; admin).
 func (c *Client) RevokeAgent(ctx context.Context, name string) error {
@@ -182,15 +190,26 @@ func (c *Client) CancelRun(ctx context.Context, id string) (fleet.Run, error) {
 }
 
 // RunEvents is a run's progress after seq afterSeq (GET
-// /v1/runs/{id}/events).
+// /v1/runs/{id}/events), all of it: page after page of eventsPage (the
+// controller keeps at most 10,000 events of a run).
 func (c *Client) RunEvents(ctx context.Context, id string, afterSeq int) ([]fleet.Event, error) {
-	q := url.Values{}
-	if afterSeq > 0 {
-		q.Set("after", strconv.Itoa(afterSeq))
+	const eventsPage = 1000
+	var all []fleet.Event
+	for {
+		q := url.Values{"limit": {strconv.Itoa(eventsPage)}}
+		if afterSeq > 0 {
+			q.Set("after", strconv.Itoa(afterSeq))
+		}
+		var es []fleet.Event
+		if err := c.do(ctx, http.MethodGet, "/v1/runs/"+url.PathEscape(id)+"/events", q, nil, &es); err != nil {
+			return all, err
+		}
+		all = append(all, es...)
+		if len(es) < eventsPage {
+			return all, nil
+		}
+		afterSeq = es[len(es)-1].Seq
 	}
-	var es []fleet.Event
-	err := c.do(ctx, http.MethodGet, "/v1/runs/"+url.PathEscape(id)+"/events", q, nil, &es)
-	return es, err
 }
 
 // Results lists results, newest first, without their documents unless
