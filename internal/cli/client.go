@@ -153,7 +153,7 @@ func finish(e env, c *clientArgs, res result.Doc, have bool, err error) error {
 // --report writes its HTML page.
 func (c *clientArgs) output(e env, d result.Doc) error {
 	if e.lab != nil {
-		e.lab.stamp(d.Head())
+		e.lab.stamp(d.Head(), baselineRTT(d))
 	}
 	render := report.Text
 	if c.json {

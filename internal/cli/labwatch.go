@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/fullpipe/fullpipe/internal/lab"
 	"github.com/fullpipe/fullpipe/internal/method"
@@ -22,7 +23,16 @@ type labWatch struct {
 	lab   lab.Marker
 	m0    lab.Mark
 	open  []lab.Mark // at the running steps' starts, outermost first (a step may run within another: RFC 6349's trains within its shaping step)
-	steps []result.LabStep
+	steps []stepMarks
+}
+
+// stepMarks are a step's marks at its start and end, judged when the
+// command's document is known (a window-limited step's budget needs its
+// baseline RTT).
+type stepMarks struct {
+	step   method.Step
+	name   string
+	m0, m1 lab.Mark
 }
 
 // watchLab marks the lab called name now; nil when name is "" (not in a
@@ -38,11 +48,16 @@ func watch(m lab.Marker) *labWatch { return &labWatch{lab: m, m0: m.Mark()} }
 
 // stepBudget is what a step needs of the lab: packet trains the
 // forwarder's punctuality (lab.TrainBudget: `fullpipe trains`, and RFC
-// 6349's trains, a step within its shaping step), every other step what
-// a user's measurement does (lab.RateBudget: rates and minima).
-func stepBudget(s method.Step) lab.Budget {
-	if s == method.StepTrains {
+// 6349's trains, a step within its shaping step); RFC 6349's window-
+// limited transfers (walk, sweep, throughput) a mean lateness small
+// against the baseline RTT (lab.WindowBudget); every other step what a
+// user's measurement does (lab.RateBudget: rates and minima).
+func stepBudget(s method.Step, rtt time.Duration) lab.Budget {
+	switch {
+	case s == method.StepTrains:
 		return lab.TrainBudget
+	case rtt > 0 && (s == method.StepWalk || s == method.StepSweep || s == method.StepThroughput):
+		return lab.WindowBudget(rtt)
 	}
 	return lab.RateBudget
 }
@@ -66,18 +81,22 @@ func (w *labWatch) note(ev method.Event) {
 		if ev.Direction != "" {
 			name += " " + string(ev.Direction)
 		}
-		w.steps = append(w.steps, result.LabStep{Step: name, LabAccount: judged(w.open[n-1], w.lab.Mark(), stepBudget(ev.Step))})
+		w.steps = append(w.steps, stepMarks{step: ev.Step, name: name, m0: w.open[n-1], m1: w.lab.Mark()})
 		w.open = w.open[:n-1]
 	}
 }
 
 // stamp records in m the lab's account from the command's start to now,
 // judged as a user's measurement is (lab.RateBudget), and each step's
-// own (note). The run is lab-limited when the whole or any step was; its
-// account then is the first limited one's.
-func (w *labWatch) stamp(m *result.Meta) {
-	r := &result.LabRun{Name: w.m0.Name, LabAccount: judged(w.m0, w.lab.Mark(), lab.RateBudget), Steps: w.steps}
+// own (note), judged by what it measures on a path of baseline RTT rtt
+// (0: unknown). The run is lab-limited when the whole or any step was;
+// its account then is the first limited one's.
+func (w *labWatch) stamp(m *result.Meta, rtt time.Duration) {
+	r := &result.LabRun{Name: w.m0.Name, LabAccount: judged(w.m0, w.lab.Mark(), lab.RateBudget)}
 	for _, s := range w.steps {
+		r.Steps = append(r.Steps, result.LabStep{Step: s.name, LabAccount: judged(s.m0, s.m1, stepBudget(s.step, rtt))})
+	}
+	for _, s := range r.Steps {
 		if s.LabLimited && !r.LabLimited {
 			r.LabLimited, r.Account = true, fmt.Sprintf("%s (step %s)", s.Account, s.Step)
 		}
@@ -93,10 +112,20 @@ func judged(m0, m1 lab.Mark, b lab.Budget) result.LabAccount {
 		return result.LabAccount{LabLimited: true, Account: "LAB-LIMITED: whether the lab held its path is unknown: " + err.Error()}
 	}
 	r := result.LabAccount{Account: a.Summary(b), IntervalS: a.Interval.Seconds(), ForwardedPackets: a.Forwarded(),
-		LatePackets: a.Late(b.LateThreshold()), LateByUs: b.LateThreshold().Microseconds(), ForwarderDrops: a.OwnDrops()}
+		LatePackets: a.Late(b.LateThreshold()), LateByUs: b.LateThreshold().Microseconds(), MeanLateUs: float64(a.MeanLate()) / 1e3,
+		ForwarderDrops: a.OwnDrops()}
 	var le *lab.LimitedError
 	if err := a.Judge(b); errors.As(err, &le) {
 		r.LabLimited, r.Account = true, le.Error()
 	}
 	return r
+}
+
+// baselineRTT is a document's baseline RTT, for its window-limited
+// steps' budgets; 0 when it has none.
+func baselineRTT(d result.Doc) time.Duration {
+	if r, ok := d.(*result.RFC6349); ok {
+		return time.Duration(r.RTT.BaselineMs * float64(time.Millisecond))
+	}
+	return 0
 }

@@ -55,7 +55,7 @@ func TestLabWatchStamps(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			w := watch(c.m)
 			d := &result.RTT{Meta: result.Meta{Test: "rtt"}}
-			w.stamp(&d.Meta)
+			w.stamp(&d.Meta, 0)
 			l := d.Meta.Lab
 			if l == nil || l.LabLimited != c.limited || l.Name != "fp" {
 				t.Fatalf("lab %+v, want limited %v", l, c.limited)
@@ -91,7 +91,7 @@ func TestLabWatchSteps(t *testing.T) {
 			w.note(method.Event{Kind: method.Line, Step: c.step})
 			w.note(method.Event{Kind: method.Finished, Step: c.step})
 			var m result.Meta
-			w.stamp(&m)
+			w.stamp(&m, 0)
 			l := m.Lab
 			if len(l.Steps) != 1 || l.Steps[0].Step != string(c.step) {
 				t.Fatalf("steps %+v, want one %s", l.Steps, c.step)
@@ -119,12 +119,33 @@ func TestLabWatchNested(t *testing.T) {
 	w.note(method.Event{Kind: method.Finished, Step: method.StepTrains, Direction: "up"})
 	w.note(method.Event{Kind: method.Finished, Step: method.StepShaping})
 	var meta result.Meta
-	w.stamp(&meta)
+	w.stamp(&meta, 0)
 	st := meta.Lab.Steps
 	if len(st) != 2 || st[0].Step != "trains up" || st[1].Step != "shaping" {
 		t.Fatalf("steps %+v: want trains up, then shaping", st)
 	}
 	if !st[0].LabLimited || st[0].ForwardedPackets != 10_000 || st[1].LabLimited || st[1].ForwardedPackets != 30_000 {
 		t.Errorf("trains %+v, shaping %+v: want the trains limited over their 10,000 packets, the shaping step held over 30,000", st[0].LabAccount, st[1].LabAccount)
+	}
+}
+
+// TestLabWatchWindow: a window-limited step (RFC 6349's walk) is judged
+// by its mean lateness against the document's baseline RTT: 40 % of its
+// packets 0.6 ms late (a mean of 245 µs) slow a 20 ms window by more
+// than the 2 % the lab may take, and the run is lab-limited, though no
+// packet was 5 ms late; on a 100 ms path, or with no RTT known, it holds.
+func TestLabWatchWindow(t *testing.T) {
+	for _, c := range []struct {
+		rtt     time.Duration
+		limited bool
+	}{{20 * time.Millisecond, true}, {100 * time.Millisecond, false}, {0, false}} {
+		w := watch(&stepMarker{packets: 1, fwd: 10_000, lateNext: 4000, lateAt: 60})
+		w.note(method.Event{Kind: method.Started, Step: method.StepWalk})
+		w.note(method.Event{Kind: method.Finished, Step: method.StepWalk})
+		var m result.Meta
+		w.stamp(&m, c.rtt)
+		if s := m.Lab.Steps[0]; s.LabLimited != c.limited || m.Lab.LabLimited != c.limited {
+			t.Errorf("RTT %v: walk %+v, run limited %v; want %v", c.rtt, s.LabAccount, m.Lab.LabLimited, c.limited)
+		}
 	}
 }

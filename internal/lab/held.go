@@ -138,7 +138,28 @@ func Since(m0, m1 Mark) (Account, error) {
 type Budget struct {
 	LateBy    time.Duration // 0: LateLimit
 	LateShare float64       // 0: DefaultLateShare
-	Why       string
+	// MeanLate bounds the mean lateness of the interval's packets (0:
+	// none): what a measurement whose every packet's delay feeds back
+	// into what it measures needs (WindowBudget).
+	MeanLate time.Duration
+	Why      string
+}
+
+// WindowBudget is what a TCP transfer limited by its window needs of a
+// path of baseline RTT rtt (RFC 6349's walk, sweep and throughput
+// steps): it moves a window per round trip, and a forwarder that writes
+// each packet late lengthens every round trip by the lateness of its
+// data and of its ACK, so the rate falls by their sum over the RTT,
+// however few are late by much. The walk is judged within 10 % of W × 8
+// / RTT with the window law itself within 5-6 %: the lab may take 2 %,
+// so the mean lateness (data and ACKs counted together) may be 1 % of
+// the RTT (0.2 ms at 20 ms). A forwarder that falls behind is caught by
+// RateBudget's share as well.
+func WindowBudget(rtt time.Duration) Budget {
+	b := RateBudget
+	b.MeanLate = rtt / 100
+	b.Why = fmt.Sprintf("a window-limited transfer slows by its packets' lateness over the RTT; 1 %% of %v", rtt)
+	return b
 }
 
 // Budgets for the two commonest kinds of measurement; one with physics
@@ -212,6 +233,25 @@ func (a Account) Forwarded() uint64 {
 	return n
 }
 
+// MeanLate is the mean lateness of the interval's packets, each counted
+// at the middle of its LateBucket, those in the last bucket (later than
+// the histogram resolves) at its start: a lower bound when any are.
+func (a Account) MeanLate() time.Duration {
+	var n, sum float64
+	for i, c := range a.Hist {
+		at := (float64(i) + 0.5) * float64(LateBucket)
+		if i == len(a.Hist)-1 && len(a.Hist) == lateBuckets {
+			at = float64(i) * float64(LateBucket)
+		}
+		n += float64(c)
+		sum += float64(c) * at
+	}
+	if n == 0 {
+		return 0
+	}
+	return time.Duration(sum / n)
+}
+
 // Late is how many packets were written more than by after their
 // virtual departure (from the histogram: late by at least by rounded
 // down to LateBucket), plus the read stalls.
@@ -240,7 +280,7 @@ func (a Account) OwnDrops() uint64 {
 // b: nil, or a *LimitedError with the lab's own figures.
 func (a Account) Judge(b Budget) error {
 	fw, late, drops := a.Forwarded(), a.Late(b.LateThreshold()), a.OwnDrops()
-	if drops == 0 && float64(late) <= b.share()*float64(fw) {
+	if drops == 0 && float64(late) <= b.share()*float64(fw) && (b.MeanLate <= 0 || a.MeanLate() <= b.MeanLate) {
 		return nil
 	}
 	return &LimitedError{Account: a, Budget: b}
@@ -276,6 +316,9 @@ func (e *LimitedError) Error() string {
 	}
 	fmt.Fprintf(&s, ": %s of %d packets written more than %s late (budget %s", pct(late, fw), fw,
 		units.FormatDuration(b.LateThreshold()), pctOf(b.share()))
+	if b.MeanLate > 0 {
+		fmt.Fprintf(&s, "), mean lateness %s (budget %s", units.FormatDuration(a.MeanLate()), units.FormatDuration(b.MeanLate))
+	}
 	if b.Why != "" {
 		fmt.Fprintf(&s, ": %s", b.Why)
 	}
@@ -424,7 +467,11 @@ func (a Account) LateQuantile(q float64) time.Duration {
 // test logs beside its figures.
 func (a Account) Summary(b Budget) string {
 	fw := a.Forwarded()
-	return fmt.Sprintf("lab %q over %.1f s: %d packets forwarded, %s late by more than %s (budget %s), p99 lateness %s, %d lost by the forwarder",
+	mean := ""
+	if b.MeanLate > 0 {
+		mean = fmt.Sprintf(" (budget %s)", units.FormatDuration(b.MeanLate))
+	}
+	return fmt.Sprintf("lab %q over %.1f s: %d packets forwarded, %s late by more than %s (budget %s), mean lateness %s%s, p99 %s, %d lost by the forwarder",
 		a.Name, a.Interval.Seconds(), fw, pct(a.Late(b.LateThreshold()), fw), units.FormatDuration(b.LateThreshold()), pctOf(b.share()),
-		units.FormatDuration(a.LateQuantile(0.99)), a.OwnDrops())
+		units.FormatDuration(a.MeanLate()), mean, units.FormatDuration(a.LateQuantile(0.99)), a.OwnDrops())
 }

@@ -42,6 +42,12 @@ func TestAccountJudge(t *testing.T) {
 		{"over a tighter LateBy", 101_000, 5_000, 300 * time.Microsecond, 0, 0, Budget{LateBy: 200 * time.Microsecond, Why: "a tenth of the RTT tolerance"}, false, "a tenth of the RTT tolerance"},
 		{"one own drop", 101_000, 0, 2 * time.Millisecond, 1, 0, Budget{}, false, "1 lost by the forwarder itself"},
 		{"stalls count as late", 101_000, 0, 2 * time.Millisecond, 0, 101, Budget{}, false, "read stalls 101"},
+		// A window at 20 ms: mean lateness at most 0.2 ms. 30 % of packets
+		// 0.6 ms late (bucket middles: 0.605 ms, the rest 5 µs) are a
+		// mean of 185 µs; 40 % are 245 µs. Neither is late for RateBudget.
+		{"a window's mean held", 101_000, 30_000, 600 * time.Microsecond, 0, 0, WindowBudget(20 * time.Millisecond), true, ""},
+		{"a window's mean over", 101_000, 40_000, 600 * time.Microsecond, 0, 0, WindowBudget(20 * time.Millisecond), false, "mean lateness 245 µs (budget 200 µs"},
+		{"the same for a rate", 101_000, 40_000, 600 * time.Microsecond, 0, 0, RateBudget, true, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a, err := Since(base, mark(t0.Add(10*time.Second), c.packets, c.late, c.lateBy, c.drops, c.stalls))

@@ -53,6 +53,7 @@ type LabAccount struct {
 	ForwardedPackets uint64  `json:"forwarded_packets"`
 	LatePackets      uint64  `json:"late_packets"` // written more than late_by_us after their virtual departure (and read stalls)
 	LateByUs         int64   `json:"late_by_us"`
+	MeanLateUs       float64 `json:"mean_late_us"`    // the packets' mean lateness (a window-limited step's budget is on it)
 	ForwarderDrops   uint64  `json:"forwarder_drops"` // lost by the forwarder itself, never the path
 }
 
