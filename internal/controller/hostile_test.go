@@ -554,3 +554,27 @@ func TestDestSharedCeiling(t *testing.T) {
 		t.Errorf("an 80 Mbit/s STAMP run was booked shared")
 	}
 }
+
+// TestDestSharedCeilingEarlier: shared runs that started before a new
+// run's start still count while they last: ten STAMP sessions of 1
+// Mbit/s to one destination, begun a second ago and lasting 30 min,
+// push a new one past their end.
+func TestDestSharedCeilingEarlier(t *testing.T) {
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	e := start(t, Config{})
+	e.agent("dst", nil)
+	e.agent("src", nil)
+	cfg := json.RawMessage(`{"count":2000,"interval_ns":1000000,"size_bytes":97}`)
+	end := now.Add(30 * time.Minute)
+	for range 10 {
+		if _, err := e.st.Book(ctx(t), fleet.Run{Source: "src", Dest: "dst", Test: fleet.Test{Kind: "stamp", Config: cfg},
+			Start: now.Add(-time.Second), End: end, State: fleet.RunScheduled, Created: now}, now.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := bookOne(t, e, fleet.Schedule{Name: "one more", Test: fleet.Test{Kind: "stamp", Config: cfg},
+		From: fleet.Selector{Agents: []string{"src"}}, To: fleet.Selector{Agents: []string{"dst"}}})
+	if r.Start.Before(end) {
+		t.Errorf("a shared run booked at %v, beside ten of 1 Mbit/s until %v", r.Start, end)
+	}
+}

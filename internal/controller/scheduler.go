@@ -244,7 +244,9 @@ const DestSharedBps = 10e6
 // which a shared run of rate to dest keeps the shared runs to dest
 // (scheduled or running, overlapping its slot) within DestSharedBps.
 func (s *scheduler) sharedStart(ctx context.Context, dest string, start time.Time, slot time.Duration, rate float64, horizon time.Time) (time.Time, error) {
-	runs, err := s.c.cfg.Store.Runs(ctx, fleet.RunFilter{Agent: dest, From: start, To: horizon.Add(slot),
+	// A run that started before start may still overlap it (the filter
+	// is on slot starts); scheduled and running runs are few.
+	runs, err := s.c.cfg.Store.Runs(ctx, fleet.RunFilter{Agent: dest, From: start.Add(-schedule.MaxLength), To: horizon.Add(slot),
 		States: []fleet.RunState{fleet.RunScheduled, fleet.RunRunning}, Limit: 10_000})
 	if err != nil {
 		return start, err
