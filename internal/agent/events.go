@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/ctxtime"
 	"github.com/fullpipe/fullpipe/internal/fleet"
-	"github.com/fullpipe/fullpipe/internal/fleet/client"
 	"github.com/fullpipe/fullpipe/internal/method"
 )
 
@@ -41,7 +39,7 @@ type eventStream struct {
 	seq     int
 	dropped int
 	closed  bool
-	refused error         // the controller takes no more of this run's events (refusedForGood)
+	refused error         // the controller takes no more of this run's events (refused: 409 ended or cancelled, 413 its cap, or any other refusal for good)
 	kick    chan struct{} // closed by close: the run ended, send the rest
 }
 
@@ -126,7 +124,7 @@ func (s *eventStream) routineSend(ctx context.Context, every time.Duration, log 
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := s.flush(ctx); refusedForGood(err) {
+			if err := s.flush(ctx); refused(err) {
 				log.Warn("progress events refused: the controller takes no more of this run's", "error", err.Error())
 				return
 			}
@@ -142,17 +140,6 @@ func (s *eventStream) routineSend(ctx context.Context, every time.Duration, log 
 			return
 		}
 	}
-}
-
-// refusedForGood says whether the controller refused events for good:
-// the run takes no more (409: it ended or was cancelled; 413: its cap
-// of events is reached). Any other error is tried again.
-func refusedForGood(err error) bool {
-	switch client.StatusOf(err) {
-	case http.StatusConflict, http.StatusRequestEntityTooLarge:
-		return true
-	}
-	return false
 }
 
 func (s *eventStream) refusedErr() error {
@@ -188,7 +175,7 @@ func (s *eventStream) flush(ctx context.Context) error {
 		cancel()
 		if err != nil {
 			s.mu.Lock()
-			if refusedForGood(err) {
+			if refused(err) {
 				s.refused, s.queue = err, nil
 			} else {
 				s.push(batch, true)
