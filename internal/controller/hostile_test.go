@@ -276,7 +276,8 @@ func TestUploadBounded(t *testing.T) {
 // whole document, newest first, and limit bounds it.
 func TestResultsDocsStream(t *testing.T) {
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	e := start(t, Config{})
+	clock := testkit.NewClock(now)
+	e := start(t, Config{Now: clock.Now})
 	a := e.agent("a", nil)
 	e.agent("b", nil)
 	var ids []string
@@ -290,7 +291,7 @@ func TestResultsDocsStream(t *testing.T) {
 			t.Fatal(err)
 		}
 		ids = append(ids, r.ID)
-		time.Sleep(2 * time.Millisecond) // real time: results are ordered by the controller's receive time, in ms
+		clock.Set(clock.Now().Add(time.Millisecond)) // results are ordered by the controller's receive time, in ms
 	}
 	for _, c := range []struct{ limit, want int }{{0, 3}, {2, 2}} {
 		rs, err := e.admin.Results(ctx(t), fleet.ResultFilter{Limit: c.limit}, true)
