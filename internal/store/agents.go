@@ -127,7 +127,6 @@ func scanAgent(row interface{ Scan(...any) error }) (fleet.Agent, error) {
 	if len(a.ApprovedAddresses) == 0 {
 		a.ApprovedAddresses = nil
 	}
-	a.Pending = a.PendingAddresses
 	return a, err
 }
 
