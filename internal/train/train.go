@@ -52,6 +52,18 @@ type Reading struct {
 	HeadBytes   int           `json:"head_bytes"`
 	HeadSpan    time.Duration `json:"head_span_ns"` // receiver's clock, first to last head packet
 	HeadBps     float64       `json:"head_bps"`     // arrival rate of the head (bytes after the first / span)
+	// BusyBps is the head's arrival rate over the gaps in which its link
+	// was busy: the bytes of the packets that waited behind the one
+	// before (a one-way delay above the head's least by more than half
+	// the head's median gap) over their gaps. A queue spaces such
+	// packets at its rate exactly; a sender that stalled long enough for
+	// the queue to drain left the link idle, and the gap before the
+	// packet it sent next holds that idle time, which says nothing of
+	// the link. 0 when fewer than half of the head's gaps, or fewer than
+	// MinTail, were busy (a head that did not queue, a policer's or a
+	// clean path's, or too short a head to tell its busy gaps within the
+	// stamps' noise).
+	BusyBps float64 `json:"busy_bps,omitempty"`
 	// HeadSendSpan is the head's span on the sender's clock.
 	HeadSendSpan time.Duration `json:"head_send_span_ns"`
 	// Tail: the packets that got through after the first loss.
@@ -123,6 +135,7 @@ func Read(t Train) Reading {
 	r.HeadSpan = head[len(head)-1].RecvAt - head[0].RecvAt
 	r.HeadSendSpan = head[len(head)-1].SentAt - head[0].SentAt
 	r.HeadBps = rate(head)
+	r.BusyBps = busyRate(head)
 	var tail Train
 	var tailAt []int // each tail packet's place in the train
 	for _, i := range got {
@@ -220,6 +233,36 @@ func rate(t Train) float64 {
 		return 0
 	}
 	return float64(totalBytes(t[1:])) * 8 / span.Seconds()
+}
+
+// busyRate is the arrival rate of a head (all arrived, in send order)
+// over its busy gaps (Reading.BusyBps).
+func busyRate(head Train) float64 {
+	if len(head) <= MinTail {
+		return 0
+	}
+	gaps := make([]float64, 0, len(head)-1)
+	base := time.Duration(math.MaxInt64)
+	for i, p := range head {
+		base = min(base, p.RecvAt-p.SentAt)
+		if i > 0 {
+			gaps = append(gaps, float64(p.RecvAt-head[i-1].RecvAt))
+		}
+	}
+	half := time.Duration(median(gaps) / 2)
+	var bytes, busy int
+	var span time.Duration
+	for i := 1; i < len(head); i++ {
+		if head[i].RecvAt-head[i].SentAt-base > half {
+			bytes += head[i].Bytes
+			span += head[i].RecvAt - head[i-1].RecvAt
+			busy++
+		}
+	}
+	if busy < MinTail || 2*busy < len(head)-1 || span <= 0 {
+		return 0
+	}
+	return float64(bytes) * 8 / span.Seconds()
 }
 
 // Kind names what limits the path.
@@ -483,12 +526,20 @@ func queueVerdict(v Verdict, rs []Reading, noise time.Duration, atLeast bool) Ve
 	long := rs[len(rs)-1]
 	v.Kind = Queue
 	b := long.HeadBps
-	// Rate: ± the timestamps' noise at both ends of the head's span; a
-	// head that arrived within one stamp says nothing of it (± all of it,
-	// not a division by zero).
+	if long.BusyBps > 0 {
+		b = long.BusyBps
+	}
+	// Rate: the head's over its busy gaps (a stall of the sender that let
+	// the queue drain is not the link's), or its whole span from a
+	// responder that does not send that; ± the timestamps' noise at both
+	// ends of that span; a head that arrived within one stamp says
+	// nothing of it (± all of it, not a division by zero).
 	v.RateBps = Estimate{b, b}
-	if long.HeadSpan > 0 {
-		v.RateBps.Err = math.Min(b, b*2*noise.Seconds()/long.HeadSpan.Seconds())
+	if span := long.HeadSpan; span > 0 {
+		if long.BusyBps > 0 {
+			span = time.Duration(headBits(long) / b * 1e9) // what the busy gaps spanned, at most
+		}
+		v.RateBps.Err = math.Min(b, b*2*noise.Seconds()/span.Seconds())
 	}
 	// A full queue's wait: the median rise of the packets that got through
 	// after the first loss (the queue is full whenever one arrives), the
