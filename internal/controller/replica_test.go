@@ -33,6 +33,9 @@ func TestMain(m *testing.M) {
 	if dsn := os.Getenv(replicaEnv); dsn != "" {
 		os.Exit(runReplica(dsn))
 	}
+	if spec := os.Getenv(attackEnv); spec != "" {
+		os.Exit(runAttacker(spec))
+	}
 	os.Exit(m.Run())
 }
 
