@@ -109,17 +109,10 @@ func attackOnce(hc *http.Client, base string, r attackRequest) attackAnswer {
 	return a
 }
 
-// streamsUpload is a finished upload of a tcp document of about size
-// bytes of empty streams (the issue's 15 MiB took a controller from
-// 26 MiB to 3.9 GiB).
+// streamsUpload is a finished upload of emptyStreams(size).
 func streamsUpload(size int) []byte {
-	var b bytes.Buffer
-	b.WriteString(`{"state":"finished","doc":{"schema":1,"test":"tcp","summary":{"streams":[`)
-	for b.Len() < size {
-		b.WriteString("{},")
-	}
-	b.WriteString("{}]}}}")
-	return b.Bytes()
+	u, _ := json.Marshal(fleet.Upload{State: fleet.RunFinished, Doc: emptyStreams(size)})
+	return u
 }
 
 // attack runs reqs from an attacker process and returns its answers,
@@ -150,22 +143,6 @@ func (e *env) attack(reqs ...attackRequest) []attackAnswer {
 	return as
 }
 
-// enrolSecret enrols and registers agent name (as e.agent) and returns
-// its token's secret, for an attacker process.
-func (e *env) enrolSecret(name string) string {
-	e.t.Helper()
-	is, err := e.admin.Enrol(ctx(e.t), fleet.Enrolment{Name: name})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	_, err = e.client(is.Secret).Register(ctx(e.t), fleet.Registration{Name: name, Version: "test", Capabilities: fleet.Kinds(),
-		Addresses: []string{"127.0.0.1:5201"}, ResponderPin: strings.Repeat("ab", 32)})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return is.Secret
-}
-
 // TestHostileAgentProcess: an agent token in a process of its own sends
 // the issue's attacks one after another: a result for a cancelled run,
 // a 15 MiB document of empty streams, a heartbeat naming 257 running
@@ -178,19 +155,12 @@ func (e *env) enrolSecret(name string) string {
 // next slot, and a plausible result is stored.
 func TestHostileAgentProcess(t *testing.T) {
 	e := start(t, Config{})
-	a := e.enrolSecret("a")
-	rogue := e.enrolSecret("rogue")
+	a := e.enrolSecret("a", nil)
+	rogue := e.enrolSecret("rogue", nil)
 	b := e.agent("b", nil)
 	run := bookOne(t, e, pairSchedule("a", "b"))
 	now := time.Now().UTC()
-	cancelled, err := e.st.Book(ctx(t), fleet.Run{Source: "a", Dest: "b", Test: fleet.Test{Kind: "rtt"},
-		Start: now.Add(time.Hour), End: now.Add(time.Hour + time.Minute), State: fleet.RunScheduled, Created: now}, now.Add(2*time.Hour))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.admin.CancelRun(ctx(t), cancelled.ID); err != nil {
-		t.Fatal(err)
-	}
+	cancelled := e.cancelledRun(now.Add(time.Hour))
 	upload := func(doc []byte) json.RawMessage {
 		u, _ := json.Marshal(fleet.Upload{State: fleet.RunFinished, Doc: doc})
 		return u
@@ -201,11 +171,7 @@ func TestHostileAgentProcess(t *testing.T) {
 	}
 	beat, _ := json.Marshal(fleet.Heartbeat{Running: ids})
 	events := func(from, n int) json.RawMessage {
-		es := make([]fleet.Event, n)
-		for i := range es {
-			es[i] = fleet.Event{Seq: from + i, Time: now, Event: json.RawMessage(`{"kind":"line","text":"x"}`)}
-		}
-		j, _ := json.Marshal(es)
+		j, _ := json.Marshal(lineEvents(now, from, n))
 		return j
 	}
 	reg := func(addr string) json.RawMessage {

@@ -1,11 +1,13 @@
 package controller
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -138,17 +140,58 @@ func (e *env) token(r fleet.Role) (*client.Client, fleet.Issued) {
 // responder address on loopback (never dialled here).
 func (e *env) agent(name string, labels map[string]string) *client.Client {
 	e.t.Helper()
+	return e.client(e.enrolSecret(name, labels))
+}
+
+// enrolSecret enrols and registers agent name (as agent) and returns
+// its token's secret, for a client of its own or an attacker process.
+func (e *env) enrolSecret(name string, labels map[string]string) string {
+	e.t.Helper()
 	is, err := e.admin.Enrol(ctx(e.t), fleet.Enrolment{Name: name})
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	cl := e.client(is.Secret)
-	_, err = cl.Register(ctx(e.t), fleet.Registration{Name: name, Version: "test", Capabilities: fleet.Kinds(),
+	_, err = e.client(is.Secret).Register(ctx(e.t), fleet.Registration{Name: name, Version: "test", Capabilities: fleet.Kinds(),
 		Addresses: []string{"127.0.0.1:5201"}, Labels: labels, ResponderPin: strings.Repeat("ab", 32)})
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return cl
+	return is.Secret
+}
+
+// cancelledRun books a run from a to b at start and cancels it.
+func (e *env) cancelledRun(start time.Time) fleet.Run {
+	e.t.Helper()
+	r, err := e.st.Book(ctx(e.t), fleet.Run{Source: "a", Dest: "b", Test: fleet.Test{Kind: "rtt"},
+		Start: start, End: start.Add(time.Minute), State: fleet.RunScheduled, Created: start}, start.Add(time.Hour))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := e.admin.CancelRun(ctx(e.t), r.ID); err != nil {
+		e.t.Fatal(err)
+	}
+	return r
+}
+
+// lineEvents is n progress events numbered from from, at at.
+func lineEvents(at time.Time, from, n int) []fleet.Event {
+	es := make([]fleet.Event, n)
+	for i := range es {
+		es[i] = fleet.Event{Seq: from + i, Time: at, Event: json.RawMessage(fmt.Sprintf(`{"kind":"line","text":"%d"}`, from+i))}
+	}
+	return es
+}
+
+// emptyStreams is a tcp document of about size bytes of empty streams
+// (the issue's 15 MiB took a controller from 26 MiB to 3.9 GiB).
+func emptyStreams(size int) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"schema":1,"test":"tcp","summary":{"streams":[`)
+	for b.Len() < size {
+		b.WriteString("{},")
+	}
+	b.WriteString("{}]}}")
+	return b.Bytes()
 }
 
 // ctx is a context that ends with the test, at most 60 s on.

@@ -151,13 +151,7 @@ func TestEventBounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	events := func(from, n int) []fleet.Event {
-		es := make([]fleet.Event, n)
-		for i := range es {
-			es[i] = fleet.Event{Seq: from + i, Time: now, Event: json.RawMessage(fmt.Sprintf(`{"kind":"line","text":"%d"}`, from+i))}
-		}
-		return es
-	}
+	events := func(from, n int) []fleet.Event { return lineEvents(now, from, n) }
 	for from := 1; from <= maxRunEvents; from += 2500 {
 		if err := a.Events(ctx(t), r.ID, events(from, 2500)); err != nil {
 			t.Fatalf("events from %d: %v", from, err)
@@ -204,14 +198,7 @@ func TestEventBounds(t *testing.T) {
 	clock.Set(last.Add(eventGrace))
 	wantStatus(t, "an event eventGrace after the run ended", a.Events(ctx(t), r2.ID, events(2, 1)), http.StatusConflict)
 
-	r3, err := e.st.Book(ctx(t), fleet.Run{Source: "a", Dest: "b", Test: fleet.Test{Kind: "rtt"},
-		Start: last.Add(time.Hour), End: last.Add(time.Hour + time.Minute), State: fleet.RunScheduled, Created: now}, last.Add(2*time.Hour))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.admin.CancelRun(ctx(t), r3.ID); err != nil {
-		t.Fatal(err)
-	}
+	r3 := e.cancelledRun(last.Add(time.Hour))
 	wantStatus(t, "a cancelled run's event", a.Events(ctx(t), r3.ID, events(1, 1)), http.StatusConflict)
 }
 
@@ -225,16 +212,11 @@ func TestUploadBounded(t *testing.T) {
 	a := e.agent("a", nil)
 	e.agent("b", nil)
 	run := bookOne(t, e, pairSchedule("a", "b"))
-	var doc bytes.Buffer
-	doc.WriteString(`{"schema":1,"test":"tcp","summary":{"streams":[`)
-	for doc.Len() < 15<<20 {
-		doc.WriteString("{},")
-	}
-	doc.WriteString("{}]}}")
+	doc := emptyStreams(15 << 20)
 	var m0, m1 runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&m0)
-	_, err := a.Upload(ctx(t), run.ID, fleet.Upload{State: fleet.RunFinished, Doc: doc.Bytes()})
+	_, err := a.Upload(ctx(t), run.ID, fleet.Upload{State: fleet.RunFinished, Doc: doc})
 	runtime.ReadMemStats(&m1)
 	wantStatus(t, "16 MiB of empty streams", err, http.StatusRequestEntityTooLarge)
 	alloc := (m1.TotalAlloc - m0.TotalAlloc) >> 20
