@@ -537,7 +537,10 @@ func queueVerdict(v Verdict, rs []Reading, noise time.Duration, atLeast bool) Ve
 	v.RateBps = Estimate{b, b}
 	if span := long.HeadSpan; span > 0 {
 		if long.BusyBps > 0 {
-			span = time.Duration(headBits(long) / b * 1e9) // what the busy gaps spanned, at most
+			// The busy gaps spanned at least half the head's service
+			// time (at least half its gaps were busy, each one packet's
+			// service at b): the shortest span, the widest error.
+			span = time.Duration(headBits(long) / b / 2 * 1e9)
 		}
 		v.RateBps.Err = math.Min(b, b*2*noise.Seconds()/span.Seconds())
 	}
