@@ -74,10 +74,13 @@ func SendTrain(ctx context.Context, write func([]byte) error, clk Clock, spec Tr
 				nap(min(lead, maxNap))
 			}
 		}
-		retries, err := sendOne(ctx, write, clk, buf, spec.Cookie, uint64(seq))
+		retries, held, err := sendOne(ctx, write, clk, buf, spec.Cookie, uint64(seq))
 		out.Retries += retries
 		if err != nil {
 			return out, err
+		}
+		if held >= train.MinHold && len(out.Held) < train.MaxHolds {
+			out.Held = append(out.Held, train.Hold{Seq: seq, Ns: int64(held)})
 		}
 		out.Packets++
 	}
@@ -87,9 +90,13 @@ func SendTrain(ctx context.Context, write func([]byte) error, clk Clock, spec Tr
 // TrainSent is what SendTrain sent: the datagrams, and the writes the
 // local stack refused and that were made again. Linux counts each refusal
 // in the UDP SndbufErrors counter although nothing was lost, so a caller
-// that reads that counter for its own drops subtracts Retries.
+// that reads that counter for its own drops subtracts Retries. Held is
+// the datagrams whose write returned train.MinHold or more after their
+// stamp (the first train.MaxHolds), for the receiver's reading
+// (TrainRecorder.SetHeld).
 type TrainSent struct {
 	Packets, Retries int
+	Held             []train.Hold
 }
 
 // nap sleeps d in nanosleep, on this OS thread.
@@ -100,23 +107,25 @@ func nap(d time.Duration) {
 
 // sendOne writes one train datagram, again while the local stack has no
 // room for it (up to maxTrainStall), napping maxLead between tries so as
-// not to spin a core; it returns how many writes were refused.
-func sendOne(ctx context.Context, write func([]byte) error, clk Clock, buf []byte, cookie wire.Cookie, seq uint64) (int, error) {
+// not to spin a core; it returns how many writes were refused and how
+// long after the stamp it carries the write that went returned.
+func sendOne(ctx context.Context, write func([]byte) error, clk Clock, buf []byte, cookie wire.Cookie, seq uint64) (int, time.Duration, error) {
 	var stalled time.Time
 	for retries := 0; ; retries++ {
-		wire.PutUDP(buf, wire.UDPHeader{Type: wire.UDPData, Cookie: cookie, Seq: seq, SentNs: int64(clk.Since())})
+		stamp := clk.Since()
+		wire.PutUDP(buf, wire.UDPHeader{Type: wire.UDPData, Cookie: cookie, Seq: seq, SentNs: int64(stamp)})
 		err := write(buf)
 		if err == nil {
-			return retries, nil
+			return retries, clk.Since() - stamp, nil
 		}
 		if !errors.Is(err, syscall.ENOBUFS) && !errors.Is(err, syscall.EAGAIN) {
-			return retries, err
+			return retries, 0, err
 		}
 		if stalled.IsZero() {
 			stalled = time.Now()
 		}
 		if time.Since(stalled) > maxTrainStall || ctx.Err() != nil {
-			return retries + 1, errors.Join(err, ctx.Err())
+			return retries + 1, 0, errors.Join(err, ctx.Err())
 		}
 		nap(maxLead)
 	}
@@ -133,6 +142,7 @@ type TrainRecorder struct {
 	sentNs []int64
 	recvNs []int64
 	got    []bool
+	heldNs []int64 // the sender's holds (SetHeld), nil without
 	dups   int
 }
 
@@ -159,6 +169,24 @@ func (r *TrainRecorder) Add(h wire.UDPHeader, recvNs int64) {
 	r.got[h.Seq], r.sentNs[h.Seq], r.recvNs[h.Seq] = true, h.SentNs, recvNs
 }
 
+// SetHeld records the holds the train's sender reported (TrainSent.Held):
+// the packets that may have left later than their stamps. Holds of
+// sequence numbers outside the train, or shorter than train.MinHold, are
+// ignored (the list comes from the peer).
+func (r *TrainRecorder) SetHeld(holds []train.Hold) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, h := range holds {
+		if h.Seq < 0 || h.Seq >= len(r.got) || h.Ns < int64(train.MinHold) {
+			continue
+		}
+		if r.heldNs == nil {
+			r.heldNs = make([]int64, len(r.got))
+		}
+		r.heldNs[h.Seq] = h.Ns
+	}
+}
+
 // Reading reads the train as received so far (train.Read). A lost
 // datagram's send time is unknown and not needed: only received ones'
 // times are read.
@@ -168,6 +196,9 @@ func (r *TrainRecorder) Reading() train.Reading {
 	t := make(train.Train, len(r.got))
 	for i := range t {
 		t[i] = train.Packet{Bytes: r.bytes, Got: r.got[i], SentAt: time.Duration(r.sentNs[i]), RecvAt: time.Duration(r.recvNs[i])}
+		if r.heldNs != nil {
+			t[i].Held = time.Duration(r.heldNs[i])
+		}
 	}
 	return train.Read(t)
 }

@@ -3,10 +3,12 @@ package flow
 import (
 	"context"
 	"net"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/sockopt"
+	"github.com/fullpipe/fullpipe/internal/train"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
@@ -69,5 +71,51 @@ func TestTrainLoopback(t *testing.T) {
 	}
 	if r.DelayRise > 5*time.Millisecond {
 		t.Errorf("delay rose %v along a 64-packet train on loopback", r.DelayRise)
+	}
+}
+
+// TestSendTrainHolds: a write that returns late after its stamp (here
+// the writer blocks 3 ms in datagram 5's write, as a sender scheduled
+// out in it is) is reported with its sequence number and at least that
+// hold; the list stops at train.MaxHolds; a recorder given the holds
+// reads them into the packets and ignores holds outside the train.
+func TestSendTrainHolds(t *testing.T) {
+	const hold = 3 * time.Millisecond
+	write := func(b []byte) error {
+		h, err := wire.ParseUDP(b)
+		if err != nil {
+			return err
+		}
+		if h.Seq == 5 {
+			time.Sleep(hold) // the write that blocks: real time is what SendTrain measures
+		}
+		return nil
+	}
+	sent, err := SendTrain(context.Background(), write, NewClock(), TrainSpec{Cookie: wire.NewCookie(), Packets: 16, Size: 200})
+	if err != nil || sent.Packets != 16 {
+		t.Fatalf("sent %d of 16: %v", sent.Packets, err)
+	}
+	i := slices.IndexFunc(sent.Held, func(h train.Hold) bool { return h.Seq == 5 })
+	if i < 0 || time.Duration(sent.Held[i].Ns) < hold {
+		t.Fatalf("holds %+v: want seq 5 held at least %v", sent.Held, hold)
+	}
+	rec := NewTrainRecorder(16, 200, 28)
+	rec.SetHeld(append(sent.Held, train.Hold{Seq: 16, Ns: 1e6}, train.Hold{Seq: -1, Ns: 1e6}, train.Hold{Seq: 7, Ns: 1}))
+	if got := rec.heldNs[5]; got != sent.Held[i].Ns {
+		t.Errorf("recorder holds seq 5 for %d ns, want %d", got, sent.Held[i].Ns)
+	}
+	if rec.heldNs[7] != 0 && !slices.ContainsFunc(sent.Held, func(h train.Hold) bool { return h.Seq == 7 }) {
+		t.Errorf("a hold under train.MinHold was recorded: %d ns", rec.heldNs[7])
+	}
+
+	// Every write held past MinHold: the list ends at MaxHolds.
+	slow := func([]byte) error { // busy for MinHold (a sleep would be a timer's tick)
+		for t0 := time.Now(); time.Since(t0) < train.MinHold; {
+		}
+		return nil
+	}
+	sent, err = SendTrain(context.Background(), slow, NewClock(), TrainSpec{Cookie: wire.NewCookie(), Packets: train.MaxHolds + 10, Size: 200})
+	if err != nil || len(sent.Held) != train.MaxHolds {
+		t.Errorf("%d packets each held %v: %d holds reported (%v), want %d", train.MaxHolds+10, train.MinHold, len(sent.Held), err, train.MaxHolds)
 	}
 }

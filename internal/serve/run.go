@@ -113,6 +113,7 @@ func (ss *session) readStop(br *bufio.Reader, cancel context.CancelFunc) <-chan 
 			var st wire.Stop
 			if m.Into(wire.TypeStop, &st) == nil {
 				reason = st.Reason
+				ss.trainHeld(st.Held)
 			}
 		}
 		stopped <- reason

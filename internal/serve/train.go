@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/flow"
+	"github.com/fullpipe/fullpipe/internal/train"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
@@ -46,10 +47,22 @@ type trainState struct {
 
 	mu           sync.Mutex
 	seen         bool
-	drops0       uint32 // the socket's drop count at the first datagram
-	drops1       uint32 // and at the latest
-	userStamps   bool   // some receive times were the reader's, not the kernel's
-	sndbufErrors uint64 // the namespace's UDP send-buffer errors before sending
+	drops0       uint32       // the socket's drop count at the first datagram
+	drops1       uint32       // and at the latest
+	userStamps   bool         // some receive times were the reader's, not the kernel's
+	sndbufErrors uint64       // the namespace's UDP send-buffer errors before sending
+	held         []train.Hold // the reverse train's late writes (flow.TrainSent.Held)
+}
+
+// trainHeld gives the train this session receives the holds its sender
+// (the client) reported in its stop.
+func (ss *session) trainHeld(holds []train.Hold) {
+	ss.mu.Lock()
+	tr := ss.train
+	ss.mu.Unlock()
+	if tr != nil && tr.rx != nil && len(holds) > 0 {
+		tr.rx.SetHeld(holds)
+	}
 }
 
 // trainData records one datagram of the train the client sends.
@@ -89,6 +102,7 @@ func (ss *session) sendTrain(ctx context.Context) {
 	_, after := flow.UDPErrors()
 	ss.train.mu.Lock()
 	ss.train.sndbufErrors = after - before - min(uint64(n.Retries), after-before) // a retried write counts there too
+	ss.train.held = n.Held
 	ss.train.mu.Unlock()
 	ss.trainSent.Store(int64(n.Packets))
 	if err != nil {
@@ -129,6 +143,7 @@ func (ss *session) trainResult() *wire.TrainResult {
 		}
 	} else {
 		out.LocalDrops = uint32(min(tr.sndbufErrors, 1<<32-1))
+		out.Held = tr.held
 	}
 	return out
 }

@@ -311,8 +311,13 @@ func (o sendOpts) apply(rc syscall.RawConn, sends bool) error {
 // stopAndWait asks the responder to stop and reads its result; used when
 // the client ends a test early. It waits at most a second.
 func (s *session) stopAndWait(reason string, results <-chan serverMsg) *wire.Result {
+	return s.stopWith(wire.Stop{Reason: reason}, results)
+}
+
+// stopWith is stopAndWait with a stop message that says more than why.
+func (s *session) stopWith(stop wire.Stop, results <-chan serverMsg) *wire.Result {
 	_ = s.ctrl.SetWriteDeadline(time.Now().Add(time.Second))
-	_ = wire.Encode(s.ctrl, wire.TypeStop, wire.Stop{Reason: reason})
+	_ = wire.Encode(s.ctrl, wire.TypeStop, stop)
 	t := time.NewTimer(time.Second)
 	defer t.Stop()
 	for {

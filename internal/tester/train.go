@@ -19,6 +19,9 @@ import (
 // long train may arrive while the reader is scheduled out.
 const trainRecvBuffer = 32 << 20
 
+// trainWriter writes the up train's datagrams (a test holds a write).
+var trainWriter = flow.ConnWriter
+
 // RunTrain sends one train (or, Reverse, has the responder send it) and
 // returns its receiver's reading: the responder's for up, from its
 // kernel's receive stamps; this host's for down.
@@ -59,7 +62,7 @@ func sendTrain(ctx context.Context, s *session, uc *net.UDPConn, rc syscall.RawC
 	}
 	_, before := flow.UDPErrors()
 	spec := flow.TrainSpec{Cookie: s.accept.Cookie, Packets: cfg.Packets, Size: cfg.Size, RateBps: float64(cfg.RateBps)}
-	sent, err := flow.SendTrain(ctx, flow.ConnWriter(uc), flow.NewClock(), spec)
+	sent, err := flow.SendTrain(ctx, trainWriter(uc), flow.NewClock(), spec)
 	if err != nil {
 		return fmt.Errorf("sending the train: %w", err)
 	}
@@ -73,7 +76,7 @@ func sendTrain(ctx context.Context, s *session, uc *net.UDPConn, rc syscall.RawC
 	}
 	msgs := make(chan serverMsg, 4)
 	go s.readLoop(msgs)
-	r := s.stopAndWait("done", msgs)
+	r := s.stopWith(wire.Stop{Reason: "done", Held: sent.Held}, msgs)
 	if r == nil || r.Train == nil || r.Train.Reading == nil {
 		return errors.New("the responder sent no reading of the train")
 	}
@@ -102,6 +105,9 @@ func receiveTrain(ctx context.Context, s *session, uc *net.UDPConn, rc syscall.R
 	rec := flow.NewTrainRecorder(cfg.Packets, cfg.Size, cfg.Overhead)
 	drops, stamps := readTrain(ctx, uc, s.accept.Cookie, rec, cfg)
 	r := s.stopAndWait("done", msgs)
+	if r != nil && r.Train != nil {
+		rec.SetHeld(r.Train.Held)
+	}
 	res.Reading, res.LocalDrops, res.Stamps = rec.Reading(), drops, stamps
 	if r != nil && r.Train != nil {
 		res.LocalDrops += r.Train.LocalDrops

@@ -3,6 +3,7 @@ package tester
 import (
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -55,5 +56,33 @@ func TestTrainLimit(t *testing.T) {
 	var ns *NotSentError
 	if !errors.As(err, &ns) || ns.Err.Code != wire.CodeLimit || !strings.Contains(ns.Err.Message, "--max-train-bytes") {
 		t.Fatalf("got %v, want a limit error naming --max-train-bytes", err)
+	}
+}
+
+// TestTrainHoldsReachReading: the up train's sender reports a write that
+// returned 3 ms after its stamp (datagram 20's, held here in the
+// writer), the responder's reading has it (sender_held_ns), and the gap
+// it ended is in no busy rate.
+func TestTrainHoldsReachReading(t *testing.T) {
+	_, addr := startServer(t, serve.Config{})
+	const hold = 3 * time.Millisecond
+	orig := trainWriter
+	t.Cleanup(func() { trainWriter = orig })
+	trainWriter = func(c *net.UDPConn) func([]byte) error {
+		w := orig(c)
+		return func(b []byte) error {
+			if h, err := wire.ParseUDP(b); err == nil && h.Seq == 20 {
+				time.Sleep(hold)
+			}
+			return w(b)
+		}
+	}
+	cfg := result.TrainConfig{Packets: 64, Size: 1000, Overhead: 66, Drain: 200 * time.Millisecond}
+	res, err := RunTrain(testCtx(t, 20*time.Second), Target{Addr: addr}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res.Reading; r.SenderHeld < hold || r.Got != 64 {
+		t.Errorf("reading %+v: want all 64 and sender_held_ns at least %v", r, hold)
 	}
 }

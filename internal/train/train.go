@@ -36,7 +36,33 @@ type Packet struct {
 	SentAt time.Duration // sender's clock; only needed when Got (the receiver learns it from the packet)
 	Got    bool          // arrived
 	RecvAt time.Duration // receiver's clock; only when Got
+	// Held is how long after SentAt the sender's write of this packet
+	// returned, when it reported that (at least MinHold): the packet left
+	// somewhere in between, so the stamp may be early by up to Held.
+	Held time.Duration
 }
+
+// Hold is a datagram whose write returned Ns nanoseconds after the send
+// stamp it carries: its sender was held (scheduled out, most often,
+// between taking the stamp and the packet leaving) and the packet left
+// up to that much later than its stamp says. The receiver's one-way
+// delay of that packet is too high by as much, which would read a
+// sender's stall as a queue's wait (Reading.BusyBps).
+type Hold struct {
+	Seq int   `json:"seq"`
+	Ns  int64 `json:"ns"`
+}
+
+// MinHold is the least hold a sender reports: a write into a local
+// stack takes 2-80 µs on the machines measured (the longer ones wake
+// another core), well under half a packet's gap at the rates trains
+// read (1500 B at 100 Mbit/s is 120 µs).
+const MinHold = 20 * time.Microsecond
+
+// MaxHolds bounds the holds one train's sender reports (the list
+// travels on the control connection); holds after the first MaxHolds
+// are not reported.
+const MaxHolds = 4096
 
 // Train is the packets of one train in the order they were sent.
 type Train []Packet
@@ -64,6 +90,12 @@ type Reading struct {
 	// clean path's, or too short a head to tell its busy gaps within the
 	// stamps' noise).
 	BusyBps float64 `json:"busy_bps,omitempty"`
+	// SenderHeld is the longest hold (Hold) its sender reported for any
+	// packet of the train, and HeldGaps how many of the head's gaps were
+	// left out of BusyBps because the packet that ended them may have
+	// left late rather than waited in a queue.
+	SenderHeld time.Duration `json:"sender_held_ns,omitempty"`
+	HeldGaps   int           `json:"held_gaps,omitempty"`
 	// HeadSendSpan is the head's span on the sender's clock.
 	HeadSendSpan time.Duration `json:"head_send_span_ns"`
 	// Tail: the packets that got through after the first loss.
@@ -104,6 +136,9 @@ func Read(t Train) Reading {
 		return r
 	}
 	r.SendBps = sendRate(t)
+	for _, p := range t {
+		r.SenderHeld = max(r.SenderHeld, p.Held)
+	}
 	// One-way delays (on two clocks: only their differences count) rise
 	// over the least of them, the packet that queued least; not over the
 	// first packet's, whose send stamp a slow first write may inflate.
@@ -135,7 +170,7 @@ func Read(t Train) Reading {
 	r.HeadSpan = head[len(head)-1].RecvAt - head[0].RecvAt
 	r.HeadSendSpan = head[len(head)-1].SentAt - head[0].SentAt
 	r.HeadBps = rate(head)
-	r.BusyBps = busyRate(head)
+	r.BusyBps, r.HeldGaps = busyRate(head)
 	var tail Train
 	var tailAt []int // each tail packet's place in the train
 	for _, i := range got {
@@ -162,7 +197,7 @@ func Read(t Train) Reading {
 	tail = tail[r.TailBunched:]
 	if len(tail) >= MinTail {
 		r.TailSpan = tail[len(tail)-1].RecvAt - tail[0].RecvAt
-		r.TailBps = rate(tail)
+		r.TailBps = unheldRate(t, tailAt[r.TailBunched:])
 		r.TailSendBps = sendRate(t[tailAt[r.TailBunched] : tailAt[len(tailAt)-1]+1])
 	}
 	return r
@@ -235,11 +270,43 @@ func rate(t Train) float64 {
 	return float64(totalBytes(t[1:])) * 8 / span.Seconds()
 }
 
-// busyRate is the arrival rate of a head (all arrived, in send order)
-// over its busy gaps (Reading.BusyBps).
-func busyRate(head Train) float64 {
-	if len(head) <= MinTail {
+// unheldRate is the arrival rate of the received packets of t at places
+// at (in order) over the gaps that no held packet ended: a hold of the
+// sender (Hold) lets a queue drain or a policer's bucket fill, and the
+// first packet through after it, the held one or, when that was lost,
+// the next, ends a gap that holds the sender's idle time, not the
+// path's rate. rate when nothing was held; 0 when fewer than half the
+// gaps, or fewer than MinTail, are left.
+func unheldRate(t Train, at []int) float64 {
+	var bytes, n int
+	var span time.Duration
+	for j := 1; j < len(at); j++ {
+		held := false
+		for _, p := range t[at[j-1]+1 : at[j]+1] {
+			held = held || p.Held > 0
+		}
+		if !held {
+			bytes += t[at[j]].Bytes
+			span += t[at[j]].RecvAt - t[at[j-1]].RecvAt
+			n++
+		}
+	}
+	if n < MinTail || 2*n < len(at)-1 || span <= 0 {
 		return 0
+	}
+	return float64(bytes) * 8 / span.Seconds()
+}
+
+// busyRate is the arrival rate of a head (all arrived, in send order)
+// over its busy gaps (Reading.BusyBps), and how many gaps it left out
+// because their packet's sender was held: a held packet's rise is its
+// wait plus up to its hold, and which share was which the stamps cannot
+// tell (a packet held 1.7 ms that found the link idle read a rise of
+// its hold plus 28 µs of stamp noise, over the half gap of 20 µs at 300
+// Mbit/s), so its gap, which may hold idle time, is never a busy one.
+func busyRate(head Train) (bps float64, held int) {
+	if len(head) <= MinTail {
+		return 0, 0
 	}
 	gaps := make([]float64, 0, len(head)-1)
 	base := time.Duration(math.MaxInt64)
@@ -253,16 +320,22 @@ func busyRate(head Train) float64 {
 	var bytes, busy int
 	var span time.Duration
 	for i := 1; i < len(head); i++ {
-		if head[i].RecvAt-head[i].SentAt-base > half {
-			bytes += head[i].Bytes
-			span += head[i].RecvAt - head[i-1].RecvAt
-			busy++
+		rise := head[i].RecvAt - head[i].SentAt - base
+		if rise <= half {
+			continue
 		}
+		if head[i].Held > 0 {
+			held++
+			continue
+		}
+		bytes += head[i].Bytes
+		span += head[i].RecvAt - head[i-1].RecvAt
+		busy++
 	}
-	if busy < MinTail || 2*busy < len(head)-1 || span <= 0 {
-		return 0
+	if busy < MinTail || 2*busy < len(head)-1-held || span <= 0 {
+		return 0, held
 	}
-	return float64(bytes) * 8 / span.Seconds()
+	return float64(bytes) * 8 / span.Seconds(), held
 }
 
 // Kind names what limits the path.
@@ -359,10 +432,20 @@ func Classify(readings []Reading, noise time.Duration) Verdict {
 		}
 		return queueVerdict(v, rs, noise, true)
 	}
-	// Trains that lost packets and kept enough of a tail to read a rate.
+	// Trains that lost packets and kept enough of a tail to read a rate,
+	// from a sender that kept its pace: one held for longer than
+	// burstHeld sent what fell due meanwhile back to back, a burst its
+	// pace never makes, which overflows a small queue (losses no line
+	// made) or meets a bucket that filled while it waited; its losses
+	// and its tail are the host's. (Its head's busy rate is still the
+	// link's: the gaps its holds ended are not in it.)
 	var withTail []Reading
+	held := 0
 	for _, r := range lossy {
-		if r.TailBps > 0 {
+		switch {
+		case r.TailBps > 0 && r.SenderHeld > burstHeld(r):
+			held++
+		case r.TailBps > 0:
 			withTail = append(withTail, r)
 		}
 	}
@@ -373,6 +456,9 @@ func Classify(readings []Reading, noise time.Duration) Verdict {
 			v = queueVerdict(v, rs, noise, true)
 			v.Why += " (the longest trains overflowed it, but too few packets got through after the first loss to read more)"
 			return v
+		}
+		if held > 0 {
+			return undecided(v, lossy, fmt.Sprintf("the sender was held in %d of %d trains that lost packets, longer than its pace allows: what got through after their first loss is the host's, not the path's", held, len(lossy)))
 		}
 		return undecided(v, lossy, "too few got through after the first loss to read a rate")
 	}
@@ -394,6 +480,17 @@ func Classify(readings []Reading, noise time.Duration) Verdict {
 		return lossyVerdict(v, rs)
 	}
 	return undecided(v, lossy, fmt.Sprintf("of %d trains with a tail, %d got it through surely slower than the head, %d surely as fast as it was sent, the rest within the timing noise of both", len(withTail), ev.slower, ev.asSent))
+}
+
+// burstHeld is how long a train's sender may be held before what falls
+// due meanwhile, sent back to back when it runs again, is a burst beyond
+// its pace's own: 8 packets at the train's send rate (its pace sends up
+// to 5 back to back; MinTail).
+func burstHeld(r Reading) time.Duration {
+	if r.SendBps <= 0 || r.Sent == 0 {
+		return 0
+	}
+	return time.Duration(float64(MinTail*r.Bytes/r.Sent) * 8 / r.SendBps * 1e9)
 }
 
 // spaced reports whether a train's head arrived slower than it was sent:

@@ -80,6 +80,10 @@ type Started struct{}
 // Stop asks the server to end the test now.
 type Stop struct {
 	Reason string `json:"reason"`
+	// Held is, for a train the client sent, the datagrams whose write
+	// returned late after their stamp (train.Hold), for the responder's
+	// reading.
+	Held []train.Hold `json:"held,omitempty"`
 }
 
 // DataHello follows the data preamble on a data connection.
@@ -198,4 +202,8 @@ type TrainResult struct {
 	// the network. A reading with local drops is not a reading of the path.
 	LocalDrops uint32 `json:"local_drops"`
 	Stamps     string `json:"stamps"` // "kernel" or "user": where receive times came from
+	// Held is, for a train the responder sent (Reverse), the datagrams
+	// whose write returned late after their stamp, for the client's
+	// reading.
+	Held []train.Hold `json:"held,omitempty"`
 }

@@ -57,6 +57,39 @@ func SendPaced(mk func() *link.Chain, n, ipBytes, countBytes int, p Pacer, noise
 	return run(mk, at, ipBytes, countBytes, noise, rng)
 }
 
+// SendHeld is SendPaced with a sender that is held, with probability
+// holdP after each stamp, for an exponentially distributed time of mean
+// hold before its datagram leaves (scheduled out between taking the
+// stamp and the write): the datagram carries the earlier stamp. When
+// report, each packet's Held is how long after its stamp it left, as
+// flow.SendTrain reports it (from train.MinHold); otherwise 0, a sender
+// that does not say.
+func SendHeld(mk func() *link.Chain, n, ipBytes, countBytes int, p Pacer, holdP float64, hold time.Duration, report bool, noise time.Duration, rng *rand.Rand) train.Train {
+	gap := time.Duration(float64(ipBytes) * 8 / p.RateBps * 1e9)
+	burst := time.Duration(float64(ipBytes) * 8 / p.BurstBps * 1e9)
+	stamps, at := make([]time.Duration, n), make([]time.Duration, n)
+	var now time.Duration
+	for i := range at {
+		if due := time.Duration(i) * gap; due-now > p.Lead {
+			now = due - p.Lead + time.Duration(rng.ExpFloat64()*float64(p.Overshoot))
+		}
+		stamps[i] = now
+		if rng.Float64() < holdP {
+			now += time.Duration(rng.ExpFloat64() * float64(hold))
+		}
+		at[i] = now
+		now += burst
+	}
+	t := run(mk, at, ipBytes, countBytes, noise, rng)
+	for i := range t {
+		t[i].SentAt = stamps[i]
+		if h := at[i] - stamps[i]; report && h >= train.MinHold {
+			t[i].Held = h
+		}
+	}
+	return t
+}
+
 // run sends a packet of ipBytes at each of at (non-decreasing) through a
 // fresh chain from mk and reads what arrived.
 func run(mk func() *link.Chain, at []time.Duration, ipBytes, countBytes int, noise time.Duration, rng *rand.Rand) train.Train {
