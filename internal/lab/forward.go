@@ -84,6 +84,11 @@ type DirStats struct {
 	WriteDrops atomic.Uint64
 	Late       atomic.Uint64
 	ReadStalls atomic.Uint64 // the reader came back after more than LateLimit and found packets waiting
+	// InputWaits counts packets that waited in their input device for
+	// more than LateLimit before the reader read them (from the tap's
+	// stamps); Tapped is whether the input has a tap to tell.
+	InputWaits atomic.Uint64
+	Tapped     atomic.Bool
 	ReadErrors atomic.Uint64 // super-packets the tun package could not split (more segments than a batch)
 }
 
@@ -148,6 +153,7 @@ type icmpReply struct {
 type pipe struct {
 	name  string
 	ins   []tun.Device // read, one routineRead each
+	taps  []*tap       // per input, nil where none opened: when each packet entered its device
 	outs  []tun.Device // written by routineWrite
 	rx    []*DirStats  // per input: what was read
 	tx    []*DirStats  // per output: what was written
@@ -182,6 +188,12 @@ func (p *pipe) now() time.Duration { return time.Since(p.start) }
 // fabric at its arrival time. It ends when that device is closed.
 func (p *pipe) routineRead(in int) error {
 	src := p.ins[in]
+	var tp *tap
+	if in < len(p.taps) && p.taps[in].claim() {
+		tp = p.taps[in]
+		defer tp.close() // the reader is its only user
+		p.rx[in].Tapped.Store(true)
+	}
 	n := src.BatchSize()
 	pks := make([]*link.Packet, n)
 	bufs := make([][]byte, n)
@@ -196,7 +208,7 @@ func (p *pipe) routineRead(in int) error {
 		}
 		before := p.now()
 		cnt, err := src.Read(bufs, sizes, headroom)
-		after := p.now()
+		after, read := p.now(), time.Now()
 		if cnt > 0 && after-before < readNoWait && before-lastRead > LateLimit {
 			p.rx[in].ReadStalls.Add(1) // away for long, and packets were waiting
 		}
@@ -210,6 +222,11 @@ func (p *pipe) routineRead(in int) error {
 				continue
 			}
 			return err
+		}
+		if cnt > 0 {
+			if waited, _ := tp.waited(bufs[0][headroom:headroom+sizes[0]], read); waited > LateLimit {
+				p.rx[in].InputWaits.Add(uint64(cnt))
+			}
 		}
 		p.enter(in, pks[:cnt], sizes)
 		select {

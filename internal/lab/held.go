@@ -114,6 +114,7 @@ func Since(m0, m1 Mark) (Account, error) {
 		d.ICMPSent -= d0.ICMPSent
 		d.ReadDrops -= d0.ReadDrops
 		d.ReadStalls -= d0.ReadStalls
+		d.InputWaits -= d0.InputWaits
 		d.WriteDrops -= d0.WriteDrops
 		d.LatePackets -= d0.LatePackets
 		d.Drops = map[string]uint64{}

@@ -101,6 +101,7 @@ type Lab struct {
 	State
 	ends  [2]netns.NsHandle
 	tuns  [2]tun.Device
+	taps  [2]*tap  // nil where none opened
 	pipes [2]*pipe // up, down
 	paths [2]*Path // the pipes' chains, for statistics
 	stats [2]*DirStats
@@ -163,11 +164,15 @@ func Up(cfg Config) (l *Lab, err error) {
 	if err = configure(l.ends[1], p2p(sa, ca)); err != nil {
 		return l, fmt.Errorf("%s: %w", l.Server.NetNS, err)
 	}
+	for i := range l.ends {
+		l.taps[i], _ = openTap(l.ends[i]) // without, input waits go unseen (DirectionStats.InputStamped)
+	}
 	start := time.Now()
 	for i, d := range []Direction{cfg.Up, cfg.Down} {
 		st := &DirStats{}
 		p := newPipe([]string{"up", "down"}[i], []tun.Device{l.tuns[i]}, []tun.Device{l.tuns[1-i]},
 			[]*DirStats{st}, []*DirStats{st}, start)
+		p.taps = []*tap{l.taps[i]}
 		back := func([]byte) int { return 0 } // frag-needed goes back into the one input
 		l.paths[i] = Build(d, cfg.Framing, cfg.Seed+uint64(i)*1000, p.dropper(st), p.tooBig(d, back, st))
 		p.net = single{path: l.paths[i]}
@@ -236,6 +241,9 @@ func (l *Lab) Close() error {
 		if t != nil {
 			_ = t.Close()
 		}
+	}
+	for _, t := range l.taps {
+		t.release()
 	}
 	for _, h := range l.ends {
 		if h.IsOpen() {

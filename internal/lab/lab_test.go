@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -15,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fullpipe/fullpipe/internal/testkit"
 )
 
 // These tests build real labs and judge them with tools we did not write
@@ -461,5 +464,44 @@ func TestMTU(t *testing.T) {
 	}
 	if li.Snapshot().Up.ICMPSent == 0 {
 		t.Fatal("no ICMP frag-needed sent")
+	}
+}
+
+// TestTapSeesInputWaits: datagrams sent into the client's device before
+// the forwarder runs wait there for it; the tap on the device stamps
+// each as it enters, so the forwarder, once it reads them, counts each
+// one that waited over LateLimit (forwarder_input_waits), where a read
+// time alone would have seen a punctual arrival.
+func TestTapSeesInputWaits(t *testing.T) {
+	needRoot(t)
+	const n = 20
+	l, err := Up(Config{Name: "ttap", Seed: 1, Framing: FramingEthernet, Up: Direction{Delay: time.Millisecond}, Down: Direction{Delay: time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = inNS(l.ends[0], func() error {
+		c, err := net.DialUDP("udp4", nil, &net.UDPAddr{IP: l.Server.Addr.AsSlice(), Port: 9})
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		for range n {
+			if _, err := c.Write(make([]byte, 100)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * LateLimit) // real time: the wait in the device that the tap must see
+	runLab(t, l)
+	if !testkit.Poll(5*time.Second, func() bool { return l.Snapshot().Up.RxPackets >= n }) {
+		t.Fatalf("the forwarder read %d of the %d datagrams", l.Snapshot().Up.RxPackets, n)
+	}
+	up := l.Snapshot().Up
+	if !up.InputStamped || up.InputWaits < n {
+		t.Errorf("input stamped %v, %d of %d datagrams seen waiting over %v; want all, each waited at least %v", up.InputStamped, up.InputWaits, n, LateLimit, 3*LateLimit)
 	}
 }

@@ -148,6 +148,7 @@ type Sites struct {
 	SitesState
 	ends     []netns.NsHandle
 	tuns     []tun.Device
+	taps     []*tap // per site, nil where none opened
 	pipe     *pipe
 	hub      *hub
 	up, down []*DirStats
@@ -232,6 +233,8 @@ func UpSites(cfg SitesConfig) (s *Sites, err error) {
 		if err := configure(h, addr); err != nil {
 			return s, fmt.Errorf("%s: %w", e.NetNS, err)
 		}
+		tp, _ := openTap(h) // without, input waits go unseen (DirectionStats.InputStamped)
+		s.taps = append(s.taps, tp)
 	}
 	s.build()
 	s.start()
@@ -299,6 +302,7 @@ func (s *Sites) build() {
 		s.up, s.down = append(s.up, &DirStats{}), append(s.down, &DirStats{})
 	}
 	p := newPipe("sites", s.tuns, s.tuns, s.up, s.down, time.Now())
+	p.taps = s.taps
 	a4 := s.Sites[0].Addr.As4()
 	h := &hub{prefix: [3]byte{a4[0], a4[1], a4[2]}, n: n, upSt: s.up, downSt: s.down}
 	for i, site := range s.Config.Sites {
@@ -344,6 +348,9 @@ func (s *Sites) Close() error {
 			_ = t.Close() // ends the readers
 		}
 		s.wg.Wait()
+		for _, t := range s.taps {
+			t.release()
+		}
 		errs := []error{s.err}
 		for _, h := range s.ends {
 			h.Close()

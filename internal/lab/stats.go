@@ -39,11 +39,19 @@ type DirectionStats struct {
 	// found packets waiting after the reader was away for more than
 	// LateLimit; packets in failed TUN writes; packets written more than
 	// LateLimit after their virtual departure. LabLimited is any of them.
-	ReadDrops   uint64 `json:"forwarder_read_drops"`
-	ReadStalls  uint64 `json:"forwarder_read_stalls"`
-	WriteDrops  uint64 `json:"forwarder_write_drops"`
-	LatePackets uint64 `json:"late_packets"`
-	LabLimited  bool   `json:"lab_limited"`
+	ReadDrops  uint64 `json:"forwarder_read_drops"`
+	ReadStalls uint64 `json:"forwarder_read_stalls"`
+	// InputWaits counts packets that waited in the input device more
+	// than LateLimit before the forwarder read them (the kernel's stamp
+	// of their entry, from a tap on the device): they entered the path
+	// late. A figure, not yet part of LabLimited or of a Budget's
+	// judgement (docs/lab.md). InputStamped says whether the device has
+	// a tap: without, waits in it go unseen.
+	InputWaits   uint64 `json:"forwarder_input_waits"`
+	InputStamped bool   `json:"input_stamped"`
+	WriteDrops   uint64 `json:"forwarder_write_drops"`
+	LatePackets  uint64 `json:"late_packets"`
+	LabLimited   bool   `json:"lab_limited"`
 	// LateHist counts the forwarded packets by how late after their
 	// virtual departure they were written, in LateBucket (10 µs) steps,
 	// trailing zeros trimmed (Lab.Mark, ByName: the lab judges itself).
@@ -84,6 +92,7 @@ func readStats(st *DirStats, path *Path) DirectionStats {
 	d := DirectionStats{RxPackets: st.RxPackets.Load(), RxBytes: st.RxBytes.Load(),
 		TxPackets: st.TxPackets.Load(), TxBytes: st.TxBytes.Load(), ICMPSent: st.ICMPSent.Load(),
 		WriteDrops: st.WriteDrops.Load(), LatePackets: st.Late.Load(), ReadStalls: st.ReadStalls.Load(),
+		InputWaits: st.InputWaits.Load(), InputStamped: st.Tapped.Load(),
 		ReadDrops: st.ReadErrors.Load(), // plus the kernel's, added by lossOnRead
 		Drops:     map[string]uint64{}, QueueBytes: path.Chain.QueuedBytes()}
 	for _, c := range link.Causes() {
