@@ -48,6 +48,11 @@ func TestAccountJudge(t *testing.T) {
 		{"a window's mean held", 101_000, 30_000, 600 * time.Microsecond, 0, 0, WindowBudget(20 * time.Millisecond), true, ""},
 		{"a window's mean over", 101_000, 40_000, 600 * time.Microsecond, 0, 0, WindowBudget(20 * time.Millisecond), false, "mean lateness 245 µs (budget 200 µs"},
 		{"the same for a rate", 101_000, 40_000, 600 * time.Microsecond, 0, 0, RateBudget, true, ""},
+		// TestSitesMTU's try in CI: the path dropped every packet it
+		// read, one read stall, nothing written: "1 of 0 packets late"
+		// limited a count that lateness does not move.
+		{"a count, a stall, nothing written", 1000, 0, 0, 0, 1, CountBudget, true, ""},
+		{"a count, an own drop", 1000, 0, 0, 1, 0, CountBudget, false, "1 lost by the forwarder itself"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a, err := Since(base, mark(t0.Add(10*time.Second), c.packets, c.late, c.lateBy, c.drops, c.stalls))
