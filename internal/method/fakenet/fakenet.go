@@ -50,6 +50,10 @@ type Path struct {
 	// gets out (0: no limit): a UDP test asked for more sends this many
 	// and says it was generator-limited.
 	GeneratorFPS float64
+	// StallLossPct, when > 0, is a sending host that falls behind in
+	// every UDP stream (a stall it catches up in a burst) and loses that
+	// share of the stream to the burst, its own loss, not the path's.
+	StallLossPct float64
 	MTU          int  // the path MTU (0: 1500, the interface's)
 	ICMP         bool // a frag-needed comes back for larger packets (else a black hole)
 	// ICMPLimitPPS is the far host's ICMP rate limit (as Linux's
@@ -190,10 +194,15 @@ func (p *Path) UDP(ctx context.Context, cfg result.UDPConfig, progress func(resu
 	}
 	sent := uint64(rate * secs / 8 / float64(cfg.Size))
 	got := uint64(math.Round(float64(sent) * recvIP / sentIP))
+	var late uint64
+	if p.StallLossPct > 0 {
+		late = max(1, sent/100)
+		got = min(got, uint64(float64(sent)*(1-p.StallLossPct/100)))
+	}
 	s := result.UDPSummary{Direction: dir, SizeBytes: cfg.Size, TargetRateBps: cfg.RateBps, SentPackets: sent,
 		SentBytes: sent * uint64(cfg.Size), SenderRateBps: rate, RecvPackets: got, RecvBytes: got * uint64(cfg.Size),
 		ReceiverRateBps: recvIP * float64(cfg.Size) / float64(ip), ReceiverIPBps: recvIP, IntervalS: secs, Lost: sent - got,
-		GeneratorLimited: limited, Latency: p.latency(cfg, sent, sentIP, ip, pass)}
+		GeneratorLimited: limited, SenderLate: late, Latency: p.latency(cfg, sent, sentIP, ip, pass)}
 	if sent > 0 {
 		s.LossPct = float64(sent-got) / float64(sent) * 100
 	}
