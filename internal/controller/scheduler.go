@@ -123,9 +123,12 @@ func (s *scheduler) tick(ctx context.Context) error {
 }
 
 // schedule books sc's occurrences due before now + Lookahead, each
-// claimed first (NextDue moved on) so that no occurrence is booked
-// twice. An occurrence more than Lookahead late (the controllers were
-// down) is skipped, not caught up.
+// booked and then claimed (NextDue moved on): a controller killed
+// between the two leaves the occurrence due, and the one that books it
+// again finds the pairs it had booked booked (the store books each
+// occurrence's run of a pair once: fleet.ErrBooked), so that none is
+// booked twice and none is lost. An occurrence more than Lookahead late
+// (the controllers were down) is skipped, not caught up.
 func (s *scheduler) schedule(ctx context.Context, sc fleet.Schedule, agents []fleet.Agent, rtts map[[2]string]time.Duration, now time.Time) error {
 	cfg := s.c.cfg
 	rep, err := schedule.Parse(sc.Repeat)
@@ -148,13 +151,13 @@ func (s *scheduler) schedule(ctx context.Context, sc fleet.Schedule, agents []fl
 			after, book = now, false
 		}
 		next, more := rep.Next(after, sc.Start)
+		if book {
+			s.book(ctx, sc, occ, agents, rtts, now)
+		}
 		if err := s.claim(ctx, sc.ID, occ, next, more); errors.Is(err, errClaimed) {
 			return nil
 		} else if err != nil {
 			return err
-		}
-		if book {
-			s.book(ctx, sc, occ, agents, rtts, now)
 		}
 		sc.NextDue, sc.Enabled = next, more
 	}
@@ -219,8 +222,11 @@ func (s *scheduler) book(ctx context.Context, sc fleet.Schedule, occ time.Time, 
 			}
 		}
 		r := fleet.Run{ScheduleID: sc.ID, Source: p.Source, Dest: p.Dest, Test: sc.Test, Exclusive: exclusive,
-			Start: start, End: start.Add(slot), State: fleet.RunScheduled, Created: now.UTC(), Key: newKey()}
+			Start: start, End: start.Add(slot), State: fleet.RunScheduled, Created: now.UTC(), Key: newKey(), Occurrence: occ}
 		booked, err := cfg.Store.Book(ctx, r, start.Add(cfg.Horizon))
+		if errors.Is(err, fleet.ErrBooked) {
+			continue // by this scheduler or another before it claimed the occurrence
+		}
 		if err != nil {
 			s.c.metrics.unbooked.Inc()
 			cfg.Log.Warn("run not booked", "schedule", sc.ID, "source", p.Source, "dest", p.Dest, "error", err.Error())

@@ -1,7 +1,9 @@
 package controller
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"math"
 	"net/http"
@@ -11,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -318,5 +321,80 @@ func TestWebhookOutbox(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "outbox", id)); err == nil {
 		t.Error("the outbox entry outlived its delivery")
+	}
+}
+
+// crashingStore is a store whose controller is killed -9 halfway
+// through booking an occurrence: from its 4th booking on, every booking
+// and claim fails (a dead process makes none) until the scheduler's
+// next tick (its first call, MissRuns: the controller that takes over).
+type crashingStore struct {
+	fleet.Store
+	books   atomic.Int32
+	dead    atomic.Bool
+	crashed atomic.Bool
+}
+
+func (s *crashingStore) Book(ctx context.Context, r fleet.Run, horizon time.Time) (fleet.Run, error) {
+	if s.books.Add(1) == 4 && s.crashed.CompareAndSwap(false, true) {
+		s.dead.Store(true)
+	}
+	if s.dead.Load() {
+		return fleet.Run{}, errors.New("killed (test)")
+	}
+	return s.Store.Book(ctx, r, horizon)
+}
+
+func (s *crashingStore) AdvanceSchedule(ctx context.Context, id string, from, next time.Time, enabled bool) (bool, error) {
+	if s.dead.Load() {
+		return false, errors.New("killed (test)")
+	}
+	return s.Store.(fleet.Advancer).AdvanceSchedule(ctx, id, from, next, enabled)
+}
+
+func (s *crashingStore) MissRuns(ctx context.Context, now time.Time) (int, error) {
+	s.dead.Store(false)
+	return s.Store.MissRuns(ctx, now)
+}
+
+// TestBookedThenClaimed: a mesh of three agents both ways whose
+// scheduler is killed after booking 3 of its occurrence's 6 pairs gets
+// the other 3 on the next tick, and none twice: each of the six pairs
+// once, of that occurrence, which is claimed. (With the claim first, as
+// before 2026-11-28, the kill lost the 3: TestScaleOut once counted 45
+// runs for 23 occurrences of a pair both ways.)
+func TestBookedThenClaimed(t *testing.T) {
+	st := &crashingStore{Store: sqliteStore(t)}
+	e := start(t, Config{Store: st})
+	for _, n := range []string{"a", "b", "c"} {
+		e.agent(n, map[string]string{"mesh": "yes"})
+	}
+	sc, err := e.admin.CreateSchedule(ctx(t), meshSchedule())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := waitRuns(t, e, sc.ID, 6)
+	n := e.ticks()
+	if !poll(5*time.Second, func() bool { return e.ticks() >= n+2 }) {
+		t.Fatalf("the scheduler ticked %d times in 5 s, want 2", e.ticks()-n)
+	}
+	if !st.crashed.Load() {
+		t.Fatal("the scheduler was never killed")
+	}
+	got, err := e.admin.Schedule(ctx(t), sc.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Enabled && !got.NextDue.After(sc.NextDue) { // a one-off schedule is disabled by the claim of its occurrence
+		t.Errorf("the occurrence of %v was never claimed: next due %v, enabled", sc.NextDue, got.NextDue)
+	}
+	rs = waitRuns(t, e, sc.ID, 6)
+	seen := map[string]bool{}
+	for _, r := range rs {
+		k := r.Source + "→" + r.Dest
+		if seen[k] || !r.Occurrence.Equal(sc.NextDue) {
+			t.Errorf("run %s of occurrence %v (the schedule's first: %v), seen before: %v", k, r.Occurrence, sc.NextDue, seen[k])
+		}
+		seen[k] = true
 	}
 }

@@ -187,6 +187,9 @@ type Run struct {
 	Created    time.Time `json:"created"`
 	Started    time.Time `json:"started,omitzero"`
 	Finished   time.Time `json:"finished,omitzero"`
+	// Occurrence is the schedule's occurrence the run is of (its due
+	// time, before any slip); zero for a run of no schedule.
+	Occurrence time.Time `json:"occurrence,omitzero"`
 	Key        []byte    `json:"-"` // the run's secret: only its two agents are told it
 }
 

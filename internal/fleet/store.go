@@ -13,6 +13,7 @@ var (
 	ErrNoSlot       = errors.New("no free slot before the horizon")
 	ErrUnauthorized = errors.New("unknown or revoked token")
 	ErrConflict     = errors.New("conflicts with what is stored") // e.g. a second, different upload for one run
+	ErrBooked       = errors.New("this occurrence's run of this pair is booked already")
 )
 
 // RunFilter narrows Runs; zero fields do not filter. Runs come newest
@@ -89,7 +90,11 @@ type Store interface {
 	// destination (scheduled or running) overlaps. It is atomic: two
 	// Books racing, in one process or two, never produce overlapping
 	// exclusive runs. It assigns r's ID and returns r as stored;
-	// ErrNoSlot when there is none before horizon.
+	// ErrNoSlot when there is none before horizon. A run of a schedule's
+	// occurrence (r.Occurrence set) is booked once per source and
+	// destination: ErrBooked for the second, so that a scheduler that
+	// books an occurrence before it claims it (and died in between) may
+	// book it again.
 	Book(ctx context.Context, r Run, horizon time.Time) (Run, error)
 	Run(ctx context.Context, id string) (Run, error)
 	Runs(ctx context.Context, f RunFilter) ([]Run, error)

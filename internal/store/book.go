@@ -33,6 +33,7 @@ func (d *DB) Book(ctx context.Context, r fleet.Run, horizon time.Time) (fleet.Ru
 	}
 	r.ID, r.Start = newID(), fromMS(ms(r.Start))
 	r.Created, r.Started, r.Finished = fromMS(ms(r.Created)), fromMS(ms(r.Started)), fromMS(ms(r.Finished))
+	r.Occurrence = fromMS(ms(r.Occurrence))
 	if r.State == "" {
 		r.State = fleet.RunScheduled
 	}
@@ -134,11 +135,18 @@ func liveRuns(cols, agents, from, to, sched, running, excl string) string {
 	return strings.Join(parts, " UNION ALL ")
 }
 
+// insertRun inserts r; fleet.ErrBooked when r is of an occurrence whose
+// run of r's pair is stored already (the unique index runs_occurrence:
+// nothing is inserted).
 func insertRun(ctx context.Context, tx *sql.Tx, r fleet.Run) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, schedule_id, source, dest, kind, config, exclusive, start_ms, end_ms,
-		state, error, created, started, finished, run_key) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+	n, err := affected(tx.ExecContext(ctx, `INSERT INTO runs (id, schedule_id, source, dest, kind, config, exclusive, start_ms, end_ms,
+		state, error, created, started, finished, run_key, occurrence) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+		ON CONFLICT DO NOTHING`,
 		r.ID, r.ScheduleID, r.Source, r.Dest, r.Test.Kind, string(r.Test.Config), r.Exclusive, ms(r.Start), ms(r.End),
-		string(r.State), r.Error, ms(r.Created), ms(r.Started), ms(r.Finished), hex.EncodeToString(r.Key))
+		string(r.State), r.Error, ms(r.Created), ms(r.Started), ms(r.Finished), hex.EncodeToString(r.Key), ms(r.Occurrence)))
+	if err == nil && n == 0 {
+		return fleet.ErrBooked
+	}
 	return err
 }
 

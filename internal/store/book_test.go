@@ -189,3 +189,38 @@ func dsnOf(t *testing.T, backend string) string {
 	t.Fatalf("no backend %q", backend)
 	return ""
 }
+
+// TestBookOccurrenceOnce: an occurrence of a schedule is booked once per
+// pair, exclusive or not, whatever slot the second booking would take
+// (a scheduler that books again after a crash draws another slip): the
+// second is ErrBooked and stores nothing. The other direction, another
+// occurrence, another schedule and runs of no occurrence are booked.
+func TestBookOccurrenceOnce(t *testing.T) {
+	each(t, func(t *testing.T, db *DB) {
+		occ := t0.Add(time.Hour)
+		book := func(src, dst string, start time.Time, exclusive bool, schedule string, occ time.Time) error {
+			r := run(src, dst, start, time.Minute, exclusive, schedule)
+			r.Occurrence = occ
+			got, err := db.Book(ctx, r, start.Add(time.Hour))
+			if err == nil && !got.Occurrence.Equal(occ) {
+				t.Errorf("booked occurrence %v, want %v", got.Occurrence, occ)
+			}
+			return err
+		}
+		for _, exclusive := range []bool{true, false} {
+			s := fmt.Sprintf("s%v", exclusive)
+			check(t, book("a", "b", occ, exclusive, s, occ))
+			wantErr(t, book("a", "b", occ.Add(7*time.Second), exclusive, s, occ), fleet.ErrBooked)
+			check(t, book("b", "a", occ.Add(2*time.Minute), exclusive, s, occ))
+			check(t, book("a", "b", occ.Add(5*time.Minute), exclusive, s, occ.Add(time.Minute)))
+			check(t, book("a", "b", occ.Add(10*time.Minute), exclusive, s+"other", occ))
+			check(t, book("a", "b", occ.Add(20*time.Minute), exclusive, "", time.Time{}))
+			check(t, book("a", "b", occ.Add(30*time.Minute), exclusive, "", time.Time{}))
+		}
+		runs, err := db.Runs(ctx, fleet.RunFilter{Limit: 100})
+		check(t, err)
+		if len(runs) != 12 {
+			t.Errorf("%d runs stored, want 12 (6 of each kind, the second booking of an occurrence not)", len(runs))
+		}
+	})
+}

@@ -13,16 +13,17 @@ import (
 	"github.com/fullpipe/fullpipe/internal/fleet"
 )
 
-const runCols = `id, schedule_id, source, dest, kind, config, exclusive, start_ms, end_ms, state, error, created, started, finished, run_key`
+const runCols = `id, schedule_id, source, dest, kind, config, exclusive, start_ms, end_ms, state, error, created, started, finished, run_key, occurrence`
 
 func scanRun(row interface{ Scan(...any) error }) (fleet.Run, error) {
 	var (
 		r                       fleet.Run
 		config, state, key      string
 		start, end, cr, st, fin int64
+		occ                     int64
 	)
 	err := row.Scan(&r.ID, &r.ScheduleID, &r.Source, &r.Dest, &r.Test.Kind, &config, &r.Exclusive, &start, &end,
-		&state, &r.Error, &cr, &st, &fin, &key)
+		&state, &r.Error, &cr, &st, &fin, &key, &occ)
 	if err != nil {
 		return r, err
 	}
@@ -30,7 +31,7 @@ func scanRun(row interface{ Scan(...any) error }) (fleet.Run, error) {
 		r.Test.Config = json.RawMessage(config)
 	}
 	r.State, r.Start, r.End = fleet.RunState(state), fromMS(start), fromMS(end)
-	r.Created, r.Started, r.Finished = fromMS(cr), fromMS(st), fromMS(fin)
+	r.Created, r.Started, r.Finished, r.Occurrence = fromMS(cr), fromMS(st), fromMS(fin), fromMS(occ)
 	r.Key, err = hex.DecodeString(key)
 	return r, err
 }
