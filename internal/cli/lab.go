@@ -246,6 +246,7 @@ type labUpArgs struct {
 	labName
 	profile, framing string
 	detach, json     bool
+	stampInputs      bool
 	seed             uint64
 	link             *linkFlags
 	cfg              lab.Config
@@ -258,11 +259,12 @@ func (a *labUpArgs) flags(fs *pflag.FlagSet) {
 	fs.Var(seed(&a.seed, 0), "seed", "random seed for loss, BER and jitter (default: random, printed)")
 	fs.BoolVar(&a.detach, "detach", false, "return once the path is up, leaving it running in the background")
 	fs.BoolVarP(&a.json, "json", "J", false, "print the lab's state as JSON")
+	fs.BoolVar(&a.stampInputs, "stamp-inputs", false, "stamp each packet as it enters the lab, to count how long it waited for the forwarder (lab stats: forwarder_input_waits); costs the senders a copy per packet")
 	a.link = addLinkFlags(fs)
 }
 
 func (a *labUpArgs) validate(in input) error {
-	a.cfg = lab.Config{Name: a.name, Seed: a.seed, Framing: lab.Framing(a.framing), Profile: a.profile}
+	a.cfg = lab.Config{Name: a.name, Seed: a.seed, Framing: lab.Framing(a.framing), Profile: a.profile, StampInputs: a.stampInputs}
 	if a.profile != "" {
 		p, ok := lab.Profiles[a.profile]
 		if !ok {

@@ -165,7 +165,9 @@ func Up(cfg Config) (l *Lab, err error) {
 		return l, fmt.Errorf("%s: %w", l.Server.NetNS, err)
 	}
 	for i := range l.ends {
-		l.taps[i], _ = openTap(l.ends[i]) // without, input waits go unseen (DirectionStats.InputStamped)
+		if cfg.StampInputs {
+			l.taps[i], _ = openTap(l.ends[i]) // without, input waits go unseen (DirectionStats.InputStamped)
+		}
 	}
 	start := time.Now()
 	for i, d := range []Direction{cfg.Up, cfg.Down} {

@@ -475,7 +475,7 @@ func TestMTU(t *testing.T) {
 func TestTapSeesInputWaits(t *testing.T) {
 	needRoot(t)
 	const n = 20
-	l, err := Up(Config{Name: "ttap", Seed: 1, Framing: FramingEthernet, Up: Direction{Delay: time.Millisecond}, Down: Direction{Delay: time.Millisecond}})
+	l, err := Up(Config{Name: "ttap", Seed: 1, Framing: FramingEthernet, Up: Direction{Delay: time.Millisecond}, Down: Direction{Delay: time.Millisecond}, StampInputs: true})
 	if err != nil {
 		t.Fatal(err)
 	}

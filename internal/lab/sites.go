@@ -148,7 +148,7 @@ type Sites struct {
 	SitesState
 	ends     []netns.NsHandle
 	tuns     []tun.Device
-	taps     []*tap // per site, nil where none opened
+	taps     []*tap // per site; none opened yet (Config.StampInputs is the two-ended lab's)
 	pipe     *pipe
 	hub      *hub
 	up, down []*DirStats
@@ -233,8 +233,6 @@ func UpSites(cfg SitesConfig) (s *Sites, err error) {
 		if err := configure(h, addr); err != nil {
 			return s, fmt.Errorf("%s: %w", e.NetNS, err)
 		}
-		tp, _ := openTap(h) // without, input waits go unseen (DirectionStats.InputStamped)
-		s.taps = append(s.taps, tp)
 	}
 	s.build()
 	s.start()
