@@ -72,7 +72,7 @@ func TestTrainHoldsReachReading(t *testing.T) {
 		w := orig(c)
 		return func(b []byte) error {
 			if h, err := wire.ParseUDP(b); err == nil && h.Seq == 20 {
-				time.Sleep(hold)
+				time.Sleep(hold) // real time: SendTrain times its writes on the real clock, which is what it reports
 			}
 			return w(b)
 		}

@@ -43,18 +43,7 @@ type Pacer struct {
 // datagrams left (the sender stamps each just before its write). rng
 // draws the wake-ups and the receive stamps' noise.
 func SendPaced(mk func() *link.Chain, n, ipBytes, countBytes int, p Pacer, noise time.Duration, rng *rand.Rand) train.Train {
-	gap := time.Duration(float64(ipBytes) * 8 / p.RateBps * 1e9)
-	burst := time.Duration(float64(ipBytes) * 8 / p.BurstBps * 1e9)
-	at := make([]time.Duration, n)
-	var now time.Duration
-	for i := range at {
-		if due := time.Duration(i) * gap; due-now > p.Lead {
-			now = due - p.Lead + time.Duration(rng.ExpFloat64()*float64(p.Overshoot))
-		}
-		at[i] = now
-		now += burst
-	}
-	return run(mk, at, ipBytes, countBytes, noise, rng)
+	return SendHeld(mk, n, ipBytes, countBytes, p, 0, 0, false, noise, rng)
 }
 
 // SendHeld is SendPaced with a sender that is held, with probability
@@ -74,7 +63,7 @@ func SendHeld(mk func() *link.Chain, n, ipBytes, countBytes int, p Pacer, holdP 
 			now = due - p.Lead + time.Duration(rng.ExpFloat64()*float64(p.Overshoot))
 		}
 		stamps[i] = now
-		if rng.Float64() < holdP {
+		if holdP > 0 && rng.Float64() < holdP { // no draw without holds: SendPaced's draws as before
 			now += time.Duration(rng.ExpFloat64() * float64(hold))
 		}
 		at[i] = now
