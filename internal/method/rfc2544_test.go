@@ -138,6 +138,27 @@ func TestRFC2544StallingHost(t *testing.T) {
 	}
 }
 
+// TestRFC2544LateOnOverload: a line 1 % slower than the one the user
+// names, from a host that falls 9 frames behind in every trial (as CI's
+// TestRFC2544Throughput did at 101 Mbit/s). The trials above the line
+// lose more than a catch-up burst of 9 late frames could: that is the
+// path's loss, so the search goes on down to the line's 8,127 frames/s
+// instead of stopping there, generator-limited, and runs no trial twice.
+func TestRFC2544LateOnOverload(t *testing.T) {
+	p := &fakenet.Path{BaseRTT: time.Millisecond, RateBps: 100e6, LateFrames: 9}
+	res := run2544(t, p, result.RFC2544Config{LineRateBps: 101e6, FrameSizes: []int{1518}, Directions: []vocab.Direction{vocab.Up}, Tests: []string{result.BenchThroughput}, ResolutionPct: 0.5})
+	tp := res.Directions[vocab.Up].Sizes[0].Throughput
+	want := rfc2544.LineFPS(100e6, 1518)
+	if tp.GeneratorLimitedFPS != 0 || math.Abs(tp.ZeroLossFPS-want) > 0.01*want {
+		t.Errorf("throughput %+v, warnings %q: want %.0f frames/s ± 1 %%, not generator-limited", tp, res.Warnings, want)
+	}
+	for _, tr := range tp.Trials {
+		if tr.Tries != 1 {
+			t.Errorf("trial at %.0f frames/s run %d times: its loss was the path's", tr.OfferedFPS, tr.Tries)
+		}
+	}
+}
+
 // TestRFC2544Frame64: 64-byte frames go out as 18-byte payloads (the
 // engine's compact header) and are measured like any other size.
 func TestRFC2544Frame64(t *testing.T) {

@@ -54,6 +54,9 @@ type Path struct {
 	// every UDP stream (a stall it catches up in a burst) and loses that
 	// share of the stream to the burst, its own loss, not the path's.
 	StallLossPct float64
+	// LateFrames, when > 0, is a sending host that falls a little behind
+	// in every UDP stream: this many datagrams late, none lost to it.
+	LateFrames uint64
 	MTU          int  // the path MTU (0: 1500, the interface's)
 	ICMP         bool // a frag-needed comes back for larger packets (else a black hole)
 	// ICMPLimitPPS is the far host's ICMP rate limit (as Linux's
@@ -194,7 +197,7 @@ func (p *Path) UDP(ctx context.Context, cfg result.UDPConfig, progress func(resu
 	}
 	sent := uint64(rate * secs / 8 / float64(cfg.Size))
 	got := uint64(math.Round(float64(sent) * recvIP / sentIP))
-	var late uint64
+	late := p.LateFrames
 	if p.StallLossPct > 0 {
 		late = max(1, sent/100)
 		got = min(got, uint64(float64(sent)*(1-p.StallLossPct/100)))
