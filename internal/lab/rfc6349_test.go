@@ -193,7 +193,7 @@ func TestRFC6349SmallBuffer(t *testing.T) {
 	l := startLab(t, "trfcb", Profiles["smallbuf"].Up)
 	r, _ := runRFC(t, bin, l, "--cir", "300M", "--cc", "cubic")
 	if r.Verdict.Pass || !hasCause(r, "buffer", "packet trains") {
-		t.Errorf("small buffer: pass %v, diagnosis %+v, throughput %+v", r.Verdict.Pass, r.Diagnosis, r.Throughput)
+		t.Errorf("small buffer: pass %v, diagnosis %+v, throughput up %+v, warnings %q", r.Verdict.Pass, r.Diagnosis, r.Throughput[vocab.Up], r.Warnings)
 	}
 	trainsRead(t, &r, "queue", 0, 300e6, 64_000)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/rfc6349"
 	"github.com/fullpipe/fullpipe/internal/train"
+	"github.com/fullpipe/fullpipe/internal/units"
 	"github.com/fullpipe/fullpipe/internal/version"
 	"github.com/fullpipe/fullpipe/internal/vocab"
 )
@@ -69,15 +70,11 @@ func (r *runner) trainSeries(dir vocab.Direction, size, overhead int) ([]train.R
 		// fill again before the next train.
 		drain := 2*r.baseline + time.Duration(float64(n*per)*8/bb*1e9) + 250*time.Millisecond
 		cfg := result.TrainConfig{Packets: n, Size: size, Overhead: overhead, Reverse: dir == vocab.Down, Drain: drain, RateBps: int64(sender * float64(size) / float64(per))}
-		res, err := r.net.Train(r.ctx, cfg)
+		res, tries, err := r.sendTrain(dir, cfg)
+		rows = append(rows, tries...)
 		if err != nil {
-			return rs, rows, fmt.Errorf("%s: train of %d × %d B: %w", dir, n, size, err)
+			return rs, rows, err
 		}
-		rows = append(rows, result.TrainRow{Packets: n, SizeBytes: size, Reading: res.Reading, LocalDrops: res.LocalDrops})
-		if r.res.Server.Software == "" {
-			r.res.Server = res.Server // the trains document's; an RFC 6349 run has it from step 2
-		}
-		r.line(dir, "%s", trainLine(dir, n, size, res.Reading))
 		switch sent := res.Reading.SendBps; {
 		case res.LocalDrops > 0:
 			r.warn(fmt.Sprintf("%s: a train of %d × %d B lost %d datagrams in a host's own socket buffers, not on the path; it is not read (host limit: raise net.core.rmem_max / wmem_max)", dir, n, size, res.LocalDrops))
@@ -86,12 +83,44 @@ func (r *runner) trainSeries(dir vocab.Direction, size, overhead int) ([]train.R
 			// fills a queue or empties a bucket: the spacing the
 			// receiver sees is the sender's.
 			r.warn(fmt.Sprintf("%s: a train of %d × %d B left the %s at %.1f Mbit/s, under half its pace of %.1f Mbit/s: its host could not send it back to back, so it is not read (host limit)", dir, n, size, dir.Sender(), sent/1e6, sender/1e6))
+		case train.HeldBurst(res.Reading):
+			// Read still: its head is the link's, its loss and tail are
+			// set aside by Classify.
+			r.warn(fmt.Sprintf("%s: in %d sends of a train of %d × %d B the %s was held longer than its pace allows (last %s) and packets were lost after: that train's loss and tail are the host's, not read (host limit: repeat with the host idle)", dir, len(tries), n, size, dir.Sender(), units.FormatDuration(res.Reading.SenderHeld)))
+			rs = append(rs, res.Reading)
 		default:
 			rs = append(rs, res.Reading)
 		}
 		if train.Enough(rs, trainNoise) || n >= longest {
 			return rs, rows, nil
 		}
+	}
+}
+
+// trainTries bounds the sends of one train whose sender was held.
+const trainTries = 3
+
+// sendTrain sends one train, and again while it lost packets after its
+// sender was held longer than its pace allows (train.HeldBurst), at most
+// trainTries times in all: what such a train's host did is not the
+// path's to read, and on a shared host the next send may keep its pace.
+// It returns the last send, and a row for each.
+func (r *runner) sendTrain(dir vocab.Direction, cfg result.TrainConfig) (*result.Train, []result.TrainRow, error) {
+	var rows []result.TrainRow
+	for try := 1; ; try++ {
+		res, err := r.net.Train(r.ctx, cfg)
+		if err != nil {
+			return nil, rows, fmt.Errorf("%s: train of %d × %d B: %w", dir, cfg.Packets, cfg.Size, err)
+		}
+		rows = append(rows, result.TrainRow{Packets: cfg.Packets, SizeBytes: cfg.Size, Reading: res.Reading, LocalDrops: res.LocalDrops})
+		if r.res.Server.Software == "" {
+			r.res.Server = res.Server // the trains document's; an RFC 6349 run has it from step 2
+		}
+		r.line(dir, "%s", trainLine(dir, cfg.Packets, cfg.Size, res.Reading))
+		if try >= trainTries || res.LocalDrops > 0 || !train.HeldBurst(res.Reading) {
+			return res, rows, nil
+		}
+		r.line(dir, "%s: the %s was held %s in that train and lost packets after: sent again", dir, dir.Sender(), units.FormatDuration(res.Reading.SenderHeld))
 	}
 }
 

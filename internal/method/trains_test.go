@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -137,6 +138,49 @@ func TestTrainsTinyBucket(t *testing.T) {
 				}
 			}
 			t.Logf("10 runs: %v", kinds)
+		})
+	}
+}
+
+// TestTrainsHeldSentAgain: a 20 kB queue on a 100 Mbit/s, 20 ms path (a
+// queue too small for its 250 kB BDP), from a sender held 2 ms halfway
+// through a train (CI's TestRFC6349SmallBuffer beside a busy core read
+// "a queue of at least 77 kB" so: every train that overflowed the
+// queue had a held sender, whose loss and tail Classify sets aside).
+// When only a length's first send is held, it is sent again and the
+// queue is read as too small, within 20 %; when every send is held, the
+// trains say no more than "at least" and a warning names the host, but
+// never a queue that holds the BDP.
+func TestTrainsHeldSentAgain(t *testing.T) {
+	const bb, q = 100e6, 20_000
+	for _, tries := range []int{1, trainTries} {
+		t.Run(fmt.Sprintf("held %d", tries), func(t *testing.T) {
+			p := &fakenet.Path{BaseRTT: 20 * time.Millisecond, RateBps: bb, QueueBytes: q, TrainHold: 2 * time.Millisecond, HeldTries: tries}
+			res := &result.RFC6349{Warnings: []string{}}
+			r := &runner{ctx: context.Background(), net: p, res: res, link: rfc6349.Link{Name: "ethernet", Overhead: 38},
+				bb: map[vocab.Direction]float64{"up": bb}, mtu: map[vocab.Direction]int{"up": 1500}, baseline: 20 * time.Millisecond}
+			v, rows, err := r.trains("up")
+			if err != nil {
+				t.Fatal(err)
+			}
+			again := 0
+			for i, row := range rows {
+				if i > 0 && rows[i-1].Packets == row.Packets && rows[i-1].SizeBytes == row.SizeBytes {
+					again++
+				}
+			}
+			t.Logf("%d trains, %d sent again: %s: rate %s, queue %s (at least %v): %s; warnings %q", len(rows), again, v.Kind, v.RateBps, v.QueueBytes, v.QueueAtLeast, v.Why, res.Warnings)
+			if again == 0 {
+				t.Errorf("no train sent again")
+			}
+			small := (rfc6349.ShapingEvidence{Trains: v, BDPBytes: rfc6349.BDPBytes(bb, r.baseline)}).SmallQueue()
+			want := q * 1538 / 1500.0
+			switch {
+			case tries == 1 && (v.Kind != train.Queue || v.QueueAtLeast || math.Abs(v.QueueBytes.Value-want) > 0.2*want || !small):
+				t.Errorf("read %s, queue %s (at least %v), small %v: want a queue of %.0f B ± 20 %%, too small for the BDP", v.Kind, v.QueueBytes, v.QueueAtLeast, small, want)
+			case tries == trainTries && (v.Kind == train.Queue && !v.QueueAtLeast || !strings.Contains(strings.Join(res.Warnings, "\n"), "held")):
+				t.Errorf("read %s, queue %s (at least %v), warnings %q: want no more than a lower bound, and a warning that the sender was held", v.Kind, v.QueueBytes, v.QueueAtLeast, res.Warnings)
+			}
 		})
 	}
 }

@@ -157,10 +157,17 @@ func Read(t Train) Reading {
 		if first < 0 {
 			first = i
 		}
-		base = min(base, p.RecvAt-p.SentAt)
+		if p.Held == 0 {
+			base = min(base, p.RecvAt-p.SentAt)
+		}
+	}
+	if base == math.MaxInt64 { // every packet held: the least of their shortest
+		for _, i := range got {
+			base = min(base, oneWay(t[i]))
+		}
 	}
 	for _, i := range got {
-		r.DelayRise = max(r.DelayRise, t[i].RecvAt-t[i].SentAt-base)
+		r.DelayRise = max(r.DelayRise, oneWay(t[i])-base)
 	}
 	if first != 0 { // the very first packet was lost: no head
 		return r
@@ -183,7 +190,7 @@ func Read(t Train) Reading {
 	if len(tail) > 0 {
 		rises := make([]float64, len(tail))
 		for i, p := range tail {
-			rises[i] = float64(p.RecvAt - p.SentAt - base)
+			rises[i] = float64(oneWay(p) - base)
 		}
 		r.TailRise = time.Duration(median(rises))
 		if len(rises) >= 4 {
@@ -201,6 +208,13 @@ func Read(t Train) Reading {
 		r.TailSendBps = sendRate(t[tailAt[r.TailBunched] : tailAt[len(tailAt)-1]+1])
 	}
 	return r
+}
+
+// oneWay is a packet's one-way delay, on two clocks. A held packet left
+// up to Held after its stamp, so its delay is the shortest it may have
+// been: a rise read from it is never more than the queue's.
+func oneWay(p Packet) time.Duration {
+	return p.RecvAt - p.SentAt - p.Held
 }
 
 // sendRate is the rate a train left at, from the send stamps of the
@@ -443,7 +457,7 @@ func Classify(readings []Reading, noise time.Duration) Verdict {
 	held := 0
 	for _, r := range lossy {
 		switch {
-		case r.TailBps > 0 && r.SenderHeld > burstHeld(r):
+		case r.TailBps > 0 && HeldBurst(r):
 			held++
 		case r.TailBps > 0:
 			withTail = append(withTail, r)
@@ -480,6 +494,13 @@ func Classify(readings []Reading, noise time.Duration) Verdict {
 		return lossyVerdict(v, rs)
 	}
 	return undecided(v, lossy, fmt.Sprintf("of %d trains with a tail, %d got it through surely slower than the head, %d surely as fast as it was sent, the rest within the timing noise of both", len(withTail), ev.slower, ev.asSent))
+}
+
+// HeldBurst reports whether a train lost packets after its sender was
+// held longer than its pace allows (burstHeld): Classify reads neither
+// its losses nor its tail, so a method that can sends it again.
+func HeldBurst(r Reading) bool {
+	return r.Got < r.Sent && r.SenderHeld > burstHeld(r)
 }
 
 // burstHeld is how long a train's sender may be held before what falls
@@ -680,8 +701,14 @@ func queueVerdict(v Verdict, rs []Reading, noise time.Duration, atLeast bool) Ve
 	v.QueueBytes = Estimate{q, (timing+spread(rises))*b/8 + q*v.RateBps.Err/b + pkt}
 	v.QueueAtLeast = atLeast
 	if atLeast {
-		v.Why = fmt.Sprintf("trains up to %d B were spaced to %.1f Mbit/s (sent at %.1f Mbit/s) and delayed up to %.2f ms more along the train, with no loss: a queue of at least %.0f B in front of a %.1f Mbit/s link",
-			v.LongestBytes, b/1e6, v.SenderBps/1e6, rise*1e3, q, b/1e6)
+		lossless := ", with no loss"
+		for _, r := range rs {
+			if r.Got < r.Sent {
+				lossless = ""
+			}
+		}
+		v.Why = fmt.Sprintf("trains up to %d B were spaced to %.1f Mbit/s (sent at %.1f Mbit/s) and delayed up to %.2f ms more along the train%s: a queue of at least %.0f B in front of a %.1f Mbit/s link",
+			v.LongestBytes, b/1e6, v.SenderBps/1e6, rise*1e3, lossless, q, b/1e6)
 	} else {
 		v.Why = fmt.Sprintf("the trains were spaced to %.1f Mbit/s (sent at %.1f Mbit/s), delayed up to %.2f ms more along the train, then lost packets while the rest still arrived at that rate: a queue of %.0f B (%.2f ms) in front of a %.1f Mbit/s link",
 			b/1e6, v.SenderBps/1e6, rise*1e3, q, rise*1e3, b/1e6)

@@ -493,3 +493,23 @@ func TestHeldSenderNoWrongKind(t *testing.T) {
 		})
 	}
 }
+
+// TestHeldDelayRise: a held packet carries the stamp taken before its
+// sender was held, so its one-way delay read from the stamp holds the
+// hold too. On a path with no queue (a 10 ms delay, a sender at 100
+// Mbit/s) a 2 ms hold at packet 20 of 64 reads no delay rise beyond the
+// stamps' noise: the rise, and a queue's lower bound built on it, is the
+// queue's, not the host's. Without the hold reported it reads 2 ms.
+func TestHeldDelayRise(t *testing.T) {
+	mk := func() *link.Chain { return link.NewChain(nil, &link.Delay{Delay: 10 * time.Millisecond}) }
+	const noise = 30 * time.Microsecond
+	held := traintest.SendHeldOnce(mk, 64, 1500, 1500, 100e6, 20, 2*time.Millisecond, noise, rand.New(rand.NewPCG(1, 1)))
+	r := Read(held)
+	if r.SenderHeld != 2*time.Millisecond || r.DelayRise > noise {
+		t.Errorf("held %v, delay rise %v: want 2 ms held and a rise within %v", r.SenderHeld, r.DelayRise, noise)
+	}
+	held[20].Held = 0 // a sender that does not say
+	if r := Read(held); r.DelayRise < 2*time.Millisecond-noise {
+		t.Errorf("unreported hold: delay rise %v, want about 2 ms (the test's own check)", r.DelayRise)
+	}
+}

@@ -54,11 +54,16 @@ type Path struct {
 	// every UDP stream (a stall it catches up in a burst) and loses that
 	// share of the stream to the burst, its own loss, not the path's.
 	StallLossPct float64
+	// TrainHold, when > 0, holds the sender of each train length's first
+	// HeldTries sends once, halfway through the train, for that long
+	// (scheduled out between a stamp and its write, and saying so).
+	TrainHold time.Duration
+	HeldTries int
 	// LateFrames, when > 0, is a sending host that falls a little behind
 	// in every UDP stream: this many datagrams late, none lost to it.
 	LateFrames uint64
-	MTU          int  // the path MTU (0: 1500, the interface's)
-	ICMP         bool // a frag-needed comes back for larger packets (else a black hole)
+	MTU        int  // the path MTU (0: 1500, the interface's)
+	ICMP       bool // a frag-needed comes back for larger packets (else a black hole)
 	// ICMPLimitPPS is the far host's ICMP rate limit (as Linux's
 	// icmp_ratelimit with echo-reply in icmp_ratemask, or a router's): a
 	// token bucket of that many replies/s and ICMPBurst deep (0: 1),
@@ -69,8 +74,9 @@ type Path struct {
 	// responder that vanished: partial, wrapping result.ErrPartial.
 	StallAfter int
 
-	mu    sync.Mutex
-	calls []string
+	mu         sync.Mutex
+	calls      []string
+	trainSends map[[3]int]int // sends per train length, size and direction
 }
 
 // Calls lists the tests run so far, in order ("tcp up 4×62500 B", ...).
@@ -260,9 +266,26 @@ func (p *Path) Train(ctx context.Context, cfg result.TrainConfig) (*result.Train
 		return nil, err
 	}
 	rng := rand.New(rand.NewPCG(uint64(cfg.Packets), uint64(cfg.Size)))
-	t := traintest.Send(p.chain(rng), cfg.Packets, cfg.Size+28, cfg.Size+cfg.Overhead, 1e9, 30*time.Microsecond, rng)
+	at := -1 // no hold
+	if p.TrainHold > 0 && p.heldTrain(cfg) {
+		at = cfg.Packets / 2
+	}
+	t := traintest.SendHeldOnce(p.chain(rng), cfg.Packets, cfg.Size+28, cfg.Size+cfg.Overhead, 1e9, at, p.TrainHold, 30*time.Microsecond, rng)
 	return &result.Train{Meta: meta("train"), Config: cfg, Direction: dir, Packets: cfg.Packets, SizeBytes: cfg.Size,
 		OverheadBytes: cfg.Overhead, Reading: train.Read(t), Stamps: "kernel"}, nil
+}
+
+// heldTrain counts a send of cfg's train length and reports whether it
+// is one of the first HeldTries.
+func (p *Path) heldTrain(cfg result.TrainConfig) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.trainSends == nil {
+		p.trainSends = map[[3]int]int{}
+	}
+	k := [3]int{cfg.Packets, cfg.Size, int(vocab.Of(cfg.Reverse)[0])}
+	p.trainSends[k]++
+	return p.trainSends[k] <= p.HeldTries
 }
 
 // chain builds the path's stages: MTU, policer, bottleneck, loss, delay.

@@ -25,6 +25,30 @@ func Send(mk func() *link.Chain, n, ipBytes, countBytes int, senderBps float64, 
 	return run(mk, at, ipBytes, countBytes, noise, rng)
 }
 
+// SendHeldOnce is Send from a sender held once, for hold, between its
+// stamp for packet at and that packet's write (as flow.SendTrain reports
+// it, Held from train.MinHold; at < 0: never): what fell due meanwhile
+// leaves back to back at 10 × senderBps when it runs again, each packet
+// stamped as it leaves, then the rest at its pace.
+func SendHeldOnce(mk func() *link.Chain, n, ipBytes, countBytes int, senderBps float64, at int, hold, noise time.Duration, rng *rand.Rand) train.Train {
+	gap := time.Duration(float64(ipBytes) * 8 / senderBps * 1e9)
+	leave := make([]time.Duration, n)
+	for i := range leave {
+		leave[i] = time.Duration(i) * gap
+		switch {
+		case i == at:
+			leave[i] += hold
+		case at >= 0 && i > at:
+			leave[i] = max(leave[i], leave[i-1]+gap/10)
+		}
+	}
+	t := run(mk, leave, ipBytes, countBytes, noise, rng)
+	if at >= 0 && at < n && hold >= train.MinHold {
+		t[at].SentAt, t[at].Held = leave[at]-hold, hold
+	}
+	return t
+}
+
 // Pacer is a paced sender as flow.SendTrain is one on a busy host: it
 // sleeps until a datagram is due within Lead, each sleep waking late by
 // an exponentially distributed time of mean Overshoot (a busy host's
