@@ -7,6 +7,10 @@
 // recovered panics, and the time it takes to return to idle. Every loop
 // ends at the run's deadline; every network call has a deadline.
 //
+// A STAMP reflector runs beside the responder (serve --stamp), and a
+// second one beside it; packets forged to come from the second try to
+// start a reflection loop between them (loop.go).
+//
 // Run it through bench/soak.sh.
 package main
 
@@ -61,7 +65,8 @@ func run(bin string, d time.Duration, clients int) error {
 		go func() { defer wg.Done(); legitLoop(ctx, i, legit) }()
 	}
 	abuse := &abuseCounts{}
-	for _, a := range abuses {
+	loop := &loopCounts{}
+	for _, a := range append(abuses, abuseLoop(bin, loop)) {
 		wg.Add(1)
 		go func() { defer wg.Done(); a(ctx, abuse) }()
 	}
@@ -75,6 +80,7 @@ func run(bin string, d time.Duration, clients int) error {
 	stopMon()
 	mon.wait()
 	report(legit, abuse, mon, r, idleFDs, idle, clientsDone)
+	reportLoop(loop)
 	return nil
 }
 
@@ -86,7 +92,7 @@ type responder struct {
 }
 
 func startResponder(bin string) (*responder, error) {
-	cmd := exec.Command(bin, "serve", "-q", "-l", addr, "--max-sessions", "32", "--max-duration", "1m")
+	cmd := exec.Command(bin, "serve", "-q", "-l", addr, "--max-sessions", "32", "--max-duration", "1m", "--stamp", "--stamp-listen", stampA)
 	lc := &lineCounter{}
 	cmd.Stderr = lc
 	if err := cmd.Start(); err != nil {
@@ -245,5 +251,17 @@ func report(legit *tally, abuse *abuseCounts, mon *monitor, r *responder, idleFD
 			idle.Round(10*time.Millisecond), clientsDone.Round(10*time.Millisecond), idleFDs)
 	} else {
 		fmt.Printf("return to idle: not within a minute of the last client (fds %d, idle %d)\n", r.fds(), idleFDs)
+	}
+}
+
+func reportLoop(l *loopCounts) {
+	switch {
+	case l.skipped != "":
+		fmt.Println("reflector loop: not run:", l.skipped)
+	case l.stopError != "":
+		fmt.Println("reflector loop: the second reflector ended badly:", l.stopError)
+	default:
+		fmt.Printf("reflector loop: %d packets forged to the responder's reflector from a second one's address; the second reflected %d and dropped %d as reflected (a loop would reflect without end)\n",
+			l.forged, l.reflected, l.looped)
 	}
 }

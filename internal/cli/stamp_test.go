@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/result"
-	"github.com/fullpipe/fullpipe/internal/stamp"
 )
 
 // freeUDPPort is a UDP port on 127.0.0.1 free a moment ago (the kernel's
@@ -33,16 +32,7 @@ func freeUDPPort(t *testing.T) int {
 // 5 s at most (50 tries of 100 ms).
 func waitReflector(t *testing.T, addr string) {
 	t.Helper()
-	for range 50 {
-		s, err := stamp.NewSender(stamp.SenderConfig{Target: addr, Count: 1, Wait: 100 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res, _ := s.Run(context.Background()); res.Received == 1 {
-			return
-		}
-	}
-	t.Fatalf("no reflector answers at %s after 5 s", addr)
+	probeUntilUp(t, addr)
 }
 
 // runBackground runs the command args in-process until the test ends or
