@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,13 +62,49 @@ func load(ctx context.Context, o opts) (Out, error) {
 	if err := book(ctx, o, sims); err != nil {
 		return out, fmt.Errorf("booking the runs: %w", err)
 	}
+	var hs []*hostile
+	if o.hostile > 0 {
+		if hs, err = enrolHostile(ctx, o, admin, copts, sims[0].name); err != nil {
+			return out, fmt.Errorf("the hostile agents: %w", err)
+		}
+	}
+	actx, stopAttacks := context.WithCancel(ctx)
+	attacked := make(chan *Hostile, 1)
+	go func() { attacked <- assault(actx, hs, doc) }()
 	out.Results, out.IngestS, err = ingest(ctx, o, sims, doc, t)
+	stopAttacks()
+	if o.hostile > 0 {
+		out.Hostile = <-attacked
+	}
 	if out.IngestS > 0 {
 		out.ResultsPerS = float64(out.Results) / out.IngestS
 	}
 	out.LatencyMs, out.Calls = t.quants()
-	out.Errors = t.errors.Load()
+	out.Errors, out.Busy = t.errors.Load(), t.busy.Load()
+	if err != nil {
+		return out, err
+	}
+	out.InStore, err = inStore(ctx, o, sims)
 	return out, err
+}
+
+// inStore counts the results of the agents' runs read back from the
+// store.
+func inStore(ctx context.Context, o opts, sims []*sim) (int, error) {
+	st, err := store.Open(ctx, o.dsn)
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	n := 0
+	for _, s := range sims {
+		rs, err := st.Results(ctx, fleet.ResultFilter{Source: s.name, NoDoc: true, Limit: o.runs + 1})
+		if err != nil {
+			return n, err
+		}
+		n += len(rs)
+	}
+	return n, nil
 }
 
 // parallel runs f(i) for i in [0, n) on w workers; the first error wins.
@@ -186,9 +223,8 @@ func (s *sim) work(ctx context.Context, o opts, doc []byte, t *timer, stored *at
 			if err := t.time("start", func() error { return s.cl.Start(ctx, a.ID) }); err != nil {
 				return fmt.Errorf("%s start %s: %w", s.name, a.ID, err)
 			}
-			var ok bool
-			up := fleet.Upload{State: fleet.RunFinished, Doc: doc}
-			if err := t.time("upload", func() (err error) { ok, err = s.cl.Upload(ctx, a.ID, up); return }); err != nil {
+			ok, err := s.upload(ctx, a.ID, doc, t)
+			if err != nil {
 				return fmt.Errorf("%s upload %s: %w", s.name, a.ID, err)
 			}
 			if ok {
@@ -203,4 +239,22 @@ func (s *sim) work(ctx context.Context, o opts, doc []byte, t *timer, stored *at
 		}
 	}
 	return nil
+}
+
+// upload uploads a finished run's doc, as the agent's uploader does: a
+// 429 (the controller decoding its most uploads at once) is tried again
+// after its Retry-After, 1 s, up to 60 times.
+func (s *sim) upload(ctx context.Context, id string, doc []byte, t *timer) (bool, error) {
+	up := fleet.Upload{State: fleet.RunFinished, Doc: doc}
+	for try := 1; ; try++ {
+		var ok bool
+		err := t.time("upload", func() (err error) { ok, err = s.cl.Upload(ctx, id, up); return })
+		if client.StatusOf(err) != http.StatusTooManyRequests || try == 60 {
+			return ok, err
+		}
+		t.busy.Add(1)
+		if !ctxtime.Sleep(ctx, time.Second) {
+			return false, ctx.Err()
+		}
+	}
 }

@@ -35,6 +35,7 @@ type opts struct {
 	heartbeat          time.Duration
 	steady             time.Duration
 	timeout            time.Duration
+	hostile, rounds    int // rogue agents and their rounds of attacks during the ingest
 }
 
 func main() {
@@ -48,9 +49,12 @@ func main() {
 	flag.DurationVar(&o.heartbeat, "heartbeat", 5*time.Second, "each agent's heartbeat period")
 	flag.DurationVar(&o.steady, "steady", 20*time.Second, "how long all agents heartbeat at their period before the results come")
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "bound on the whole load")
+	flag.IntVar(&o.hostile, "hostile", 0, "rogue agents sending issue 22's attacks while the others ingest (0: none)")
+	flag.IntVar(&o.rounds, "rounds", 20, "rounds of attacks each rogue agent sends at most")
 	flag.Parse()
-	if o.url == "" || o.stateDir == "" || o.dsn == "" || o.agents < 2 || o.agents > 100000 || o.runs < 1 || o.runs > 1000 {
-		fmt.Fprintln(os.Stderr, "usage: fleetload -url URL -state-dir DIR -db DSN [-agents 2..100000] [-runs 1..1000]")
+	if o.url == "" || o.stateDir == "" || o.dsn == "" || o.agents < 2 || o.agents > 100000 || o.runs < 1 || o.runs > 1000 ||
+		o.hostile < 0 || o.hostile > 100 || o.rounds < 1 || o.rounds > 1000 {
+		fmt.Fprintln(os.Stderr, "usage: fleetload -url URL -state-dir DIR -db DSN [-agents 2..100000] [-runs 1..1000] [-hostile 0..100 [-rounds 1..1000]]")
 		os.Exit(2)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
@@ -74,6 +78,12 @@ type Out struct {
 	Calls       int64             `json:"calls"`
 	Errors      int64             `json:"errors"`
 	LatencyMs   map[string]Quants `json:"latency_ms"` // per call kind, and "all"
+	// Busy counts uploads answered 429 and tried again.
+	Busy int64 `json:"busy"`
+	// InStore counts the legitimate agents' results read back from the
+	// store at the end: every stored one must be there.
+	InStore int      `json:"in_store"`
+	Hostile *Hostile `json:"hostile,omitempty"`
 }
 
 // Quants are a latency distribution's p50, p99 and max.
@@ -89,6 +99,7 @@ type timer struct {
 	mu     sync.Mutex
 	by     map[string][]time.Duration
 	errors atomic.Int64
+	busy   atomic.Int64 // uploads answered 429, tried again
 }
 
 func (t *timer) time(kind string, f func() error) error {

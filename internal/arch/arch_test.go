@@ -40,7 +40,7 @@ var layers = [][]string{
 		"internal/fleet"},
 	// The fleet's API client: the agent's, the CLI's and the tests'; the
 	// checks of what operators ask, the API's and the web page's.
-	{"internal/fleet/client", "internal/fleet/check"},
+	{"internal/fleet/client", "internal/fleet/check", "internal/fleet/fleettest"},
 	// What keeps the fleet: its Store on SQLite and PostgreSQL.
 	{"internal/store"},
 	// The engine's two ends, and the lab.

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
+	"github.com/fullpipe/fullpipe/internal/fleet/fleettest"
 )
 
 // The test binary is also an attacker: TestMain runs one when attackEnv
@@ -109,9 +110,9 @@ func attackOnce(hc *http.Client, base string, r attackRequest) attackAnswer {
 	return a
 }
 
-// streamsUpload is a finished upload of emptyStreams(size).
+// streamsUpload is a finished upload of fleettest.EmptyStreams(size).
 func streamsUpload(size int) []byte {
-	u, _ := json.Marshal(fleet.Upload{State: fleet.RunFinished, Doc: emptyStreams(size)})
+	u, _ := json.Marshal(fleet.Upload{State: fleet.RunFinished, Doc: fleettest.EmptyStreams(size)})
 	return u
 }
 
@@ -171,7 +172,7 @@ func TestHostileAgentProcess(t *testing.T) {
 	}
 	beat, _ := json.Marshal(fleet.Heartbeat{Running: ids})
 	events := func(from, n int) json.RawMessage {
-		j, _ := json.Marshal(lineEvents(now, from, n))
+		j, _ := json.Marshal(fleettest.LineEvents(now, from, n))
 		return j
 	}
 	reg := func(addr string) json.RawMessage {

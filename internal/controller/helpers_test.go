@@ -1,13 +1,11 @@
 package controller
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -171,27 +169,6 @@ func (e *env) cancelledRun(start time.Time) fleet.Run {
 		e.t.Fatal(err)
 	}
 	return r
-}
-
-// lineEvents is n progress events numbered from from, at at.
-func lineEvents(at time.Time, from, n int) []fleet.Event {
-	es := make([]fleet.Event, n)
-	for i := range es {
-		es[i] = fleet.Event{Seq: from + i, Time: at, Event: json.RawMessage(fmt.Sprintf(`{"kind":"line","text":"%d"}`, from+i))}
-	}
-	return es
-}
-
-// emptyStreams is a tcp document of about size bytes of empty streams
-// (the issue's 15 MiB took a controller from 26 MiB to 3.9 GiB).
-func emptyStreams(size int) []byte {
-	var b bytes.Buffer
-	b.WriteString(`{"schema":1,"test":"tcp","summary":{"streams":[`)
-	for b.Len() < size {
-		b.WriteString("{},")
-	}
-	b.WriteString("{}]}}")
-	return b.Bytes()
 }
 
 // ctx is a context that ends with the test, at most 60 s on.

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
+	"github.com/fullpipe/fullpipe/internal/fleet/fleettest"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/testkit"
 )
@@ -151,7 +152,7 @@ func TestEventBounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	events := func(from, n int) []fleet.Event { return lineEvents(now, from, n) }
+	events := func(from, n int) []fleet.Event { return fleettest.LineEvents(now, from, n) }
 	for from := 1; from <= maxRunEvents; from += 2500 {
 		if err := a.Events(ctx(t), r.ID, events(from, 2500)); err != nil {
 			t.Fatalf("events from %d: %v", from, err)
@@ -212,7 +213,7 @@ func TestUploadBounded(t *testing.T) {
 	a := e.agent("a", nil)
 	e.agent("b", nil)
 	run := bookOne(t, e, pairSchedule("a", "b"))
-	doc := emptyStreams(15 << 20)
+	doc := fleettest.EmptyStreams(15 << 20)
 	var m0, m1 runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&m0)
