@@ -2,6 +2,7 @@ package method
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/fullpipe/fullpipe/internal/method/fakenet"
 	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/result/resulttest"
 	"github.com/fullpipe/fullpipe/internal/rfc6349"
 	"github.com/fullpipe/fullpipe/internal/train"
 	"github.com/fullpipe/fullpipe/internal/vocab"
@@ -172,16 +174,34 @@ func TestRFC6349Figures(t *testing.T) {
 // TestRFC6349Partial: a responder that stops answering mid-run, or a
 // cancelled context, ends the run with what it has, marked partial, an
 // error wrapping result.ErrPartial, and a verdict that does not pass.
+// The partial document is valid against the schema: a run that ended
+// before the shaping step has no `shaping` summary (CI run 15 wrote one
+// with an empty verdict, which the schema refuses).
 func TestRFC6349Partial(t *testing.T) {
 	p := &fakenet.Path{BaseRTT: baseRTT, RateBps: cir, QueueBytes: 375_000, StallAfter: 12}
 	res, err := Run(context.Background(), p, result.RFC6349Config{CIRBps: cir}, nil)
 	if !errors.Is(err, result.ErrPartial) || res == nil || !res.Partial || res.Verdict.Pass || res.BB.UpBps != cir {
 		t.Fatalf("err %v, partial %v, verdict %+v, BB %v; want a partial result that kept step 2's figures", err, res != nil && res.Partial, res.Verdict, res.BB.UpBps)
 	}
+	validPartial(t, res)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	res, err = Run(ctx, &fakenet.Path{BaseRTT: baseRTT, RateBps: cir}, result.RFC6349Config{CIRBps: cir}, nil)
 	if !errors.Is(err, result.ErrPartial) || res == nil || !res.Partial {
 		t.Fatalf("cancelled: err %v, res %+v; want a partial result", err, res)
 	}
+	validPartial(t, res)
+}
+
+// validPartial checks a partial run's document against its schema.
+func validPartial(t *testing.T, res *result.RFC6349) {
+	t.Helper()
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ShapingSum.Verdict == "" && strings.Contains(string(b), `"shaping":`) {
+		t.Errorf("a run with no shaping verdict has a shaping summary")
+	}
+	resulttest.Validate(t, b)
 }

@@ -41,7 +41,7 @@ type RFC6349 struct {
 	Sweep      map[vocab.Direction]*WindowSweep   `json:"sweep,omitempty"`
 	Throughput map[vocab.Direction]*ThroughputRow `json:"throughput"`
 	Shaping    map[vocab.Direction]*ShapingRow    `json:"shaping_by_direction"`
-	ShapingSum ShapingRow                         `json:"shaping"`
+	ShapingSum ShapingRow                         `json:"shaping,omitzero"`
 	Verdict    Verdict                            `json:"verdict"`
 	Diagnosis  []rfc6349.Finding                  `json:"diagnosis"`
 	Warnings   []string                           `json:"warnings"`
