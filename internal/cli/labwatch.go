@@ -21,6 +21,7 @@ const envLab = "FULLPIPE_LAB"
 // steps that ended.
 type labWatch struct {
 	lab   lab.Marker
+	train lab.Budget // its trains' (lab.TrainBudgetOf)
 	m0    lab.Mark
 	open  []lab.Mark // at the running steps' starts, outermost first (a step may run within another: RFC 6349's trains within its shaping step)
 	steps []stepMarks
@@ -44,18 +45,21 @@ func watchLab(name string) *labWatch {
 	return watch(lab.ByName(name))
 }
 
-func watch(m lab.Marker) *labWatch { return &labWatch{lab: m, m0: m.Mark()} }
+func watch(m lab.Marker) *labWatch {
+	return &labWatch{lab: m, train: lab.TrainBudgetOf(m), m0: m.Mark()}
+}
 
 // stepBudget is what a step needs of the lab: packet trains the
-// forwarder's punctuality (lab.TrainBudget: `fullpipe trains`, and RFC
-// 6349's trains, a step within its shaping step); RFC 6349's window-
-// limited transfers (walk, sweep, throughput) a mean lateness small
-// against the baseline RTT (lab.WindowBudget); every other step what a
-// user's measurement does (lab.RateBudget: rates and minima).
-func stepBudget(s method.Step, rtt time.Duration) lab.Budget {
+// forwarder's punctuality, by the lab's rates (train: lab.TrainBudgetOf;
+// `fullpipe trains`, and RFC 6349's trains, a step within its shaping
+// step); RFC 6349's window-limited transfers (walk, sweep, throughput) a
+// mean lateness small against the baseline RTT (lab.WindowBudget);
+// every other step what a user's measurement does (lab.RateBudget:
+// rates and minima).
+func stepBudget(s method.Step, rtt time.Duration, train lab.Budget) lab.Budget {
 	switch {
 	case s == method.StepTrains:
-		return lab.TrainBudget
+		return train
 	case rtt > 0 && (s == method.StepWalk || s == method.StepSweep || s == method.StepThroughput):
 		return lab.WindowBudget(rtt)
 	}
@@ -94,7 +98,7 @@ func (w *labWatch) note(ev method.Event) {
 func (w *labWatch) stamp(m *result.Meta, rtt time.Duration) {
 	r := &result.LabRun{Name: w.m0.Name, LabAccount: judged(w.m0, w.lab.Mark(), lab.RateBudget)}
 	for _, s := range w.steps {
-		r.Steps = append(r.Steps, result.LabStep{Step: s.name, LabAccount: judged(s.m0, s.m1, stepBudget(s.step, rtt))})
+		r.Steps = append(r.Steps, result.LabStep{Step: s.name, LabAccount: judged(s.m0, s.m1, stepBudget(s.step, rtt, w.train))})
 	}
 	for _, s := range r.Steps {
 		if s.LabLimited && !r.LabLimited {

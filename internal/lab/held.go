@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -197,6 +198,67 @@ var (
 	TrainBudget = Budget{LateBy: 500 * time.Microsecond, LateShare: 0.02,
 		Why: "a 64-packet train written 20 % slower than 300 Mbit/s ends 0.5 ms late"}
 )
+
+// TrainBudgetFor is TrainBudget on a lab of config c, by its own
+// physics: a 64-packet train written 20 % slower than its path's rate r
+// ends 12.8 packet times late (a 1538-byte frame's at r: 0.52 ms at 300
+// Mbit/s, 1.6 ms at 100 Mbit/s, 79 ms at 2 Mbit/s, which the lateness
+// histogram resolves to under 10 ms). A policer's bucket is read as the
+// head's bytes less the tokens that came back while it passed, R ×
+// lateness, so within 20 % it needs lateness under a fifth of the
+// bucket's time (B / R). r is each direction's line rate (or frame
+// relay's access line), the rate a train's head arrives at when a
+// policer or a slower queue behind the line reads its tail: the stricter
+// of the two readings. Only without a line, the policer's rate or the
+// CIR. The stricter direction decides. It is
+// never tighter than TrainBudget (0.5 ms), the bound every lab run of
+// the trains, the tiny buckets' included, has been held to; a path with
+// no rate limit keeps it.
+func TrainBudgetFor(c Config) Budget {
+	b := TrainBudget
+	late := time.Duration(math.MaxInt64)
+	for _, d := range []Direction{c.Up, c.Down} {
+		r := firstSet(d.RateBps, d.FRAccessBps, d.PoliceBps, d.FRCIRBps)
+		if r == 0 {
+			return b
+		}
+		l := time.Duration(12.8 * 1538 * 8 / float64(r) * 1e9)
+		if d.PoliceBps > 0 && d.PoliceBurst > 0 {
+			l = min(l, time.Duration(0.2*float64(d.PoliceBurst)*8/float64(d.PoliceBps)*1e9))
+		}
+		late = min(late, l)
+	}
+	if late > b.LateBy {
+		b.LateBy = late
+		b.Why = fmt.Sprintf("a 64-packet train written 20 %% slower than this path's rate ends %v late (12.8 packet times; a policer's bucket, a fifth of its time)", late.Round(10*time.Microsecond))
+	}
+	return b
+}
+
+// firstSet is the first rate that is set (0: none is).
+func firstSet(rates ...int64) int64 {
+	for _, r := range rates {
+		if r > 0 {
+			return r
+		}
+	}
+	return 0
+}
+
+// TrainBudgetOf is TrainBudgetFor the lab m marks: a lab in this process
+// by its config, one called by name by the config in its state file;
+// TrainBudget when neither can be read.
+func TrainBudgetOf(m Marker) Budget {
+	switch l := m.(type) {
+	case *Lab:
+		return TrainBudgetFor(l.Config)
+	case ByName:
+		if s, err := ReadState(string(l)); err == nil {
+			return TrainBudgetFor(s.Config)
+		}
+	}
+	return TrainBudget
+}
 
 // DefaultLateShare is the share of packets a measurement tolerates late
 // by more than its LateBy: one in a thousand. A late packet is still

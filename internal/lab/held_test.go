@@ -135,3 +135,33 @@ func TestHolder(t *testing.T) {
 		}
 	})
 }
+
+// TestTrainBudgetFor: the trains' lateness bound follows each path's
+// rate (12.8 packet times of a 1538-byte frame), a policer's bucket (a
+// fifth of its time) and never falls below TrainBudget's 0.5 ms.
+func TestTrainBudgetFor(t *testing.T) {
+	both := func(d Direction) Config { return Config{Up: d, Down: d} }
+	for _, c := range []struct {
+		name string
+		cfg  Config
+		want time.Duration
+	}{
+		{"smallbuf, 300 Mbit/s", both(Profiles["smallbuf"].Up), 524_970 * time.Nanosecond},
+		{"window, 100 Mbit/s", both(Profiles["window"].Up), 1_574_912 * time.Nanosecond},
+		{"serial, 2 Mbit/s", both(Profiles["serial"].Up), 78_745_600 * time.Nanosecond},
+		{"policed on a 1 Gbit/s line: the head's rate", both(Profiles["policed"].Up), TrainBudget.LateBy},
+		{"a 120 Mbit/s policer with 1 ms of bucket, no line", both(Direction{PoliceBps: 120e6, PoliceBurst: 15_000}), TrainBudget.LateBy},
+		{"a 60 Mbit/s policer with 20 ms of bucket", both(Direction{PoliceBps: 60e6, PoliceBurst: 150_000}), 2_624_853 * time.Nanosecond},
+		{"unlimited", both(Direction{}), TrainBudget.LateBy},
+		{"300 Mbit/s up, 2 Mbit/s down: the stricter", Config{Up: Profiles["smallbuf"].Up, Down: Profiles["serial"].Up}, 524_970 * time.Nanosecond},
+		{"frame relay: the access line", both(Profiles["framerelay"].Up), 104_994_133 * time.Nanosecond},
+	} {
+		b := TrainBudgetFor(c.cfg)
+		if d := b.LateBy - c.want; d < -time.Microsecond || d > time.Microsecond || b.LateShare != TrainBudget.LateShare {
+			t.Errorf("%s: late by %v (share %v), want %v (%v)", c.name, b.LateBy, b.LateShare, c.want, TrainBudget.LateShare)
+		}
+	}
+	if th := TrainBudgetFor(Config{Up: Profiles["serial"].Up, Down: Profiles["serial"].Up}).LateThreshold(); th != 9990*time.Microsecond {
+		t.Errorf("a 79 ms bound's threshold is %v, want what the histogram resolves (9.99 ms)", th)
+	}
+}
