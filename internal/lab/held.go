@@ -230,7 +230,7 @@ func TrainBudgetFor(c Config) Budget {
 	}
 	if late > b.LateBy {
 		b.LateBy = late
-		b.Why = fmt.Sprintf("a 64-packet train written 20 %% slower than this path's rate ends %v late (12.8 packet times; a policer's bucket, a fifth of its time)", late.Round(10*time.Microsecond))
+		b.Why = fmt.Sprintf("a 64-packet train written 20 %% slower than this path's rate ends %s late (12.8 packet times; for a policer, at most a fifth of its bucket time)", units.FormatDuration(late))
 	}
 	return b
 }

@@ -125,9 +125,15 @@ func TestRFC2544Throughput(t *testing.T) {
 		}
 	}
 	want := rfc2544.LineFPS(100e6, 1518)
-	if tp := d.Sizes[0].Throughput; tp == nil || math.Abs(tp.ZeroLossFPS-want) > 0.01*want || tp.GeneratorLimitedFPS > 0 {
+	switch tp := d.Sizes[0].Throughput; {
+	case tp != nil && tp.GeneratorLimitedFPS > 0:
+		// The host fell behind in every try, by enough that its catch-up
+		// burst could have made the loss: the method said so rather
+		// than read it, and the proof needs a host that keeps its pace.
+		t.Errorf("1518 B under a 101 Mbit/s line: HOST-LIMITED in 3 runs: generator-limited at %.0f frames/s (trials %+v): this host could not send the schedule; not a reading of the path", tp.GeneratorLimitedFPS, tp.Trials)
+	case tp == nil || math.Abs(tp.ZeroLossFPS-want) > 0.01*want:
 		t.Errorf("1518 B under a 101 Mbit/s line: %+v, want %.0f frames/s ± 1 %%", tp, want)
-	} else {
+	default:
 		t.Logf("1518 B under a 101 Mbit/s line: zero loss %.0f frames/s (%.2f %% of the truth) after %d trials", tp.ZeroLossFPS, 100*tp.ZeroLossFPS/want, len(tp.Trials))
 	}
 }
