@@ -14,6 +14,14 @@ type scripted struct {
 	*fakenet.Path
 	rtt   func(context.Context, result.RTTConfig, func(uint64, time.Duration)) (*result.RTT, error)
 	train func(context.Context, result.TrainConfig) (*result.Train, error)
+	udp   func(context.Context, result.UDPConfig, func(result.UDPInterval)) (*result.UDP, error)
+}
+
+func (s scripted) UDP(ctx context.Context, c result.UDPConfig, f func(result.UDPInterval)) (*result.UDP, error) {
+	if s.udp != nil {
+		return s.udp(ctx, c, f)
+	}
+	return s.Path.UDP(ctx, c, f)
 }
 
 func (s scripted) RTT(ctx context.Context, c result.RTTConfig, f func(uint64, time.Duration)) (*result.RTT, error) {

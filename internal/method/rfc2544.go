@@ -214,6 +214,12 @@ func (r *rfc2544Runner) searchThroughput(dir vocab.Direction, s *result.RFC2544S
 		}
 		tp.Trials = append(tp.Trials, t)
 		r.line(dir, "%s %d B: %s", dir, s.FrameBytes, trialLine("throughput trial", t))
+		if t.GeneratorLimited && srch.Settled(fps) {
+			// Within the resolution of what was found: the answer stands
+			// as asked, whatever this trial would have shown.
+			r.line(dir, "%s %d B: generator-limited at %.0f frames/s, within the resolution of the rate found: the search ends there", dir, s.FrameBytes, fps)
+			break
+		}
 		if t.GeneratorLimited {
 			tp.GeneratorLimitedFPS = fps
 			r.warn(fmt.Sprintf("%s %d B: generator-limited at %.0f frames/s (%.1f %% of the line): this host could not send faster, so the search stopped there; the throughput below is a lower bound set by the generator, not the path", dir, s.FrameBytes, fps, 100*fps/s.LineFPS))

@@ -91,6 +91,19 @@ func (s *Search) Record(fps float64, sent, received uint64) {
 	}
 }
 
+// Settled says whether a trial at fps, whatever it showed, could move
+// no goal's result by more than the resolution: each goal is done, or
+// met at a rate within Resolution below fps. A trial there that cannot
+// be read (its generator fell behind) leaves the result as asked.
+func (s *Search) Settled(fps float64) bool {
+	for _, t := range s.Targets {
+		if !s.done(t) && (t.LowFPS <= 0 || fps-t.LowFPS > s.Resolution) {
+			return false
+		}
+	}
+	return true
+}
+
 // Result is the highest rate found at zero loss and at the loss ratio,
 // frames/s (0: no rate tried met it).
 func (s *Search) Result() (zeroLoss, atRatio float64) {
