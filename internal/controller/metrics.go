@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
+	"github.com/fullpipe/fullpipe/internal/ping"
 	"github.com/fullpipe/fullpipe/internal/train"
 )
 
@@ -164,11 +165,13 @@ func (f *fleetCollector) pairs(ctx context.Context, ch chan<- prometheus.Metric)
 	}
 }
 
-// verdictLabel bounds the verdict label: RFC 6349's and the trains'
-// verdicts, else "other".
+// verdictLabel bounds the verdict label: pass, fail and partial, the
+// trains' verdicts and the single-ended (ping) ones ("clean" is both's),
+// else "other".
 func verdictLabel(v string) string {
 	switch v {
-	case VerdictPass, VerdictFail, VerdictPartial, string(train.Clean), string(train.Queue), string(train.Policer), string(train.Lossy), string(train.Unknown), string(train.Undecided):
+	case VerdictPass, VerdictFail, VerdictPartial, string(train.Clean), string(train.Queue), string(train.Policer), string(train.Lossy), string(train.Unknown), string(train.Undecided),
+		string(ping.Loss), string(ping.RateLimited), string(ping.Capacity), string(ping.Silent):
 		return v
 	}
 	return "other"
