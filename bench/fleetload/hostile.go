@@ -170,7 +170,6 @@ func assault(ctx context.Context, hs []*hostile, doc []byte) *Hostile {
 	out := &Hostile{Agents: len(hs), Answers: map[string]map[string]int{}}
 	as := attacks(doc)
 	var wg sync.WaitGroup
-	var mu sync.Mutex
 	for _, h := range hs {
 		wg.Add(1)
 		go func() {
@@ -186,9 +185,9 @@ func assault(ctx context.Context, hs []*hostile, doc []byte) *Hostile {
 					}
 					out.count(a, err)
 				}
-				mu.Lock()
+				out.mu.Lock()
 				out.Rounds = max(out.Rounds, r+1)
-				mu.Unlock()
+				out.mu.Unlock()
 			}
 		}()
 	}

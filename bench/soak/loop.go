@@ -7,8 +7,6 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
-	"regexp"
-	"strconv"
 	"syscall"
 	"time"
 
@@ -47,6 +45,7 @@ func abuseLoop(bin string, lc *loopCounts) func(context.Context, *abuseCounts) {
 		var log bytes.Buffer
 		b := exec.Command(bin, "reflector", "--listen", stampB)
 		b.Stderr = &log
+		b.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // dies with the soak
 		if err := b.Start(); err != nil {
 			lc.skipped = err.Error()
 			return
@@ -61,21 +60,22 @@ func abuseLoop(bin string, lc *loopCounts) func(context.Context, *abuseCounts) {
 		}
 		time.Sleep(200 * time.Millisecond) // the last replies' round trip on loopback
 		_ = b.Process.Signal(syscall.SIGTERM)
-		if err := b.Wait(); err != nil {
-			lc.stopError = fmt.Sprintf("%v: %s", err, log.String())
+		done := make(chan error, 1)
+		go func() { done <- b.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				lc.stopError = fmt.Sprintf("%v: %s", err, log.String())
+			}
+		case <-time.After(10 * time.Second):
+			_ = b.Process.Kill()
+			<-done
+			lc.stopError = "still running 10 s after SIGTERM: killed"
 		}
-		lc.reflected, lc.looped = closingCounter(log.Bytes(), "reflected"), closingCounter(log.Bytes(), "looped")
+		c := testkit.LogCounters(log.Bytes(), "stamp reflector stopped")
+		lc.reflected, lc.looped = -1, -1 // no closing line
+		if c != nil {
+			lc.reflected, lc.looped = c["reflected"], c["looped"]
+		}
 	}
-}
-
-// closingCounter reads one counter of a reflector's closing log line (-1:
-// none).
-func closingCounter(log []byte, name string) int {
-	re := regexp.MustCompile(`stamp reflector stopped.*\b` + name + `=([0-9]+)`)
-	m := re.FindSubmatch(log)
-	if m == nil {
-		return -1
-	}
-	n, _ := strconv.Atoi(string(m[1]))
-	return n
 }

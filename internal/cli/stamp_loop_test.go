@@ -6,7 +6,6 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
-	"regexp"
 	"strconv"
 	"syscall"
 	"testing"
@@ -92,6 +91,7 @@ func startReflectorProc(t *testing.T, port int) *reflectorProc {
 	p := &reflectorProc{addr: "127.0.0.1:" + strconv.Itoa(port), log: &bytes.Buffer{}}
 	p.cmd = exec.Command(bin, "reflector", "--listen", p.addr)
 	p.cmd.Stderr = p.log
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // dies with the test binary
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -103,9 +103,6 @@ func startReflectorProc(t *testing.T, port int) *reflectorProc {
 	})
 	return p
 }
-
-// counterRE is one counter in the reflector's closing log line.
-var counterRE = regexp.MustCompile(`\b([a-z_]+)=([0-9]+)\b`)
 
 // stop ends the process with SIGTERM, as an operator would, and returns
 // the counters of its closing log line ("stamp reflector stopped").
@@ -123,14 +120,7 @@ func (p *reflectorProc) stop(t *testing.T) map[string]int {
 		p.cmd.Process.Kill()
 		t.Fatalf("reflector %s still running 10 s after SIGTERM; log:\n%s", p.addr, p.log)
 	}
-	for _, line := range bytes.Split(p.log.Bytes(), []byte("\n")) {
-		if !bytes.Contains(line, []byte("stamp reflector stopped")) {
-			continue
-		}
-		c := map[string]int{}
-		for _, m := range counterRE.FindAllSubmatch(line, -1) {
-			c[string(m[1])], _ = strconv.Atoi(string(m[2]))
-		}
+	if c := testkit.LogCounters(p.log.Bytes(), "stamp reflector stopped"); c != nil {
 		return c
 	}
 	t.Fatalf("reflector %s logged no end; log:\n%s", p.addr, p.log)

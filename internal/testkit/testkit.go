@@ -5,6 +5,8 @@ package testkit
 
 import (
 	"bytes"
+	"regexp"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -40,4 +42,24 @@ func Poll(d time.Duration, cond func() bool) bool {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return true
+}
+
+// counterRE is one key=integer pair of a logfmt line.
+var counterRE = regexp.MustCompile(`\b([a-z_]+)=([0-9]+)\b`)
+
+// LogCounters reads the integer key=value pairs of the last line of log
+// that contains marker (a process's closing line, such as a reflector's
+// "stamp reflector stopped"); nil when no line does.
+func LogCounters(log []byte, marker string) map[string]int {
+	var c map[string]int
+	for _, line := range bytes.Split(log, []byte("\n")) {
+		if !bytes.Contains(line, []byte(marker)) {
+			continue
+		}
+		c = map[string]int{}
+		for _, m := range counterRE.FindAllSubmatch(line, -1) {
+			c[string(m[1])], _ = strconv.Atoi(string(m[2]))
+		}
+	}
+	return c
 }
