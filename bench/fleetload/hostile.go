@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/controller"
 	"github.com/fullpipe/fullpipe/internal/fleet"
 	"github.com/fullpipe/fullpipe/internal/fleet/client"
 	"github.com/fullpipe/fullpipe/internal/fleet/fleettest"
@@ -73,9 +74,9 @@ func (h *Hostile) count(a attack, err error) {
 	}
 }
 
-// maxEvents is a run's event cap (controller.maxRunEvents), sent in
-// calls of eventBatch.
-const maxEvents, eventBatch = 10_000, 2_500
+// eventBatch is how many events one call carries, up to a run's cap
+// (controller.MaxRunEvents).
+const eventBatch = 2_500
 
 // attacks are the issue's, in the order each round sends them.
 func attacks(doc []byte) []attack {
@@ -92,12 +93,12 @@ func attacks(doc []byte) []attack {
 			return err
 		}},
 		{"events past the run's cap", 413, func(ctx context.Context, h *hostile, run string) error {
-			for from := 1; from <= maxEvents; from += eventBatch {
+			for from := 1; from <= controller.MaxRunEvents; from += eventBatch {
 				if err := h.cl.Events(ctx, run, fleettest.LineEvents(time.Now().UTC(), from, eventBatch)); err != nil {
 					return fmt.Errorf("within the cap: %w", err)
 				}
 			}
-			return h.cl.Events(ctx, run, fleettest.LineEvents(time.Now().UTC(), maxEvents+1, 1))
+			return h.cl.Events(ctx, run, fleettest.LineEvents(time.Now().UTC(), controller.MaxRunEvents+1, 1))
 		}},
 		{"an RTT of 11.6 days (stored, marked)", 200, func(ctx context.Context, h *hostile, run string) error {
 			_, err := h.cl.Upload(ctx, run, up(forged))

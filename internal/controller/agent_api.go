@@ -23,11 +23,11 @@ const (
 	// exclusive run at a time and a few single-ended ones beside it; each
 	// ID outside the orders' window costs a store lookup.
 	maxRunningIDs = 256
-	// A run's events together: a 24-hour TCP test's one-second intervals
+	// MaxRunEvents bounds a run's events together: a 24-hour TCP test's one-second intervals
 	// are 86,400 events, so a test longer than a few hours shows its
 	// progress only in part; its result holds every interval. 4 MiB is
 	// 10,000 events of 400 characters (an interval's JSON is about 300).
-	maxRunEvents     = 10_000
+	MaxRunEvents     = 10_000
 	maxRunEventChars = 4 << 20
 	maxEventsBody    = 1 << 20 // per request
 	// maxUploads is how many uploads are decoded and stored at once; the
@@ -431,7 +431,7 @@ func (c *Controller) takesEvents(run fleet.Run) error {
 }
 
 // roomForEvents says whether the run's stored events and es stay within
-// maxRunEvents and maxRunEventChars (events already stored, which a
+// MaxRunEvents and maxRunEventChars (events already stored, which a
 // retried batch repeats, are counted twice: a retry near the cap is
 // refused, not the run's first events).
 func (c *Controller) roomForEvents(ctx context.Context, runID string, es []fleet.Event) error {
@@ -442,9 +442,9 @@ func (c *Controller) roomForEvents(ctx context.Context, runID string, es []fleet
 	for _, e := range es {
 		chars += int64(len(e.Event))
 	}
-	if n+len(es) > maxRunEvents || chars > maxRunEventChars {
+	if n+len(es) > MaxRunEvents || chars > maxRunEventChars {
 		return httpErr(http.StatusRequestEntityTooLarge, fmt.Sprintf("run %s has %d events (%d characters); %d more would pass its cap of %d events or %d characters",
-			runID, n, chars, len(es), maxRunEvents, maxRunEventChars))
+			runID, n, chars, len(es), MaxRunEvents, maxRunEventChars))
 	}
 	return nil
 }

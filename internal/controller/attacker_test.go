@@ -186,11 +186,11 @@ func TestHostileAgentProcess(t *testing.T) {
 		{Method: "PUT", Path: res + "/result", Token: a, Gen: fmt.Sprint("streams:", 15<<20)},
 		{Method: "POST", Path: "/v1/agent/heartbeat", Token: a, Body: beat},
 	}
-	for from := 1; from <= maxRunEvents; from += 2500 {
+	for from := 1; from <= MaxRunEvents; from += 2500 {
 		reqs = append(reqs, attackRequest{Method: "POST", Path: res + "/events", Token: a, Body: events(from, 2500)})
 	}
 	reqs = append(reqs,
-		attackRequest{Method: "POST", Path: res + "/events", Token: a, Body: events(maxRunEvents+1, 1)},
+		attackRequest{Method: "POST", Path: res + "/events", Token: a, Body: events(MaxRunEvents+1, 1)},
 		attackRequest{Method: "POST", Path: "/v1/agents/rogue/approve", Token: rogue},
 		attackRequest{Method: "POST", Path: "/v1/agent/register", Token: rogue, Body: reg("169.254.169.254:80")},
 		attackRequest{Method: "POST", Path: "/v1/agent/register", Token: rogue, Body: reg("198.18.0.9:6349")},
@@ -219,8 +219,8 @@ func TestHostileAgentProcess(t *testing.T) {
 	if alloc > maxUploadAlloc>>20 {
 		t.Errorf("the controller allocated %d MiB for a 15 MiB upload, more than %d", alloc, maxUploadAlloc>>20)
 	}
-	if n, _, err := e.st.EventsSize(ctx(t), run.ID); err != nil || n != maxRunEvents {
-		t.Errorf("stored %d events (%v), want the cap, %d", n, err, maxRunEvents)
+	if n, _, err := e.st.EventsSize(ctx(t), run.ID); err != nil || n != MaxRunEvents {
+		t.Errorf("stored %d events (%v), want the cap, %d", n, err, MaxRunEvents)
 	}
 	got, err := e.admin.Result(ctx(t), run.ID)
 	if err != nil || !strings.Contains(got.Figures.Implausible, "minimum RTT") {

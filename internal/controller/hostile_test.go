@@ -139,7 +139,7 @@ func TestUploadOnlyWhenExpected(t *testing.T) {
 
 // TestEventBounds: a run takes events while it runs and for eventGrace
 // after it ended, not after (on the controller's clock, a manual one);
-// never a cancelled run's; at most maxRunEvents in all (413 for the
+// never a cancelled run's; at most MaxRunEvents in all (413 for the
 // batch past it, nothing of it stored); and reads come a page at a time.
 func TestEventBounds(t *testing.T) {
 	now := time.Now().UTC().Truncate(time.Millisecond)
@@ -153,18 +153,18 @@ func TestEventBounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	events := func(from, n int) []fleet.Event { return fleettest.LineEvents(now, from, n) }
-	for from := 1; from <= maxRunEvents; from += 2500 {
+	for from := 1; from <= MaxRunEvents; from += 2500 {
 		if err := a.Events(ctx(t), r.ID, events(from, 2500)); err != nil {
 			t.Fatalf("events from %d: %v", from, err)
 		}
 	}
-	wantStatus(t, "an event past the run's cap", a.Events(ctx(t), r.ID, events(maxRunEvents+1, 1)), http.StatusRequestEntityTooLarge)
-	if n, _, err := e.st.EventsSize(ctx(t), r.ID); err != nil || n != maxRunEvents {
-		t.Errorf("stored %d events (%v), want the cap, %d", n, err, maxRunEvents)
+	wantStatus(t, "an event past the run's cap", a.Events(ctx(t), r.ID, events(MaxRunEvents+1, 1)), http.StatusRequestEntityTooLarge)
+	if n, _, err := e.st.EventsSize(ctx(t), r.ID); err != nil || n != MaxRunEvents {
+		t.Errorf("stored %d events (%v), want the cap, %d", n, err, MaxRunEvents)
 	}
 	all, err := e.admin.RunEvents(ctx(t), r.ID, 0)
-	if err != nil || len(all) != maxRunEvents || all[len(all)-1].Seq != maxRunEvents {
-		t.Errorf("read back %d events (%v), want %d in pages", len(all), err, maxRunEvents)
+	if err != nil || len(all) != MaxRunEvents || all[len(all)-1].Seq != MaxRunEvents {
+		t.Errorf("read back %d events (%v), want %d in pages", len(all), err, MaxRunEvents)
 	}
 	secret, err := os.ReadFile(filepath.Join(e.c.cfg.StateDir, "admin.token"))
 	if err != nil {
