@@ -76,7 +76,7 @@ type Path struct {
 
 	mu         sync.Mutex
 	calls      []string
-	trainSends map[[3]int]int // sends per train length, size and direction
+	trainSends map[trainKey]int // sends per train length, size and direction
 }
 
 // Calls lists the tests run so far, in order ("tcp up 4×62500 B", ...).
@@ -275,15 +275,21 @@ func (p *Path) Train(ctx context.Context, cfg result.TrainConfig) (*result.Train
 		OverheadBytes: cfg.Overhead, Reading: train.Read(t), Stamps: "kernel"}, nil
 }
 
+// trainKey is a train's length, packet size and direction.
+type trainKey struct {
+	packets, size int
+	reverse       bool
+}
+
 // heldTrain counts a send of cfg's train length and reports whether it
 // is one of the first HeldTries.
 func (p *Path) heldTrain(cfg result.TrainConfig) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.trainSends == nil {
-		p.trainSends = map[[3]int]int{}
+		p.trainSends = map[trainKey]int{}
 	}
-	k := [3]int{cfg.Packets, cfg.Size, int(vocab.Of(cfg.Reverse)[0])}
+	k := trainKey{cfg.Packets, cfg.Size, cfg.Reverse}
 	p.trainSends[k]++
 	return p.trainSends[k] <= p.HeldTries
 }
