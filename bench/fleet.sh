@@ -12,6 +12,7 @@
 # Usage: bench/fleet.sh [AGENTS [RUNS]]   (as root or a user who may run postgres)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 AGENTS=${1:-1000} RUNS=${2:-10}
 [[ $AGENTS =~ ^[0-9]+$ && $AGENTS -ge 2 && $AGENTS -le 100000 ]] || { echo "usage: bench/fleet.sh [AGENTS 2-100000 [RUNS 1-1000]]" >&2; exit 2; }
 [[ $RUNS =~ ^[0-9]+$ && $RUNS -ge 1 && $RUNS -le 1000 ]] || { echo "usage: bench/fleet.sh [AGENTS 2-100000 [RUNS 1-1000]]" >&2; exit 2; }
@@ -36,7 +37,6 @@ trap cleanup EXIT
 PGUSER_OS=postgres
 id "$PGUSER_OS" >/dev/null 2>&1 || PGUSER_OS=nobody
 run_pg() { if [ "$(id -u)" = 0 ]; then runuser -u "$PGUSER_OS" -- "$@"; else "$@"; fi; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 start_pg() {
 	PGDATA=$TMP/pg; mkdir -p "$PGDATA"; chmod 700 "$PGDATA"
@@ -55,8 +55,7 @@ bench() {
 	mkdir -p "$state"
 	"$BIN" controller --listen "127.0.0.1:$port" --state-dir "$state" --db "$dsn" --heartbeat 5s -q 2>"$TMP/ctl-$name.log" &
 	local pid=$!; PIDS+=("$pid")
-	for _ in $(seq 100); do [ -s "$state/admin.token" ] && [ -s "$state/tls.crt" ] && break; sleep 0.1; done
-	sleep 0.5
+	wait_controller "$state"
 	"$LOAD" -url "https://127.0.0.1:$port" -state-dir "$state" -db "$dsn" -agents "$AGENTS" -runs "$RUNS" >"$TMP/$name.json"
 	local hwm; hwm=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
 	kill "$pid"; wait "$pid" 2>/dev/null || true

@@ -24,6 +24,7 @@
 # Usage: bench/soak.sh [MINUTES]   (1-60; default 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 MIN=${1:-3}
 if ! [[ $MIN =~ ^[1-9][0-9]*$ ]] || (( MIN > 60 )); then
 	echo "usage: bench/soak.sh [MINUTES]   (whole minutes, 1-60; default 3)" >&2
@@ -38,13 +39,11 @@ ulimit -n 20000 2>/dev/null || true
 "$DIR/soak" -bin "$DIR/fullpipe" -minutes "$MIN" -clients 20
 
 echo "== the fleet under hostile agents"
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 PORT=$(free_port) STATE=$DIR/state
 mkdir -p "$STATE"
 "$DIR/fullpipe" controller --listen "127.0.0.1:$PORT" --state-dir "$STATE" --db "$DIR/fleet.db" --heartbeat 2s -q 2>"$DIR/ctl.log" &
 CTL=$!
-for _ in $(seq 100); do [ -s "$STATE/admin.token" ] && [ -s "$STATE/tls.crt" ] && break; sleep 0.1; done
-sleep 0.5
+wait_controller "$STATE"
 rc=0
 "$DIR/fleetload" -url "https://127.0.0.1:$PORT" -state-dir "$STATE" -db "$DIR/fleet.db" -agents 100 -runs 20 \
 	-heartbeat 2s -steady 5s -hostile 2 -rounds 20 -timeout 10m >"$DIR/fleet.json" || rc=$?
