@@ -52,7 +52,8 @@ func watch(m lab.Marker) *labWatch {
 // stepBudget is what a step needs of the lab: packet trains the
 // forwarder's punctuality, by the lab's rates (train: lab.TrainBudgetOf;
 // `fullpipe trains`, and RFC 6349's trains, a step within its shaping
-// step); RFC 6349's window-limited transfers (walk, sweep, throughput) a
+// step); the path MTU search its probes answered within their timeout
+// (lab.ProbeBudget); RFC 6349's window-limited transfers (walk, sweep, throughput) a
 // mean lateness small against the baseline RTT (lab.WindowBudget);
 // every other step what a user's measurement does (lab.RateBudget:
 // rates and minima).
@@ -60,6 +61,8 @@ func stepBudget(s method.Step, rtt time.Duration, train lab.Budget) lab.Budget {
 	switch {
 	case s == method.StepTrains:
 		return train
+	case s == method.StepMTU:
+		return lab.ProbeBudget
 	case rtt > 0 && (s == method.StepWalk || s == method.StepSweep || s == method.StepThroughput):
 		return lab.WindowBudget(rtt)
 	}

@@ -53,6 +53,11 @@ func TestAccountJudge(t *testing.T) {
 		// limited a count that lateness does not move.
 		{"a count, a stall, nothing written", 1000, 0, 0, 0, 1, CountBudget, true, ""},
 		{"a count, an own drop", 1000, 0, 0, 1, 0, CountBudget, false, "1 lost by the forwarder itself"},
+		// CI run 18's path MTU step: 73 packets, one of them over 5 ms
+		// late, against probes that wait at least 100 ms for an answer.
+		{"a probe 6 ms late", 1073, 1, 6 * time.Millisecond, 0, 0, ProbeBudget, true, ""},
+		{"the same for a rate", 1073, 1, 6 * time.Millisecond, 0, 0, RateBudget, false, "1.37 % of 73 packets written more than 5.00 ms late"},
+		{"a probe later than resolved", 1073, 1, 20 * time.Millisecond, 0, 0, ProbeBudget, false, "more than 9.99 ms late"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a, err := Since(base, mark(t0.Add(10*time.Second), c.packets, c.late, c.lateBy, c.drops, c.stalls))
