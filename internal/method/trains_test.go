@@ -184,3 +184,50 @@ func TestTrainsHeldSentAgain(t *testing.T) {
 		})
 	}
 }
+
+// TestTrainsShortHoldRead: scenario 2's 64 kB queue at 300 Mbit/s, 50
+// ms, whose queue waits 1.7 ms, from a sender held halfway through
+// every send of every train (CI beside a busy core: holds of 0.16-1.5
+// ms). A hold under a fifth of the queue's wait (200 µs; 8 packets at
+// the sender's 1 Gbit/s are 96 µs) moves the queue read by under 20 %:
+// each train is sent once and read, the queue within 20 % and too
+// small for the BDP, with no warning of a held sender (the shortest
+// train, 16 packets of which the hold is most, warns it left too slowly
+// to read). A hold of 1 ms is the host's:
+// the train is sent again.
+func TestTrainsShortHoldRead(t *testing.T) {
+	const bb, q, rtt = 300e6, 64_000, 50 * time.Millisecond
+	for _, c := range []struct {
+		hold  time.Duration
+		again bool
+	}{{200 * time.Microsecond, false}, {time.Millisecond, true}} {
+		t.Run(c.hold.String(), func(t *testing.T) {
+			p := &fakenet.Path{BaseRTT: rtt, RateBps: bb, QueueBytes: q, TrainHold: c.hold, HeldTries: 1 << 20}
+			res := &result.RFC6349{Warnings: []string{}}
+			r := &runner{ctx: context.Background(), net: p, res: res, link: rfc6349.Link{Name: "ethernet", Overhead: 38},
+				bb: map[vocab.Direction]float64{"up": bb}, mtu: map[vocab.Direction]int{"up": 1500}, baseline: rtt}
+			v, rows, err := r.trains("up")
+			if err != nil {
+				t.Fatal(err)
+			}
+			again := 0
+			for i, row := range rows {
+				if i > 0 && rows[i-1].Packets == row.Packets && rows[i-1].SizeBytes == row.SizeBytes {
+					again++
+				}
+			}
+			t.Logf("%d trains, %d sent again: %s: rate %s, queue %s (at least %v): %s; warnings %q", len(rows), again, v.Kind, v.RateBps, v.QueueBytes, v.QueueAtLeast, v.Why, res.Warnings)
+			if (again > 0) != c.again {
+				t.Fatalf("%d trains sent again, want again %v", again, c.again)
+			}
+			if c.again {
+				return
+			}
+			small := (rfc6349.ShapingEvidence{Trains: v, BDPBytes: rfc6349.BDPBytes(bb, rtt)}).SmallQueue()
+			want := q * 1538 / 1500.0
+			if v.Kind != train.Queue || v.QueueAtLeast || math.Abs(v.QueueBytes.Value-want) > 0.2*want || !small || strings.Contains(strings.Join(res.Warnings, "\n"), "held") {
+				t.Errorf("read %s, queue %s (at least %v), small %v, warnings %q: want a queue of %.0f B ± 20 %%, too small for the BDP, no warning of a held sender", v.Kind, v.QueueBytes, v.QueueAtLeast, small, res.Warnings, want)
+			}
+		})
+	}
+}
