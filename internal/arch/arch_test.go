@@ -47,6 +47,9 @@ var layers = [][]string{
 	{"internal/tester", "internal/serve", "internal/serve/servetest", "internal/lab", "internal/lab/labtest"},
 	// The methods, over the Network seam, and the scripted network.
 	{"internal/method", "internal/method/fakenet"},
+	// The one table of test kinds: a row per kind, its columns from
+	// the packages below.
+	{"internal/kinds"},
 	// The controller's web page: reads the store, renders documents,
 	// asks the controller (through its Ops) to change schedules.
 	{"internal/web"},
