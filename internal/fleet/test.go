@@ -1,8 +1,6 @@
 package fleet
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -25,40 +23,20 @@ func Kinds() []string {
 // misspelt key would otherwise run the default silently. The value is
 // what method.Execute takes.
 func (t Test) Decode() (any, error) {
-	switch t.Kind {
-	case "tcp":
-		return decode[result.TCPConfig](t)
-	case "udp":
-		return decode[result.UDPConfig](t)
-	case "rtt":
-		return decode[result.RTTConfig](t)
-	case "mtu":
-		return decode[result.PMTUConfig](t)
-	case "trains":
-		return decode[result.TrainsConfig](t)
-	case "rfc6349":
-		return decode[result.RFC6349Config](t)
-	case "sweep-window":
-		return decode[result.WindowSweepConfig](t)
-	case "sweep-msglen":
-		return decode[result.MsgLenSweepConfig](t)
-	case "ping":
-		return decode[result.PingConfig](t)
-	case "stamp":
-		c, err := decode[result.STAMPConfig](t)
-		if err != nil {
-			return nil, err
-		}
-		if err := scheduledSTAMP(c.(result.STAMPConfig)); err != nil {
-			return nil, err
-		}
-		return c, nil
-	case "rfc2544":
-		return decode[result.RFC2544Config](t)
-	case "y1564":
-		return decode[result.Y1564Config](t)
+	k, ok := result.KindNamed(t.Kind)
+	if !ok {
+		return nil, fmt.Errorf("test kind %q: want one of %v", t.Kind, Kinds())
 	}
-	return nil, fmt.Errorf("test kind %q: want one of %v", t.Kind, Kinds())
+	c, err := k.Config(t.Config)
+	if err != nil {
+		return nil, fmt.Errorf("%s config: %w", t.Kind, err)
+	}
+	if sc, ok := c.(result.STAMPConfig); ok {
+		if err := scheduledSTAMP(sc); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
 }
 
 // scheduledSTAMP refuses what a scheduled STAMP config may not name: a
@@ -74,31 +52,6 @@ func scheduledSTAMP(c result.STAMPConfig) error {
 		}
 	}
 	return nil
-}
-
-// config is what every config type can do.
-type config[C any] interface {
-	WithDefaults() C
-	Validate() error
-}
-
-func decode[C config[C]](t Test) (any, error) {
-	var c C
-	if len(bytes.TrimSpace(t.Config)) > 0 && !bytes.Equal(bytes.TrimSpace(t.Config), []byte("null")) {
-		d := json.NewDecoder(bytes.NewReader(t.Config))
-		d.DisallowUnknownFields()
-		if err := d.Decode(&c); err != nil {
-			return nil, fmt.Errorf("%s config: %w", t.Kind, err)
-		}
-		if d.More() {
-			return nil, fmt.Errorf("%s config: more than one JSON value", t.Kind)
-		}
-	}
-	c = c.WithDefaults()
-	if err := c.Validate(); err != nil {
-		return nil, fmt.Errorf("%s config: %w", t.Kind, err)
-	}
-	return c, nil
 }
 
 // KnownKind says whether kind is one a schedule may name.

@@ -1,6 +1,7 @@
 package result
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,29 +20,34 @@ type Doc interface {
 func (m *Meta) Head() *Meta { return m }
 
 // Kind is one kind of document: the test it names, the file of its JSON
-// Schema under docs/schema, and a new empty document to decode into.
+// Schema under docs/schema (and the kind's name in a schedule), a new
+// empty document to decode into, and how to read its config.
 type Kind struct {
 	Test string     // Meta.Test
-	File string     // docs/schema/File.schema.json
+	File string     // docs/schema/File.schema.json; a schedule's test kind
 	New  func() Doc // a pointer to the zero document
+	// Config reads the kind's config from JSON (a value: TCPConfig,
+	// RFC6349Config, ...) with its defaults filled, and validates it
+	// (ConfigOf).
+	Config func(raw json.RawMessage) (any, error)
 }
 
 // Kinds lists every document the tool emits, as `fullpipe COMMAND --json`
 // prints it. Train is not among them: no command prints a train alone.
 func Kinds() []Kind {
 	return []Kind{
-		{"tcp", "tcp", func() Doc { return new(TCP) }},
-		{"udp", "udp", func() Doc { return new(UDP) }},
-		{"rtt", "rtt", func() Doc { return new(RTT) }},
-		{"mtu", "mtu", func() Doc { return new(PMTU) }},
-		{"trains", "trains", func() Doc { return new(Trains) }},
-		{"rfc6349", "rfc6349", func() Doc { return new(RFC6349) }},
-		{"sweep window", "sweep-window", func() Doc { return new(WindowSweep) }},
-		{"sweep msglen", "sweep-msglen", func() Doc { return new(MsgLenSweep) }},
-		{"ping", "ping", func() Doc { return new(Ping) }},
-		{"stamp", "stamp", func() Doc { return new(STAMP) }},
-		{"rfc2544", "rfc2544", func() Doc { return new(RFC2544) }},
-		{"y1564", "y1564", func() Doc { return new(Y1564) }},
+		{"tcp", "tcp", func() Doc { return new(TCP) }, ConfigOf[TCPConfig]},
+		{"udp", "udp", func() Doc { return new(UDP) }, ConfigOf[UDPConfig]},
+		{"rtt", "rtt", func() Doc { return new(RTT) }, ConfigOf[RTTConfig]},
+		{"mtu", "mtu", func() Doc { return new(PMTU) }, ConfigOf[PMTUConfig]},
+		{"trains", "trains", func() Doc { return new(Trains) }, ConfigOf[TrainsConfig]},
+		{"rfc6349", "rfc6349", func() Doc { return new(RFC6349) }, ConfigOf[RFC6349Config]},
+		{"sweep window", "sweep-window", func() Doc { return new(WindowSweep) }, ConfigOf[WindowSweepConfig]},
+		{"sweep msglen", "sweep-msglen", func() Doc { return new(MsgLenSweep) }, ConfigOf[MsgLenSweepConfig]},
+		{"ping", "ping", func() Doc { return new(Ping) }, ConfigOf[PingConfig]},
+		{"stamp", "stamp", func() Doc { return new(STAMP) }, ConfigOf[STAMPConfig]},
+		{"rfc2544", "rfc2544", func() Doc { return new(RFC2544) }, ConfigOf[RFC2544Config]},
+		{"y1564", "y1564", func() Doc { return new(Y1564) }, ConfigOf[Y1564Config]},
 	}
 }
 
@@ -53,6 +59,47 @@ func KindOf(test string) (Kind, bool) {
 		}
 	}
 	return Kind{}, false
+}
+
+// KindNamed is the kind a schedule names (its File: "sweep-window").
+func KindNamed(name string) (Kind, bool) {
+	for _, k := range Kinds() {
+		if k.File == name {
+			return k, true
+		}
+	}
+	return Kind{}, false
+}
+
+// Config is what every config type does: fill its defaults, check
+// itself.
+type Config[C any] interface {
+	WithDefaults() C
+	Validate() error
+}
+
+// ConfigOf reads one JSON object into a C, refusing keys C does not have
+// (a misspelt key would otherwise run the test with a default) and
+// anything after it; an empty or null config is the zero config. Then it
+// fills C's defaults and validates it, as the engine does before it
+// runs one. It returns the C as a value.
+func ConfigOf[C Config[C]](raw json.RawMessage) (any, error) {
+	var c C
+	if raw = bytes.TrimSpace(raw); len(raw) > 0 && string(raw) != "null" {
+		d := json.NewDecoder(bytes.NewReader(raw))
+		d.DisallowUnknownFields()
+		if err := d.Decode(&c); err != nil {
+			return nil, err
+		}
+		if _, err := d.Token(); err != io.EOF {
+			return nil, errors.New("more than one JSON value")
+		}
+	}
+	c = c.WithDefaults()
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // SchemaError is a document of a schema this build does not read: newer

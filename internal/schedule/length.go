@@ -8,10 +8,8 @@ package schedule
 // run, so a bound too short would cut healthy runs.
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"math/bits"
 	"strings"
@@ -102,7 +100,7 @@ func satMul(n int, d time.Duration) time.Duration {
 type kind struct {
 	name      string
 	exclusive bool
-	cost      func(cfg json.RawMessage, rtt time.Duration) (cost, error)
+	cost      func(name string, cfg json.RawMessage, rtt time.Duration) (cost, error)
 }
 
 // kinds are the tests, as result.Kinds names their documents. The
@@ -137,41 +135,20 @@ func kindOf(name string) (kind, error) {
 }
 
 // costOf decodes a kind's config, fills its defaults and validates it,
-// as the engine does before it runs it, then costs it with f.
-func costOf[C interface {
-	WithDefaults() C
-	Validate() error
-}](f func(C, time.Duration) (cost, error)) func(json.RawMessage, time.Duration) (cost, error) {
-	return func(raw json.RawMessage, rtt time.Duration) (cost, error) {
-		var c C
-		if err := decodeStrict(raw, &c); err != nil {
+// as the engine does before it runs it (result.Kind.Config), then costs
+// it with f.
+func costOf[C result.Config[C]](f func(C, time.Duration) (cost, error)) func(string, json.RawMessage, time.Duration) (cost, error) {
+	return func(name string, raw json.RawMessage, rtt time.Duration) (cost, error) {
+		k, ok := result.KindNamed(name)
+		if !ok {
+			return cost{}, fmt.Errorf("no document kind %q", name)
+		}
+		c, err := k.Config(raw)
+		if err != nil {
 			return cost{}, err
 		}
-		c = c.WithDefaults()
-		if err := c.Validate(); err != nil {
-			return cost{}, err
-		}
-		return f(c, rtt)
+		return f(c.(C), rtt)
 	}
-}
-
-// decodeStrict reads one JSON object into v, refusing keys v does not
-// have (a misspelt key would otherwise run the test with a default). An
-// empty or null config is the zero config.
-func decodeStrict(raw json.RawMessage, v any) error {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil
-	}
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.DisallowUnknownFields()
-	if err := d.Decode(v); err != nil {
-		return fmt.Errorf("decode config: %w", err)
-	}
-	if _, err := d.Token(); err != io.EOF {
-		return fmt.Errorf("decode config: more after the object")
-	}
-	return nil
 }
 
 // costFor is kind's cost with cfg at rtt, or why it has none.
@@ -180,7 +157,7 @@ func costFor(kindName string, cfg json.RawMessage, rtt time.Duration) (cost, err
 	if err != nil {
 		return cost{}, err
 	}
-	c, err := k.cost(cfg, max(rtt, 0))
+	c, err := k.cost(k.name, cfg, max(rtt, 0))
 	if err != nil {
 		return cost{}, fmt.Errorf("%s: %w", kindName, err)
 	}

@@ -81,8 +81,8 @@ func TestLengthErrors(t *testing.T) {
 		{"sweep window", `{}`, `unknown test kind`}, // the document's test name, not its file's
 		{"tcp", `{"duraton_ns": 5}`, `unknown field "duraton_ns"`},
 		{"tcp", `{"duration_ns": -1}`, "needs a duration or a byte count"},
-		{"tcp", `{"duration_ns": 5}{}`, "more after the object"},
-		{"tcp", `[1]`, "decode config"},
+		{"tcp", `{"duration_ns": 5}{}`, "more than one JSON value"},
+		{"tcp", `[1]`, "cannot unmarshal array"},
 		{"tcp", `{"duration_ns": 691200000000000}`, "runs for more than 168h0m0s"},
 		{"rtt", `{"count": 1000000, "interval_ns": 3600000000000}`, "runs for more than"},
 		{"udp", `{"rate_bps": -1}`, "udp: "},

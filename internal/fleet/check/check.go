@@ -49,7 +49,7 @@ func Schedule(s *fleet.Schedule, now time.Time) (first time.Time, err error) {
 	case s.Slip < 0 || s.Slip > MaxSlip:
 		return time.Time{}, refuse("slip_ns", "%v: want 0 to %v", s.Slip, MaxSlip)
 	}
-	if !known(s.Test.Kind) {
+	if !fleet.KnownKind(s.Test.Kind) {
 		return time.Time{}, refuse("test.kind", "%q: want one of %v", s.Test.Kind, fleet.Kinds())
 	}
 	if _, err := s.Test.Decode(); err != nil {
@@ -83,15 +83,6 @@ func Schedule(s *fleet.Schedule, now time.Time) (first time.Time, err error) {
 		return time.Time{}, refuse("start", "repeat %q has no occurrence from %s on", s.Repeat, s.Start.Format(time.RFC3339))
 	}
 	return first.UTC(), nil
-}
-
-func known(kind string) bool {
-	for _, k := range fleet.Kinds() {
-		if k == kind {
-			return true
-		}
-	}
-	return false
 }
 
 // thresholds checks s's thresholds and drops them when they judge
