@@ -12,6 +12,7 @@ import (
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
 	"github.com/fullpipe/fullpipe/internal/fleet/check"
+	"github.com/fullpipe/fullpipe/internal/kinds"
 	"github.com/fullpipe/fullpipe/internal/result"
 )
 
@@ -364,7 +365,7 @@ func (c *Controller) checkUpload(run fleet.Run, u fleet.Upload) (*fleet.Result, 
 	if err := jsonCompact(&compact, u.Doc); err != nil {
 		return nil, badRequest("document: %v", err)
 	}
-	f := Figures(doc)
+	f := kinds.Figures(doc)
 	f.Implausible = implausible(f, doc)
 	return &fleet.Result{RunID: run.ID, Source: run.Source, Dest: run.Dest, Kind: run.Test.Kind,
 		Figures: f, Doc: compact.Bytes()}, nil

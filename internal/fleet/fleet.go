@@ -211,6 +211,14 @@ type Result struct {
 	Doc            json.RawMessage `json:"doc,omitempty"` // the result package's document; absent from figure-only lists
 }
 
+// Verdicts a document's figures may carry besides its method's own words
+// (the trains' and the single-ended verdicts): a bounded set.
+const (
+	VerdictPass    = "pass"
+	VerdictFail    = "fail"
+	VerdictPartial = "partial"
+)
+
 // Figures are a result's headline numbers, for listing, metrics and
 // the web page; absent ones are omitted. The plain fields are the up
 // direction (source to destination), or the only one; the Down fields

@@ -7,36 +7,56 @@
 // fleet, which each hold one column and need not list the kinds
 // themselves.
 //
-// This first cut holds the rows as the result package lists them and
-// the test that walks every row end to end (TestEveryKind); the columns
-// move here from the packages' own switches one at a time
-// (docs/architecture.md).
+// The table holds each kind's document and config (result's row) and
+// its headline figures; the test walks every row end to end
+// (TestEveryKind). The other columns (how it runs, what it costs, its
+// renderers) are still the packages' own switches (docs/architecture.md).
 package kinds
 
 import (
 	"reflect"
 
+	"github.com/fullpipe/fullpipe/internal/fleet"
 	"github.com/fullpipe/fullpipe/internal/result"
 )
 
-// Kind is one row: the kind's document (Test, its Meta.Test; File, its
-// name in a schedule, its schema's and test data's file; New).
+// Kind is one row: the kind's document and config (Test, its
+// Meta.Test; File, its name in a schedule, its schema's and test data's
+// file; New; Config) and its headline figures.
 type Kind struct {
 	result.Kind
+	figures func(result.Doc) fleet.Figures // nil: none (mtu)
+}
+
+// table is every kind, in the order the tool lists them.
+var table = []Kind{
+	row("tcp", figuresOf(tcpFigures)),
+	row("udp", figuresOf(udpFigures)),
+	row("rtt", figuresOf(rttFigures)),
+	row("mtu", nil),
+	row("trains", figuresOf(trainsFigures)),
+	row("rfc6349", figuresOf(rfc6349Figures)),
+	row("sweep-window", figuresOf(windowSweepFigures)),
+	row("sweep-msglen", figuresOf(msgLenSweepFigures)),
+	row("ping", figuresOf(pingFigures)),
+	row("stamp", figuresOf(stampFigures)),
+	row("rfc2544", figuresOf(rfc2544Figures)),
+	row("y1564", figuresOf(y1564Figures)),
+}
+
+// row is the kind a schedule calls name, with its columns. A name no
+// document has gives a row with no document, which TestEveryKind fails.
+func row(name string, figures func(result.Doc) fleet.Figures) Kind {
+	k, _ := result.KindNamed(name)
+	return Kind{Kind: k, figures: figures}
 }
 
 // All is every kind, in the order the tool lists them.
-func All() []Kind {
-	var ks []Kind
-	for _, k := range result.Kinds() {
-		ks = append(ks, Kind{k})
-	}
-	return ks
-}
+func All() []Kind { return append([]Kind(nil), table...) }
 
 // Named is the kind a schedule or a file calls name ("sweep-window").
 func Named(name string) (Kind, bool) {
-	for _, k := range All() {
+	for _, k := range table {
 		if k.File == name {
 			return k, true
 		}
@@ -47,8 +67,8 @@ func Named(name string) (Kind, bool) {
 // Of is the kind of document d.
 func Of(d result.Doc) (Kind, bool) {
 	t := reflect.TypeOf(d)
-	for _, k := range All() {
-		if reflect.TypeOf(k.New()) == t {
+	for _, k := range table {
+		if k.New != nil && reflect.TypeOf(k.New()) == t {
 			return k, true
 		}
 	}

@@ -24,13 +24,18 @@ import (
 // its config goes through a schedule's decoding and comes back the same
 // from JSON; its document renders as text and as HTML; a schedule can
 // book it (a slot at least its length); and it runs on the fake network
-// from that config, giving its own kind of document. A kind that lacks
+// from that config, giving its own kind of document; it has headline
+// figures (all but mtu, whose MTU is no figure of the store). A kind that lacks
 // any column fails here, not in a user's hands.
 func TestEveryKind(t *testing.T) {
-	if len(All()) != len(result.Kinds()) {
-		t.Fatalf("%d rows for %d documents", len(All()), len(result.Kinds()))
+	docs := result.Kinds()
+	if len(All()) != len(docs) {
+		t.Fatalf("%d rows for %d documents", len(All()), len(docs))
 	}
-	for _, k := range All() {
+	for i, k := range All() {
+		if k.File != docs[i].File || k.New == nil || k.Config == nil {
+			t.Fatalf("row %d is %q (document %v, config %v): want %q's, in result.Kinds' order", i, k.File, k.New != nil, k.Config != nil, docs[i].File)
+		}
 		t.Run(k.File, func(t *testing.T) {
 			raw, err := os.ReadFile(filepath.Join("..", "result", "testdata", k.File+".json"))
 			if err != nil {
@@ -47,6 +52,9 @@ func TestEveryKind(t *testing.T) {
 			cfgRaw := configOf(t, raw)
 			cfg := roundTrip(t, k, cfgRaw)
 			renders(t, doc)
+			if (k.figures == nil) != (k.File == "mtu") {
+				t.Errorf("figures column %v: want one for every kind but mtu (figures %+v)", k.figures != nil, Figures(doc))
+			}
 			books(t, k, cfgRaw)
 			runs(t, k, cfg)
 		})

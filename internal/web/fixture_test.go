@@ -18,6 +18,7 @@ import (
 
 	"github.com/fullpipe/fullpipe/internal/controller"
 	"github.com/fullpipe/fullpipe/internal/fleet"
+	"github.com/fullpipe/fullpipe/internal/kinds"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/store"
 )
@@ -127,7 +128,7 @@ func (f *fixture) result(sched, src, dst, kind string, at time.Time, fg *fleet.F
 		if err != nil {
 			f.t.Fatal(err)
 		}
-		figs = controller.Figures(rd)
+		figs = kinds.Figures(rd)
 	}
 	if _, err := f.st.PutResult(ctx, fleet.Result{RunID: run.ID, ScheduleID: sched, Source: src, Dest: dst, Kind: kind,
 		Received: at, Figures: figs, Doc: d}); err != nil {
