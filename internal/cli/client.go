@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fullpipe/fullpipe/internal/flow"
+	"github.com/fullpipe/fullpipe/internal/kinds"
 	"github.com/fullpipe/fullpipe/internal/method"
 	"github.com/fullpipe/fullpipe/internal/report"
 	"github.com/fullpipe/fullpipe/internal/result"
@@ -155,7 +156,7 @@ func (c *clientArgs) output(e env, d result.Doc) error {
 	if e.lab != nil {
 		e.lab.stamp(d.Head(), baselineRTT(d))
 	}
-	render := report.Text
+	render := kinds.Text
 	if c.json {
 		render = func(w io.Writer, d result.Doc) error { return report.JSON(w, d) }
 	}
@@ -165,7 +166,7 @@ func (c *clientArgs) output(e env, d result.Doc) error {
 	if c.report == "" {
 		return nil
 	}
-	page, err := report.HTML(d)
+	page, err := kinds.HTML(d)
 	if err != nil {
 		return err
 	}

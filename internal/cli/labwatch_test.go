@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/kinds"
 	"github.com/fullpipe/fullpipe/internal/lab"
 	"github.com/fullpipe/fullpipe/internal/method"
-	"github.com/fullpipe/fullpipe/internal/report"
 	"github.com/fullpipe/fullpipe/internal/result"
 )
 
@@ -64,10 +64,10 @@ func TestLabWatchStamps(t *testing.T) {
 				t.Errorf("lab %+v: want 10,000 forwarded, %d late by 5 ms", l, c.m.lateNext)
 			}
 			var text bytes.Buffer
-			if err := report.Text(&text, d); err != nil || !strings.Contains(text.String(), c.text) {
+			if err := kinds.Text(&text, d); err != nil || !strings.Contains(text.String(), c.text) {
 				t.Errorf("text %q (%v) lacks %q", text.String(), err, c.text)
 			}
-			page, err := report.HTML(d)
+			page, err := kinds.HTML(d)
 			if err != nil || strings.Contains(string(page), "LAB-LIMITED") != c.limited {
 				t.Errorf("HTML says LAB-LIMITED %v, want %v (%v)", !c.limited, c.limited, err)
 			}

@@ -7,48 +7,52 @@
 // fleet, which each hold one column and need not list the kinds
 // themselves.
 //
-// The table holds each kind's document and config (result's row) and
-// its headline figures; the test walks every row end to end
-// (TestEveryKind). The other columns (how it runs, what it costs, its
-// renderers) are still the packages' own switches (docs/architecture.md).
+// The table holds each kind's document and config (result's row), its
+// text and page (report's Renderer) and its headline figures; the test
+// walks every row end to end (TestEveryKind). The other columns (how it
+// runs, what it costs) are still the packages' own switches
+// (docs/architecture.md).
 package kinds
 
 import (
+	"io"
 	"reflect"
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
+	"github.com/fullpipe/fullpipe/internal/report"
 	"github.com/fullpipe/fullpipe/internal/result"
 )
 
 // Kind is one row: the kind's document and config (Test, its
 // Meta.Test; File, its name in a schedule, its schema's and test data's
-// file; New; Config) and its headline figures.
+// file; New; Config), its renderers and its headline figures.
 type Kind struct {
 	result.Kind
+	render  report.Renderer                // its text and its page
 	figures func(result.Doc) fleet.Figures // nil: none (mtu)
 }
 
 // table is every kind, in the order the tool lists them.
 var table = []Kind{
-	row("tcp", figuresOf(tcpFigures)),
-	row("udp", figuresOf(udpFigures)),
-	row("rtt", figuresOf(rttFigures)),
-	row("mtu", nil),
-	row("trains", figuresOf(trainsFigures)),
-	row("rfc6349", figuresOf(rfc6349Figures)),
-	row("sweep-window", figuresOf(windowSweepFigures)),
-	row("sweep-msglen", figuresOf(msgLenSweepFigures)),
-	row("ping", figuresOf(pingFigures)),
-	row("stamp", figuresOf(stampFigures)),
-	row("rfc2544", figuresOf(rfc2544Figures)),
-	row("y1564", figuresOf(y1564Figures)),
+	row("tcp", report.RenderTCP, figuresOf(tcpFigures)),
+	row("udp", report.RenderUDP, figuresOf(udpFigures)),
+	row("rtt", report.RenderRTT, figuresOf(rttFigures)),
+	row("mtu", report.RenderMTU, nil),
+	row("trains", report.RenderTrains, figuresOf(trainsFigures)),
+	row("rfc6349", report.RenderRFC6349, figuresOf(rfc6349Figures)),
+	row("sweep-window", report.RenderWindowSweep, figuresOf(windowSweepFigures)),
+	row("sweep-msglen", report.RenderMsgLenSweep, figuresOf(msgLenSweepFigures)),
+	row("ping", report.RenderPing, figuresOf(pingFigures)),
+	row("stamp", report.RenderSTAMP, figuresOf(stampFigures)),
+	row("rfc2544", report.RenderRFC2544, figuresOf(rfc2544Figures)),
+	row("y1564", report.RenderY1564, figuresOf(y1564Figures)),
 }
 
 // row is the kind a schedule calls name, with its columns. A name no
 // document has gives a row with no document, which TestEveryKind fails.
-func row(name string, figures func(result.Doc) fleet.Figures) Kind {
+func row(name string, render report.Renderer, figures func(result.Doc) fleet.Figures) Kind {
 	k, _ := result.KindNamed(name)
-	return Kind{Kind: k, figures: figures}
+	return Kind{Kind: k, render: render, figures: figures}
 }
 
 // All is every kind, in the order the tool lists them.
@@ -73,4 +77,17 @@ func Of(d result.Doc) (Kind, bool) {
 		}
 	}
 	return Kind{}, false
+}
+
+// Text writes d's summary as the command line prints it, by its kind's
+// renderer (*report.UnknownError for a document no row has).
+func Text(w io.Writer, d result.Doc) error {
+	k, _ := Of(d)
+	return k.render.Text(w, d)
+}
+
+// HTML is d's self-contained page, by its kind's renderer.
+func HTML(d result.Doc) ([]byte, error) {
+	k, _ := Of(d)
+	return k.render.HTML(d)
 }

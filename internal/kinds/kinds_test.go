@@ -13,7 +13,6 @@ import (
 	"github.com/fullpipe/fullpipe/internal/fleet"
 	"github.com/fullpipe/fullpipe/internal/method"
 	"github.com/fullpipe/fullpipe/internal/method/fakenet"
-	"github.com/fullpipe/fullpipe/internal/report"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/result/resulttest"
 	"github.com/fullpipe/fullpipe/internal/schedule"
@@ -95,10 +94,10 @@ func roundTrip(t *testing.T, k Kind, raw json.RawMessage) any {
 func renders(t *testing.T, doc result.Doc) {
 	t.Helper()
 	var text bytes.Buffer
-	if err := report.Text(&text, doc); err != nil || text.Len() == 0 {
+	if err := Text(&text, doc); err != nil || text.Len() == 0 {
 		t.Errorf("text: %d bytes, %v", text.Len(), err)
 	}
-	if page, err := report.HTML(doc); err != nil || !bytes.Contains(page, []byte("</html>")) {
+	if page, err := HTML(doc); err != nil || !bytes.Contains(page, []byte("</html>")) {
 		t.Errorf("HTML: %d bytes, %v", len(page), err)
 	}
 }

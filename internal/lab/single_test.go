@@ -47,7 +47,7 @@ func singleEndedOnce(t *testing.T, bin string, l *Lab, args ...string) (*result.
 		t.Fatal(err)
 	}
 	var text strings.Builder
-	if err := report.Text(&text, d); err != nil {
+	if err := report.RenderPing.Text(&text, d); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%s:%s", strings.Join(argv[1:], " "), text.String())

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -11,71 +10,6 @@ import (
 	"github.com/fullpipe/fullpipe/internal/rfc2544"
 	"github.com/fullpipe/fullpipe/internal/units"
 )
-
-// HTML renders d as one self-contained page: what was tested and where,
-// the figures with their units, charts as inline SVG (each saying what it
-// shows, over which interval and measured on which side), and the
-// command line and configuration that produced them. No scripts, no
-// fetches: the page works offline.
-func HTML(d result.Doc) ([]byte, error) {
-	p, err := pageOf(d)
-	if err != nil {
-		return nil, err
-	}
-	var body bytes.Buffer
-	if err := pages.ExecuteTemplate(&body, p.body, p.view); err != nil {
-		return nil, fmt.Errorf("report: %s page: %w", p.body, err)
-	}
-	cfg, err := json.MarshalIndent(p.config, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("report: configuration: %w", err)
-	}
-	v := pageView{Title: p.title, M: d.Head(), Body: template.HTML(body.String()), Config: string(cfg), Footer: p.footer} // body: executed by html/template, escaped
-	var out bytes.Buffer
-	if err := pages.ExecuteTemplate(&out, "page", v); err != nil {
-		return nil, fmt.Errorf("report: page: %w", err)
-	}
-	return out.Bytes(), nil
-}
-
-// page is what one kind of document puts on the shared page.
-type page struct {
-	title  string // the heading
-	body   string // its template in pages
-	view   any    // what that template reads
-	config any    // the document's configuration, shown as JSON
-	footer string // how its figures are defined
-}
-
-func pageOf(d result.Doc) (page, error) {
-	switch r := d.(type) {
-	case *result.TCP:
-		return page{"TCP throughput test", "tcp", newTCPView(r), r.Config, tcpFooter}, nil
-	case *result.UDP:
-		return page{"UDP stream test", "udp", newUDPView(r), r.Config, udpFooter}, nil
-	case *result.RTT:
-		return page{"UDP round-trip time test", "rtt", newRTTView(r), r.Config, rttFooter}, nil
-	case *result.PMTU:
-		return page{"Path MTU test", "mtu", r, r.Config, mtuFooter}, nil
-	case *result.Trains:
-		return page{"Packet trains: shaping vs policing", "trains", newTrainsView(r), r.Config, trainsFooter}, nil
-	case *result.RFC6349:
-		return page{"RFC 6349 TCP throughput test", "rfc6349", newRFC6349View(r), r.Config, rfc6349Footer}, nil
-	case *result.WindowSweep:
-		return page{"Window sweep", "sweep-window", newWindowSweepView(r), r.Config, windowSweepFooter}, nil
-	case *result.MsgLenSweep:
-		return page{"Message-length sweep", "sweep-msglen", newMsgLenView(r), r.Config, msgLenFooter}, nil
-	case *result.Ping:
-		return page{"Single-ended test (no responder)", "ping", newPingView(r), r.Config, pingFooter}, nil
-	case *result.STAMP:
-		return page{"STAMP session (RFC 8762)", "stamp", newSTAMPView(r), r.Config, stampFooter}, nil
-	case *result.RFC2544:
-		return page{"RFC 2544 benchmarks", "rfc2544", newRFC2544View(r), r.Config, rfc2544Footer}, nil
-	case *result.Y1564:
-		return page{"ITU-T Y.1564 service activation test", "y1564", newY1564View(r), r.Config, y1564Footer}, nil
-	}
-	return page{}, &UnknownError{d}
-}
 
 // pageView is the shared page around a document's body.
 type pageView struct {

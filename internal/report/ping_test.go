@@ -20,10 +20,10 @@ func TestPingSearchRateLimited(t *testing.T) {
 		Search: &result.PingSearch{FrameBytes: 102, ZeroLossPPS: 101, ZeroLossBps: 101 * 816, AtRatioPPS: 101, AtRatioBps: 101 * 816,
 			Trials: []result.PingTrial{{RatePPS: 1000, Sent: 2000, Received: 206, LossPct: 89.7, RepliesPPS: 103, MedianRTTUs: 1021, Verdict: limited}}}}
 	var text strings.Builder
-	if err := Text(&text, d); err != nil {
+	if err := RenderPing.Text(&text, d); err != nil {
 		t.Fatal(err)
 	}
-	page, err := HTML(d)
+	page, err := RenderPing.HTML(d)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func sample() *result.RFC6349 {
 
 // The report is one file: nothing fetched from a network, text escaped.
 func TestHTMLSelfContained(t *testing.T) {
-	page, err := HTML(sample())
+	page, err := RenderRFC6349.HTML(sample())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestHTMLSelfContained(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	if err := Text(&b, sample()); err != nil {
+	if err := RenderRFC6349.Text(&b, sample()); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), "verdict: FAIL") || !strings.Contains(b.String(), "[mtu]") {
@@ -73,7 +73,7 @@ func TestHTMLRendersInChromium(t *testing.T) {
 	}
 	dir := t.TempDir()
 	page := filepath.Join(dir, "r.html")
-	h, err := HTML(sample())
+	h, err := RenderRFC6349.HTML(sample())
 	if err != nil {
 		t.Fatal(err)
 	}

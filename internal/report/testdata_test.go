@@ -32,6 +32,13 @@ var keyFigures = map[string]struct{ text, html []string }{
 	"y1564":        {[]string{"data, up: FAIL", "not policed: IR 32.50 Mbit/s", "Y.1564 verdict: FAIL"}, []string{"Y.1564 verdict: FAIL", "32.50 Mbit/s", "not policed", "information rate per step", "<svg"}},
 }
 
+// renderers are the renderers by kind, as the table of kinds (package
+// kinds, which imports this one) holds them; TestOldDocuments fails on a
+// kind missing here.
+var renderers = map[string]Renderer{"tcp": RenderTCP, "udp": RenderUDP, "rtt": RenderRTT, "mtu": RenderMTU, "trains": RenderTrains,
+	"rfc6349": RenderRFC6349, "sweep-window": RenderWindowSweep, "sweep-msglen": RenderMsgLenSweep, "ping": RenderPing,
+	"stamp": RenderSTAMP, "rfc2544": RenderRFC2544, "y1564": RenderY1564}
+
 // TestOldDocuments: every document an earlier binary emitted
 // (internal/result/testdata, schema 1) decodes and renders as text and as
 // a page, both showing its key figures with their units; the page is
@@ -49,11 +56,15 @@ func TestOldDocuments(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			r, ok := renderers[k.File]
+			if !ok {
+				t.Fatalf("no renderer for kind %q", k.File)
+			}
 			var text bytes.Buffer
-			if err := Text(&text, d); err != nil {
+			if err := r.Text(&text, d); err != nil {
 				t.Fatal(err)
 			}
-			page, err := HTML(d)
+			page, err := r.HTML(d)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -93,7 +93,7 @@ func TestUDPGeneratorLimited(t *testing.T) {
 		t.Errorf("%d datagrams sent of the 69 M asked: want generator-limited", s.SentPackets)
 	}
 	var b bytes.Buffer
-	if err := report.Text(&b, res); err != nil {
+	if err := report.RenderUDP.Text(&b, res); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), "generator-limited") {

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
+	"github.com/fullpipe/fullpipe/internal/kinds"
 	"github.com/fullpipe/fullpipe/internal/method"
-	"github.com/fullpipe/fullpipe/internal/report"
 	"github.com/fullpipe/fullpipe/internal/result"
 )
 
@@ -135,7 +135,7 @@ func (s *Site) runReport(w http.ResponseWriter, r *http.Request, v *viewer) erro
 	if err != nil {
 		return fmt.Errorf("run %s's document: %w", res.RunID, err)
 	}
-	page, err := report.HTML(doc)
+	page, err := kinds.HTML(doc)
 	if err != nil {
 		return err
 	}
