@@ -11,7 +11,7 @@ import (
 
 	"github.com/fullpipe/fullpipe/internal/ctxtime"
 	"github.com/fullpipe/fullpipe/internal/fleet"
-	"github.com/fullpipe/fullpipe/internal/method"
+	"github.com/fullpipe/fullpipe/internal/kinds"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/tester"
 )
@@ -111,7 +111,7 @@ func (a *Agent) execute(r *run, log *slog.Logger) (up fleet.Upload, keep bool) {
 	go func() { defer close(done); events.routineSend(r.ctx, a.cfg.EventEvery, log) }()
 	log.Info("run started", "slot_end", r.End)
 	target := tester.Target{Addr: r.Target, Secret: r.Secret, TLS: pin != nil, TLSPin: pin}
-	doc, err := method.Execute(ctx, tester.Remote{T: target}, cfg, events.progress)
+	doc, err := kinds.Execute(ctx, tester.Remote{T: target}, cfg, events.progress)
 	events.close()
 	<-done
 	// The controller's word on the start decides whether anything is
@@ -178,7 +178,7 @@ func (a *Agent) endExclusive(r *run) {
 	}
 }
 
-// upload is a run's upload from what method.Execute returned; cause is
+// upload is a run's upload from what kinds.Execute returned; cause is
 // why the run's context ended, if it did.
 func upload(runID string, doc result.Doc, err error, cause error) fleet.Upload {
 	msg := ""

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/fullpipe/fullpipe/internal/method"
+	"github.com/fullpipe/fullpipe/internal/kinds"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/tester"
 )
@@ -130,7 +130,7 @@ func (a *stampArgs) run(e env) error {
 	if !a.json {
 		progressf(e, false, "STAMP to %s: %d test packets of %d B, %v apart ...", tester.STAMPHost(a.target, a.cfg.Port), a.cfg.Count, a.cfg.Size, a.cfg.Interval)
 	}
-	d, err := method.Execute(e.ctx, tester.Remote{T: a.target}, a.cfg, nil)
+	d, err := kinds.Execute(e.ctx, tester.Remote{T: a.target}, a.cfg, nil)
 	res, _ := d.(*result.STAMP)
 	if res != nil {
 		withCommand(&res.Meta, e)

@@ -21,7 +21,7 @@ func Kinds() []string {
 // result.TCPConfig, result.RFC6349Config, ...), with the kind's
 // defaults applied, and validates it. Unknown fields are refused: a
 // misspelt key would otherwise run the default silently. The value is
-// what method.Execute takes.
+// what kinds.Execute takes.
 func (t Test) Decode() (any, error) {
 	k, ok := result.KindNamed(t.Kind)
 	if !ok {

@@ -7,52 +7,57 @@
 // fleet, which each hold one column and need not list the kinds
 // themselves.
 //
-// The table holds each kind's document and config (result's row), its
-// text and page (report's Renderer) and its headline figures; the test
-// walks every row end to end (TestEveryKind). The other columns (how it
-// runs, what it costs) are still the packages' own switches
-// (docs/architecture.md).
+// The table holds each kind's document and config (result's row), how
+// it runs (method's Runner), its text and page (report's Renderer) and
+// its headline figures; the test walks every row end to end
+// (TestEveryKind). What it costs a schedule is still the scheduler's own
+// list (docs/architecture.md).
 package kinds
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"reflect"
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
+	"github.com/fullpipe/fullpipe/internal/method"
 	"github.com/fullpipe/fullpipe/internal/report"
 	"github.com/fullpipe/fullpipe/internal/result"
 )
 
 // Kind is one row: the kind's document and config (Test, its
 // Meta.Test; File, its name in a schedule, its schema's and test data's
-// file; New; Config), its renderers and its headline figures.
+// file; New; Config), how it runs, its renderers and its headline
+// figures.
 type Kind struct {
 	result.Kind
+	run     method.Runner                  // how it runs on a method.Network
 	render  report.Renderer                // its text and its page
 	figures func(result.Doc) fleet.Figures // nil: none (mtu)
 }
 
 // table is every kind, in the order the tool lists them.
 var table = []Kind{
-	row("tcp", report.RenderTCP, figuresOf(tcpFigures)),
-	row("udp", report.RenderUDP, figuresOf(udpFigures)),
-	row("rtt", report.RenderRTT, figuresOf(rttFigures)),
-	row("mtu", report.RenderMTU, nil),
-	row("trains", report.RenderTrains, figuresOf(trainsFigures)),
-	row("rfc6349", report.RenderRFC6349, figuresOf(rfc6349Figures)),
-	row("sweep-window", report.RenderWindowSweep, figuresOf(windowSweepFigures)),
-	row("sweep-msglen", report.RenderMsgLenSweep, figuresOf(msgLenSweepFigures)),
-	row("ping", report.RenderPing, figuresOf(pingFigures)),
-	row("stamp", report.RenderSTAMP, figuresOf(stampFigures)),
-	row("rfc2544", report.RenderRFC2544, figuresOf(rfc2544Figures)),
-	row("y1564", report.RenderY1564, figuresOf(y1564Figures)),
+	row("tcp", method.TCPRunner, report.RenderTCP, figuresOf(tcpFigures)),
+	row("udp", method.UDPRunner, report.RenderUDP, figuresOf(udpFigures)),
+	row("rtt", method.RTTRunner, report.RenderRTT, figuresOf(rttFigures)),
+	row("mtu", method.PMTURunner, report.RenderMTU, nil),
+	row("trains", method.TrainsRunner, report.RenderTrains, figuresOf(trainsFigures)),
+	row("rfc6349", method.RFC6349Runner, report.RenderRFC6349, figuresOf(rfc6349Figures)),
+	row("sweep-window", method.WindowSweepRunner, report.RenderWindowSweep, figuresOf(windowSweepFigures)),
+	row("sweep-msglen", method.MsgLenSweepRunner, report.RenderMsgLenSweep, figuresOf(msgLenSweepFigures)),
+	row("ping", method.PingRunner, report.RenderPing, figuresOf(pingFigures)),
+	row("stamp", method.STAMPRunner, report.RenderSTAMP, figuresOf(stampFigures)),
+	row("rfc2544", method.RFC2544Runner, report.RenderRFC2544, figuresOf(rfc2544Figures)),
+	row("y1564", method.Y1564Runner, report.RenderY1564, figuresOf(y1564Figures)),
 }
 
 // row is the kind a schedule calls name, with its columns. A name no
 // document has gives a row with no document, which TestEveryKind fails.
-func row(name string, render report.Renderer, figures func(result.Doc) fleet.Figures) Kind {
+func row(name string, run method.Runner, render report.Renderer, figures func(result.Doc) fleet.Figures) Kind {
 	k, _ := result.KindNamed(name)
-	return Kind{Kind: k, render: render, figures: figures}
+	return Kind{Kind: k, run: run, render: render, figures: figures}
 }
 
 // All is every kind, in the order the tool lists them.
@@ -90,4 +95,19 @@ func Text(w io.Writer, d result.Doc) error {
 func HTML(d result.Doc) ([]byte, error) {
 	k, _ := Of(d)
 	return k.render.HTML(d)
+}
+
+// Execute runs any test or method on n, by the row whose runner takes
+// cfg's type: an engine test's config (result.TCPConfig, UDPConfig,
+// RTTConfig, PMTUConfig), a method's (RFC6349Config, WindowSweepConfig,
+// MsgLenSweepConfig, TrainsConfig, PingConfig, RFC2544Config,
+// Y1564Config) or a STAMP session's (STAMPConfig). It is what the CLI,
+// an agent and the tests call (method.Runner).
+func Execute(ctx context.Context, n method.Network, cfg any, progress method.Progress) (result.Doc, error) {
+	for _, k := range table {
+		if k.run.Takes(cfg) {
+			return k.run.Run(ctx, n, cfg, progress)
+		}
+	}
+	return nil, fmt.Errorf("no test or method takes a config of type %T", cfg)
 }

@@ -122,7 +122,7 @@ func runs(t *testing.T, k Kind, cfg any) {
 	t.Helper()
 	p := &fakenet.Path{BaseRTT: 20 * time.Millisecond, RateBps: 100e6, QueueBytes: 250_000}
 	events := 0
-	d, err := method.Execute(context.Background(), p, cfg, func(method.Event) { events++ })
+	d, err := Execute(context.Background(), p, cfg, func(method.Event) { events++ })
 	if err != nil {
 		t.Fatalf("run on the fake network: %v", err)
 	}

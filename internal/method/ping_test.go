@@ -92,7 +92,7 @@ func TestPingSearchRateLimited(t *testing.T) {
 }
 
 func TestPingExecuteAndPartial(t *testing.T) {
-	d, err := Execute(context.Background(), &fakenet.Path{BaseRTT: time.Millisecond}, result.PingConfig{Count: 3}, nil)
+	d, err := PingRunner.Run(context.Background(), &fakenet.Path{BaseRTT: time.Millisecond}, result.PingConfig{Count: 3}, nil)
 	if _, ok := d.(*result.Ping); !ok || err != nil {
 		t.Fatalf("%T, %v", d, err)
 	}
