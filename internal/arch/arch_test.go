@@ -38,9 +38,8 @@ var layers = [][]string{
 	// generates them), and the data path.
 	{"internal/report", "internal/result/resulttest", "internal/result/internal/schemagen", "internal/flow", "internal/icmpping",
 		"internal/fleet"},
-	// The fleet's API client: the agent's, the CLI's and the tests'; the
-	// checks of what operators ask, the API's and the web page's.
-	{"internal/fleet/client", "internal/fleet/check", "internal/fleet/fleettest"},
+	// The fleet's API client: the agent's, the CLI's and the tests'.
+	{"internal/fleet/client", "internal/fleet/fleettest"},
 	// What keeps the fleet: its Store on SQLite and PostgreSQL.
 	{"internal/store"},
 	// The engine's two ends, and the lab.
@@ -50,6 +49,9 @@ var layers = [][]string{
 	// The one table of test kinds: a row per kind, its columns from
 	// the packages below.
 	{"internal/kinds"},
+	// The checks of what operators ask, the API's and the web page's: a
+	// schedule's test through the table (its length).
+	{"internal/fleet/check"},
 	// The controller's web page: reads the store, renders documents,
 	// asks the controller (through its Ops) to change schedules.
 	{"internal/web"},

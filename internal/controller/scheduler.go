@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
+	"github.com/fullpipe/fullpipe/internal/kinds"
 	"github.com/fullpipe/fullpipe/internal/schedule"
 )
 
@@ -187,13 +188,13 @@ func (s *scheduler) claim(ctx context.Context, id string, occ, next time.Time, e
 
 // book books one occurrence's runs: a run per pair of the schedule's
 // selectors among the agents up now, in the earliest free slot from the
-// occurrence (plus its slip) on, of schedule.SlotFor's length at the
+// occurrence (plus its slip) on, of kinds.SlotFor's length at the
 // pair's RTT.
 func (s *scheduler) book(ctx context.Context, sc fleet.Schedule, occ time.Time, agents []fleet.Agent, rtts map[[2]string]time.Duration, now time.Time) {
 	cfg := s.c.cfg
 	from, to, byName := s.candidates(sc, agents, now)
-	exclusive := schedule.ExclusiveFor(sc.Test.Kind, sc.Test.Config)
-	rate, _ := schedule.SharedRate(sc.Test.Kind, sc.Test.Config)
+	exclusive := kinds.ExclusiveFor(sc.Test.Kind, sc.Test.Config)
+	rate, _ := kinds.SharedRate(sc.Test.Kind, sc.Test.Config)
 	earliest := now.Add(cfg.HeartbeatInterval + time.Second) // the source hears of it before it starts
 	for _, p := range schedule.Pairs(from, to, sc.Both) {
 		src, dst := byName[p.Source], byName[p.Dest]
@@ -204,7 +205,7 @@ func (s *scheduler) book(ctx context.Context, sc fleet.Schedule, occ time.Time, 
 		if !ok {
 			rtt = cfg.DefaultRTT
 		}
-		slot, err := schedule.SlotFor(sc.Test.Kind, sc.Test.Config, rtt)
+		slot, err := kinds.SlotFor(sc.Test.Kind, sc.Test.Config, rtt)
 		if err != nil {
 			cfg.Log.Error("schedule's test", "schedule", sc.ID, "error", err.Error())
 			return
@@ -266,7 +267,7 @@ func (s *scheduler) sharedStart(ctx context.Context, dest string, start time.Tim
 		if r.Dest != dest || r.Exclusive {
 			continue
 		}
-		rr, err := schedule.SharedRate(r.Test.Kind, r.Test.Config)
+		rr, err := kinds.SharedRate(r.Test.Kind, r.Test.Config)
 		if err != nil {
 			rr = schedule.SharedRateMax // a config this build cannot read: at the most a shared run sends
 		}
@@ -314,7 +315,7 @@ func (s *scheduler) candidates(sc fleet.Schedule, agents []fleet.Agent, now time
 
 // rtts are the RTT each pair's slots are sized at: its latest measured
 // minimum RTT, either way round (its own direction first), made
-// pessimistic (slotRTT), as schedule.SlotFor asks for the largest RTT
+// pessimistic (slotRTT), as kinds.SlotFor asks for the largest RTT
 // the path is expected to have. Only a complete result's plausible
 // figures count (an agent's upload is evidence, not a command): one
 // marked implausible or partial is passed over, so a forged RTT cannot

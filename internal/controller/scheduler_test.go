@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
-	"github.com/fullpipe/fullpipe/internal/schedule"
+	"github.com/fullpipe/fullpipe/internal/kinds"
 )
 
 // meshSchedule is a tcp test both ways between every agent labelled
@@ -249,10 +249,10 @@ func bookOne(t *testing.T, e *env, s fleet.Schedule) fleet.Run {
 	return waitRuns(t, e, sc.ID, 1)[0]
 }
 
-// wantSlot: the run's slot is schedule.SlotFor its test at rtt.
+// wantSlot: the run's slot is kinds.SlotFor its test at rtt.
 func wantSlot(t *testing.T, r fleet.Run, rtt time.Duration) {
 	t.Helper()
-	slot, err := schedule.SlotFor(r.Test.Kind, r.Test.Config, rtt)
+	slot, err := kinds.SlotFor(r.Test.Kind, r.Test.Config, rtt)
 	if err != nil {
 		t.Fatal(err)
 	}

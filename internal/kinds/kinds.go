@@ -7,11 +7,10 @@
 // fleet, which each hold one column and need not list the kinds
 // themselves.
 //
-// The table holds each kind's document and config (result's row), how
-// it runs (method's Runner), its text and page (report's Renderer) and
-// its headline figures; the test walks every row end to end
-// (TestEveryKind). What it costs a schedule is still the scheduler's own
-// list (docs/architecture.md).
+// The table holds each kind's document and config (result's row), what
+// it costs a schedule (schedule's Costing), how it runs (method's
+// Runner), its text and page (report's Renderer) and its headline
+// figures; the test walks every row end to end (TestEveryKind).
 package kinds
 
 import (
@@ -24,14 +23,16 @@ import (
 	"github.com/fullpipe/fullpipe/internal/method"
 	"github.com/fullpipe/fullpipe/internal/report"
 	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/schedule"
 )
 
 // Kind is one row: the kind's document and config (Test, its
 // Meta.Test; File, its name in a schedule, its schema's and test data's
-// file; New; Config), how it runs, its renderers and its headline
-// figures.
+// file; New; Config), what it costs a schedule, how it runs, its
+// renderers and its headline figures.
 type Kind struct {
 	result.Kind
+	cost    schedule.Costing               // what it costs a schedule
 	run     method.Runner                  // how it runs on a method.Network
 	render  report.Renderer                // its text and its page
 	figures func(result.Doc) fleet.Figures // nil: none (mtu)
@@ -39,25 +40,25 @@ type Kind struct {
 
 // table is every kind, in the order the tool lists them.
 var table = []Kind{
-	row("tcp", method.TCPRunner, report.RenderTCP, figuresOf(tcpFigures)),
-	row("udp", method.UDPRunner, report.RenderUDP, figuresOf(udpFigures)),
-	row("rtt", method.RTTRunner, report.RenderRTT, figuresOf(rttFigures)),
-	row("mtu", method.PMTURunner, report.RenderMTU, nil),
-	row("trains", method.TrainsRunner, report.RenderTrains, figuresOf(trainsFigures)),
-	row("rfc6349", method.RFC6349Runner, report.RenderRFC6349, figuresOf(rfc6349Figures)),
-	row("sweep-window", method.WindowSweepRunner, report.RenderWindowSweep, figuresOf(windowSweepFigures)),
-	row("sweep-msglen", method.MsgLenSweepRunner, report.RenderMsgLenSweep, figuresOf(msgLenSweepFigures)),
-	row("ping", method.PingRunner, report.RenderPing, figuresOf(pingFigures)),
-	row("stamp", method.STAMPRunner, report.RenderSTAMP, figuresOf(stampFigures)),
-	row("rfc2544", method.RFC2544Runner, report.RenderRFC2544, figuresOf(rfc2544Figures)),
-	row("y1564", method.Y1564Runner, report.RenderY1564, figuresOf(y1564Figures)),
+	row("tcp", schedule.TCP, method.TCPRunner, report.RenderTCP, figuresOf(tcpFigures)),
+	row("udp", schedule.UDP, method.UDPRunner, report.RenderUDP, figuresOf(udpFigures)),
+	row("rtt", schedule.RTT, method.RTTRunner, report.RenderRTT, figuresOf(rttFigures)),
+	row("mtu", schedule.MTU, method.PMTURunner, report.RenderMTU, nil),
+	row("trains", schedule.Trains, method.TrainsRunner, report.RenderTrains, figuresOf(trainsFigures)),
+	row("rfc6349", schedule.RFC6349, method.RFC6349Runner, report.RenderRFC6349, figuresOf(rfc6349Figures)),
+	row("sweep-window", schedule.WindowSweep, method.WindowSweepRunner, report.RenderWindowSweep, figuresOf(windowSweepFigures)),
+	row("sweep-msglen", schedule.MsgLenSweep, method.MsgLenSweepRunner, report.RenderMsgLenSweep, figuresOf(msgLenSweepFigures)),
+	row("ping", schedule.Ping, method.PingRunner, report.RenderPing, figuresOf(pingFigures)),
+	row("stamp", schedule.STAMP, method.STAMPRunner, report.RenderSTAMP, figuresOf(stampFigures)),
+	row("rfc2544", schedule.RFC2544, method.RFC2544Runner, report.RenderRFC2544, figuresOf(rfc2544Figures)),
+	row("y1564", schedule.Y1564, method.Y1564Runner, report.RenderY1564, figuresOf(y1564Figures)),
 }
 
 // row is the kind a schedule calls name, with its columns. A name no
 // document has gives a row with no document, which TestEveryKind fails.
-func row(name string, run method.Runner, render report.Renderer, figures func(result.Doc) fleet.Figures) Kind {
+func row(name string, cost schedule.Costing, run method.Runner, render report.Renderer, figures func(result.Doc) fleet.Figures) Kind {
 	k, _ := result.KindNamed(name)
-	return Kind{Kind: k, run: run, render: render, figures: figures}
+	return Kind{Kind: k, cost: cost, run: run, render: render, figures: figures}
 }
 
 // All is every kind, in the order the tool lists them.

@@ -15,7 +15,6 @@ import (
 	"github.com/fullpipe/fullpipe/internal/method/fakenet"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/result/resulttest"
-	"github.com/fullpipe/fullpipe/internal/schedule"
 )
 
 // TestEveryKind walks the table and checks each row end to end: its
@@ -106,11 +105,11 @@ func renders(t *testing.T, doc result.Doc) {
 // path of 50 ms.
 func books(t *testing.T, k Kind, raw json.RawMessage) {
 	t.Helper()
-	length, err := schedule.Length(k.File, raw)
+	length, err := Length(k.File, raw)
 	if err != nil || length <= 0 {
 		t.Fatalf("length %v, %v", length, err)
 	}
-	slot, err := schedule.SlotFor(k.File, raw, 50*time.Millisecond)
+	slot, err := SlotFor(k.File, raw, 50*time.Millisecond)
 	if err != nil || slot < length {
 		t.Errorf("slot %v (%v) for a length of %v", slot, err, length)
 	}

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"strings"
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/ping"
@@ -94,101 +93,80 @@ func satMul(n int, d time.Duration) time.Duration {
 	return time.Duration(n) * d
 }
 
-// kind is one test the fleet schedules: its name (the file name of its
-// document's schema, result.Kinds), whether it needs the path to itself,
-// and its cost at an RTT from its raw config.
-type kind struct {
-	name      string
+// Costing is what one kind of test costs a schedule: whether it needs
+// its agents to itself, and its cost at an RTT from its raw config. The
+// table of kinds (package kinds) holds one per kind and asks it by the
+// kind's name; TCP, UDP, ... below are them.
+type Costing struct {
 	exclusive bool
-	cost      func(name string, cfg json.RawMessage, rtt time.Duration) (cost, error)
+	cost      func(cfg json.RawMessage, rtt time.Duration) (cost, error)
 }
 
-// kinds are the tests, as result.Kinds names their documents. The
-// throughput tests are exclusive: two on one agent at once would measure
-// each other. rtt and mtu send a few small probes.
-var kinds = []kind{
-	{"tcp", true, costOf(func(c result.TCPConfig, _ time.Duration) (cost, error) { return tcpCost(c), nil })},
-	{"udp", true, costOf(func(c result.UDPConfig, _ time.Duration) (cost, error) { return udpCost(c), nil })},
-	{"rtt", false, costOf(func(c result.RTTConfig, _ time.Duration) (cost, error) { return rttCost(c), nil })},
-	{"mtu", false, costOf(func(c result.PMTUConfig, rtt time.Duration) (cost, error) { return pmtuCost(c, rtt), nil })},
-	{"trains", true, costOf(trainsCost)},
-	{"rfc6349", true, costOf(rfc6349Cost)},
-	{"sweep-window", true, costOf(windowSweepCost)},
-	{"sweep-msglen", true, costOf(func(c result.MsgLenSweepConfig, _ time.Duration) (cost, error) { return msgLenCost(c), nil })},
-	{"ping", true, costOf(func(c result.PingConfig, _ time.Duration) (cost, error) { return pingCost(c), nil })},
-	{"stamp", false, costOf(func(c result.STAMPConfig, _ time.Duration) (cost, error) {
-		return cost{run: c.Span(), sessions: 1, rateBps: probeRate(c.Size, c.Interval)}, nil
-	})},
-	{"rfc2544", true, costOf(rfc2544Cost)},
-	{"y1564", true, costOf(y1564Cost)},
-}
-
-func kindOf(name string) (kind, error) {
-	var names []string
-	for _, k := range kinds {
-		if k.name == name {
-			return k, nil
-		}
-		names = append(names, k.name)
-	}
-	return kind{}, fmt.Errorf("unknown test kind %q: want one of %s", name, strings.Join(names, ", "))
-}
-
-// costOf decodes a kind's config, fills its defaults and validates it,
-// as the engine does before it runs it (result.Kind.Config), then costs
-// it with f.
-func costOf[C result.Config[C]](f func(C, time.Duration) (cost, error)) func(string, json.RawMessage, time.Duration) (cost, error) {
-	return func(name string, raw json.RawMessage, rtt time.Duration) (cost, error) {
-		k, ok := result.KindNamed(name)
-		if !ok {
-			return cost{}, fmt.Errorf("no document kind %q", name)
-		}
-		c, err := k.Config(raw)
+// costing decodes a kind's config, fills its defaults and validates it,
+// as the engine does before it runs it (result.ConfigOf), then costs it
+// with f.
+func costing[C result.Config[C]](exclusive bool, f func(C, time.Duration) (cost, error)) Costing {
+	return Costing{exclusive, func(raw json.RawMessage, rtt time.Duration) (cost, error) {
+		c, err := result.ConfigOf[C](raw)
 		if err != nil {
 			return cost{}, err
 		}
 		return f(c.(C), rtt)
-	}
+	}}
 }
 
-// costFor is kind's cost with cfg at rtt, or why it has none.
-func costFor(kindName string, cfg json.RawMessage, rtt time.Duration) (cost, error) {
-	k, err := kindOf(kindName)
+// The costs, one per kind. The throughput tests are exclusive: two on
+// one agent at once would measure each other. rtt, mtu and stamp send a
+// few small probes.
+var (
+	TCP         = costing(true, func(c result.TCPConfig, _ time.Duration) (cost, error) { return tcpCost(c), nil })
+	UDP         = costing(true, func(c result.UDPConfig, _ time.Duration) (cost, error) { return udpCost(c), nil })
+	RTT         = costing(false, func(c result.RTTConfig, _ time.Duration) (cost, error) { return rttCost(c), nil })
+	MTU         = costing(false, func(c result.PMTUConfig, rtt time.Duration) (cost, error) { return pmtuCost(c, rtt), nil })
+	Trains      = costing(true, trainsCost)
+	RFC6349     = costing(true, rfc6349Cost)
+	WindowSweep = costing(true, windowSweepCost)
+	MsgLenSweep = costing(true, func(c result.MsgLenSweepConfig, _ time.Duration) (cost, error) { return msgLenCost(c), nil })
+	Ping        = costing(true, func(c result.PingConfig, _ time.Duration) (cost, error) { return pingCost(c), nil })
+	STAMP       = costing(false, func(c result.STAMPConfig, _ time.Duration) (cost, error) {
+		return cost{run: c.Span(), sessions: 1, rateBps: probeRate(c.Size, c.Interval)}, nil
+	})
+	RFC2544 = costing(true, rfc2544Cost)
+	Y1564   = costing(true, y1564Cost)
+)
+
+// costFor is k's cost with cfg at rtt, or why it has none.
+func (k Costing) costFor(cfg json.RawMessage, rtt time.Duration) (cost, error) {
+	if k.cost == nil {
+		return cost{}, fmt.Errorf("no cost for this kind")
+	}
+	c, err := k.cost(cfg, max(rtt, 0))
 	if err != nil {
 		return cost{}, err
 	}
-	c, err := k.cost(k.name, cfg, max(rtt, 0))
-	if err != nil {
-		return cost{}, fmt.Errorf("%s: %w", kindName, err)
-	}
 	if c.run > MaxLength {
-		return cost{}, fmt.Errorf("%s: runs for more than %v: shorten it or split it", kindName, MaxLength)
+		return cost{}, fmt.Errorf("runs for more than %v: shorten it or split it", MaxLength)
 	}
 	return c, nil
 }
 
 // Length is the test's own running time, an upper bound from its config
-// (kind is a result.Kinds file name: tcp, udp, rtt, mtu, trains,
-// rfc6349, sweep-window, sweep-msglen; cfg its config as JSON, the
-// document's "config", defaults filled and validated as the engine
-// does). A method's steps are summed, each at its longest: the time its
-// tests run, drain and wait for replies. It leaves out what the path's
-// round trips add around each test (handshakes, results, probe timeouts):
-// Slot and SlotFor add those. An unknown kind, an unknown key or an
+// (cfg as JSON, the document's "config", defaults filled and validated
+// as the engine does). A method's steps are summed, each at its longest:
+// the time its tests run, drain and wait for replies. It leaves out what
+// the path's round trips add around each test (handshakes, results,
+// probe timeouts): Slot and SlotFor add those. An unknown key or an
 // invalid config is an error.
-func Length(kind string, cfg json.RawMessage) (time.Duration, error) {
-	c, err := costFor(kind, cfg, 0)
+func (k Costing) Length(cfg json.RawMessage) (time.Duration, error) {
+	c, err := k.costFor(cfg, 0)
 	return c.run, err
 }
 
-// Exclusive reports whether a test of kind needs its agents to itself:
-// the throughput tests (tcp, udp, trains, rfc6349 and the sweeps) would
-// measure each other. rtt and mtu are not. A kind this build does not
-// know is exclusive: the safe side.
-func Exclusive(name string) bool {
-	k, err := kindOf(name)
-	return err != nil || k.exclusive
-}
+// Exclusive reports whether a test of this kind needs its agents to
+// itself: the throughput tests (tcp, udp, trains, rfc6349, the sweeps,
+// ping, rfc2544, y1564) would measure each other. rtt, mtu and stamp
+// are not.
+func (k Costing) Exclusive() bool { return k.exclusive }
 
 func tcpCost(c result.TCPConfig) cost {
 	run := c.Duration
@@ -241,18 +219,18 @@ const SharedRateMax = 1e6
 
 // ExclusiveFor is Exclusive for one config: an exclusive kind, or a
 // shared one whose config sends faster than SharedRateMax.
-func ExclusiveFor(name string, cfg json.RawMessage) bool {
-	if Exclusive(name) {
+func (k Costing) ExclusiveFor(cfg json.RawMessage) bool {
+	if k.Exclusive() {
 		return true
 	}
-	r, err := SharedRate(name, cfg)
+	r, err := k.SharedRate(cfg)
 	return err != nil || r > SharedRateMax
 }
 
 // SharedRate is what a run of a shared kind sends, bit/s (0 for mtu's
 // few probes).
-func SharedRate(name string, cfg json.RawMessage) (float64, error) {
-	c, err := costFor(name, cfg, 0)
+func (k Costing) SharedRate(cfg json.RawMessage) (float64, error) {
+	c, err := k.costFor(cfg, 0)
 	return c.rateBps, err
 }
 

@@ -72,15 +72,16 @@ func Slot(length, rtt time.Duration) time.Duration {
 	return cost{run: length, sessions: 1, tcp: 1}.slot(rtt)
 }
 
-// SlotFor is the time to book for a test of kind with cfg (as Length
-// takes them) on a path of round trip rtt: every session's own time at
-// that RTT (probe timeouts and trains grow with it), each one's margin,
-// each TCP test's end grace and the guard. The agent cancels a run at
-// its slot's end, so this is an upper bound, not an estimate: pass the
-// largest RTT the path is expected to have (an rtt test's maximum, not
-// its mean), and a pessimistic one for a path not yet measured.
-func SlotFor(kind string, cfg json.RawMessage, rtt time.Duration) (time.Duration, error) {
-	c, err := costFor(kind, cfg, rtt)
+// SlotFor is the time to book for a test of this kind with cfg (as
+// Length takes it) on a path of round trip rtt: every session's own time
+// at that RTT (probe timeouts and trains grow with it), each one's
+// margin, each TCP test's end grace and the guard. The agent cancels a
+// run at its slot's end, so this is an upper bound, not an estimate:
+// pass the largest RTT the path is expected to have (an rtt test's
+// maximum, not its mean), and a pessimistic one for a path not yet
+// measured.
+func (k Costing) SlotFor(cfg json.RawMessage, rtt time.Duration) (time.Duration, error) {
+	c, err := k.costFor(cfg, rtt)
 	if err != nil {
 		return 0, err
 	}

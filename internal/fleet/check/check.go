@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
+	"github.com/fullpipe/fullpipe/internal/kinds"
 	"github.com/fullpipe/fullpipe/internal/schedule"
 )
 
@@ -58,7 +59,7 @@ func Schedule(s *fleet.Schedule, now time.Time) (first time.Time, err error) {
 		}
 		return time.Time{}, refuse("test.config", "%v", err)
 	}
-	if _, err := schedule.Length(s.Test.Kind, s.Test.Config); err != nil {
+	if _, err := kinds.Length(s.Test.Kind, s.Test.Config); err != nil {
 		return time.Time{}, refuse("test.config", "%v", err)
 	}
 	if err := Selector("from", s.From); err != nil {
