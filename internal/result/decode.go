@@ -10,8 +10,8 @@ import (
 
 //go:generate go run ./internal/schemagen
 
-// Doc is one document the tool emits: *TCP, *UDP, *RTT, *PMTU, *Trains,
-// *RFC6349, *WindowSweep or *MsgLenSweep. Each embeds Meta.
+// Doc is one document the tool emits, of a kind Kinds lists (*TCP,
+// *UDP, ..., *Y1564). Each embeds Meta.
 type Doc interface {
 	Head() *Meta
 }
