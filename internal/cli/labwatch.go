@@ -94,18 +94,25 @@ func (w *labWatch) note(ev method.Event) {
 }
 
 // stamp records in m the lab's account from the command's start to now,
-// judged as a user's measurement is (lab.RateBudget), and each step's
-// own (note), judged by what it measures on a path of baseline RTT rtt
-// (0: unknown). The run is lab-limited when the whole or any step was;
-// its account then is the first limited one's.
+// judged as a user's measurement is (lab.RateBudget; a command of one
+// step, as that step is: `fullpipe mtu` by lab.ProbeBudget), and each
+// step's own (note), judged by what it measures on a path of baseline
+// RTT rtt (0: unknown). The run is lab-limited when the whole or any
+// step was; its account then is the first limited step's, else the
+// whole's.
 func (w *labWatch) stamp(m *result.Meta, rtt time.Duration) {
-	r := &result.LabRun{Name: w.m0.Name, LabAccount: judged(w.m0, w.lab.Mark(), lab.RateBudget)}
+	whole := lab.RateBudget
+	if len(w.steps) == 1 {
+		whole = stepBudget(w.steps[0].step, rtt, w.train)
+	}
+	r := &result.LabRun{Name: w.m0.Name, LabAccount: judged(w.m0, w.lab.Mark(), whole)}
 	for _, s := range w.steps {
 		r.Steps = append(r.Steps, result.LabStep{Step: s.name, LabAccount: judged(s.m0, s.m1, stepBudget(s.step, rtt, w.train))})
 	}
 	for _, s := range r.Steps {
-		if s.LabLimited && !r.LabLimited {
+		if s.LabLimited {
 			r.LabLimited, r.Account = true, fmt.Sprintf("%s (step %s)", s.Account, s.Step)
+			break
 		}
 	}
 	m.Lab = r

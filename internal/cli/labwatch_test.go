@@ -149,3 +149,25 @@ func TestLabWatchWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestLabWatchProbes: the path MTU search waits at least 100 ms for each
+// probe's answer, so a probe written 6 ms late moves nothing: its step,
+// and `fullpipe mtu` (a command of that one step) as a whole, are judged
+// by lab.ProbeBudget and held (CI run 18: one probe of 73 made a run
+// lab-limited by RateBudget's 5 ms); the same lateness in a UDP test is
+// over RateBudget's 1 %.
+func TestLabWatchProbes(t *testing.T) {
+	for _, c := range []struct {
+		step    method.Step
+		limited bool
+	}{{method.StepMTU, false}, {method.StepUDP, true}} {
+		w := watch(&stepMarker{packets: 1, fwd: 73, lateNext: 1, lateAt: 600})
+		w.note(method.Event{Kind: method.Started, Step: c.step})
+		w.note(method.Event{Kind: method.Finished, Step: c.step})
+		var m result.Meta
+		w.stamp(&m, 0)
+		if s := m.Lab.Steps[0]; s.LabLimited != c.limited || m.Lab.LabLimited != c.limited {
+			t.Errorf("%s: step %+v, run %+v; want limited %v", c.step, s.LabAccount, m.Lab.LabAccount, c.limited)
+		}
+	}
+}

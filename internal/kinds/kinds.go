@@ -3,14 +3,20 @@
 // stamp, rfc2544, y1564) is a row, and what a kind is made of (its
 // config and document, how it runs over method.Network, what it costs a
 // schedule, how it reads as text and HTML, its headline figures) is
-// reached through its row. It sits above method, report, schedule and
-// fleet, which each hold one column and need not list the kinds
-// themselves.
+// reached through its row. It sits above result, schedule, method and
+// report, which each hold one column (a value per kind, beside that
+// kind's own code) and need not list the kinds themselves.
 //
 // The table holds each kind's document and config (result's row), what
 // it costs a schedule (schedule's Costing), how it runs (method's
 // Runner), its text and page (report's Renderer) and its headline
-// figures; the test walks every row end to end (TestEveryKind).
+// figures (this package's); the test walks every row end to end
+// (TestEveryKind). A new kind is its own files in those packages (its
+// document and config with a row in result.Kinds, its Costing, Runner
+// and Renderer, its page template in report's list), a row here, a
+// command in the CLI's table and the kind's name in the docs' lists:
+// TestEveryKind, TestDocsNameEveryKind and the CLI's TestCommandPerKind
+// fail on any one forgotten.
 package kinds
 
 import (

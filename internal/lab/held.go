@@ -184,11 +184,12 @@ var (
 	CountBudget = Budget{LateShare: 1, Why: "a count moves only with the forwarder's own drops"}
 	// ProbeBudget: a search by probes (the path MTU step) counts each
 	// probe answered or not within its timeout, at least 100 ms
-	// (tester.PMTU): lateness moves an answer only past that, so no
-	// packet may be later than the histogram resolves (10 ms), and none
-	// of a step under 1,000 packets. The 5 ms of RateBudget judged one
-	// probe of 73 late by it (CI run 18) a lab that did not hold.
-	ProbeBudget = Budget{LateBy: lateBuckets*LateBucket - LateBucket,
+	// (tester.PMTU): lateness moves an answer only past that, so a
+	// packet is late only past what the histogram resolves (10 ms), and
+	// 1 % of them may be, as RateBudget allows at 5 ms: never stricter.
+	// RateBudget's 5 ms judged one probe of 73 late by it (CI run 18) a
+	// lab that did not hold.
+	ProbeBudget = Budget{LateBy: lateBuckets*LateBucket - LateBucket, LateShare: 0.01,
 		Why: "a probe is lost to the search only when its answer comes after the timeout (at least 100 ms)"}
 	// TrainBudget: packet trains, which read a rate from the spacing of
 	// a train's packets (RFC 6349's shaping step, `fullpipe trains`). A

@@ -58,6 +58,7 @@ func TestAccountJudge(t *testing.T) {
 		{"a probe 6 ms late", 1073, 1, 6 * time.Millisecond, 0, 0, ProbeBudget, true, ""},
 		{"the same for a rate", 1073, 1, 6 * time.Millisecond, 0, 0, RateBudget, false, "1.37 % of 73 packets written more than 5.00 ms late"},
 		{"a probe later than resolved", 1073, 1, 20 * time.Millisecond, 0, 0, ProbeBudget, false, "more than 9.99 ms late"},
+		{"1 % later than resolved", 11_000, 100, 20 * time.Millisecond, 0, 0, ProbeBudget, true, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a, err := Since(base, mark(t0.Add(10*time.Second), c.packets, c.late, c.lateBy, c.drops, c.stalls))

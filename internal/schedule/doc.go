@@ -1,10 +1,10 @@
 // Package schedule is the fleet's timetable, as pure functions: when a
 // repeating test runs next (Repeat: ISO 8601 repeating intervals or
 // cron), a random slip of its start, the pairs a group test runs between
-// (Pairs), how long a test runs and the slot it must book (Length, Slot,
-// SlotFor), whether it needs the path to itself (Exclusive), and a
-// calendar of booked intervals to find the first free one in
-// (FirstFree).
+// (Pairs), how long a test runs and the slot it must book, and whether
+// it needs the path to itself (a Costing per kind: TCP, UDP, ...; the
+// table of kinds, package kinds, asks them by name), and a calendar of
+// booked intervals to find the first free one in (FirstFree).
 //
 // Nothing here reads a clock, a socket or a database: every time is
 // passed in, and randomness comes from the caller's *rand.Rand. The
