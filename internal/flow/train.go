@@ -13,7 +13,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/fullpipe/fullpipe/internal/prio"
 	"github.com/fullpipe/fullpipe/internal/train"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
@@ -58,12 +57,6 @@ func SendTrain(ctx context.Context, write func([]byte) error, clk Clock, spec Tr
 		gap = time.Duration(float64(len(buf)) * 8 / spec.RateBps * 1e9)
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		// A sender woken for its next datagram beside a busy core waits
-		// for the running task's slice (up to 3 ms) unless it asked for
-		// a shorter one: the train would leave in pieces.
-		if prio.Prompt(0) == nil {
-			defer prio.Relax(0)
-		}
 	}
 	begin := clk.Since()
 	var out TrainSent

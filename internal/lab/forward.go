@@ -15,7 +15,6 @@ import (
 	"golang.zx2c4.com/wireguard/tun"
 
 	"github.com/fullpipe/fullpipe/internal/link"
-	"github.com/fullpipe/fullpipe/internal/prio"
 )
 
 // headroom in front of each packet for the virtio-net header the tun
@@ -374,15 +373,24 @@ func (p *pipe) routineWrite(ctx context.Context) error {
 // share of a busy core, but not the core when it wakes: the kernel's
 // scheduler (EEVDF) lets the task it finds running finish its slice
 // (about 3 ms), so a writer woken for a packet beside a busy loop wrote
-// it up to 3 ms late. Asked for a slice of 0.1 ms (Linux 6.12 and
-// later take a slice per task: prio.Favour), the writer's deadline
-// comes first and it takes the core at once. Without the privilege, or
-// on an older kernel, it falls back to nice, or nothing. (SCHED_FIFO was tried:
+// it up to 3 ms late. Asked for a slice of writerSlice (Linux 6.12 and
+// later take a slice per task), the writer's deadline comes first and
+// it takes the core at once. Without the privilege, or on an older
+// kernel, it falls back to nice, or nothing. (SCHED_FIFO was tried:
 // beside a busy core the writer's spins at 22,000 packets/s then ran
 // into the kernel's real-time throttling, 0.95 s of every second, and
 // 2 % of the packets of one run in three were written more than 10 ms
 // late.)
-func favour() { _ = prio.Favour(unix.Gettid(), -10) }
+func favour() {
+	a := unix.SchedAttr{Policy: unix.SCHED_NORMAL, Nice: -10, Runtime: uint64(writerSlice)}
+	if unix.SchedSetAttr(0, &a, 0) != nil {
+		_ = unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), -10)
+	}
+}
+
+// writerSlice is the writer's scheduling slice: the kernel's least
+// (0.1 ms).
+const writerSlice = 100 * time.Microsecond
 
 // favourProcess raises every thread of this process to nice -10, and so
 // the threads the Go runtime starts later (a thread inherits its
