@@ -497,9 +497,12 @@ func Classify(readings []Reading, noise time.Duration) Verdict {
 }
 
 // HeldBurst reports whether a train lost packets after its sender was
-// held longer than its pace allows (burstHeld) and longer than a fifth
-// of the full queue's wait it read (TailRise): Classify reads neither
-// its losses nor its tail, so a method that can sends it again.
+// held longer than its pace allows (burstHeld) and, for a train whose
+// head a queue spaced, longer than a fifth of the full queue's wait it
+// read (TailRise): Classify reads neither its losses nor its tail, so a
+// method that can sends it again. A policer's head passes unspaced, and
+// what its bucket regains in a hold is not bounded by any queue's wait:
+// such a train keeps the pace's bound.
 //
 // A hold moves what a queue does only by the time its link runs idle:
 // what falls due meanwhile leaves back to back when the sender runs
@@ -514,7 +517,11 @@ func Classify(readings []Reading, noise time.Duration) Verdict {
 // ms in trains at 4 × 300 Mbit/s whose queue waited 1.7 ms; 8 packets
 // at the send rate are 80 µs.
 func HeldBurst(r Reading) bool {
-	return r.Got < r.Sent && r.SenderHeld > max(burstHeld(r), r.TailRise/5)
+	allow := burstHeld(r)
+	if spaced(r, r.SendBps) { // a queue's head; a policer's passes unspaced, its bucket refilling in a hold
+		allow = max(allow, r.TailRise/5)
+	}
+	return r.Got < r.Sent && r.SenderHeld > allow
 }
 
 // burstHeld is how long a train's sender may be held before what falls
