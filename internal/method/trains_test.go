@@ -142,6 +142,29 @@ func TestTrainsTinyBucket(t *testing.T) {
 	}
 }
 
+// heldTrains runs the up direction's trains of an RFC 6349 run on p (a
+// bottleneck of bb at baseline RTT rtt) and returns their verdict, the
+// run's warnings and how many trains were sent again (a row of the same
+// length and size as the one before).
+func heldTrains(t *testing.T, p *fakenet.Path, bb float64, rtt time.Duration) (*train.Verdict, *result.RFC6349, int) {
+	t.Helper()
+	res := &result.RFC6349{Warnings: []string{}}
+	r := &runner{ctx: context.Background(), net: p, res: res, link: rfc6349.Link{Name: "ethernet", Overhead: 38},
+		bb: map[vocab.Direction]float64{"up": bb}, mtu: map[vocab.Direction]int{"up": 1500}, baseline: rtt}
+	v, rows, err := r.trains("up")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := 0
+	for i, row := range rows {
+		if i > 0 && rows[i-1].Packets == row.Packets && rows[i-1].SizeBytes == row.SizeBytes {
+			again++
+		}
+	}
+	t.Logf("%d trains, %d sent again: %s: rate %s, queue %s (at least %v): %s; warnings %q", len(rows), again, v.Kind, v.RateBps, v.QueueBytes, v.QueueAtLeast, v.Why, res.Warnings)
+	return v, res, again
+}
+
 // TestTrainsHeldSentAgain: a 20 kB queue on a 100 Mbit/s, 20 ms path (a
 // queue too small for its 250 kB BDP), from a sender held 2 ms halfway
 // through a train (CI's TestRFC6349SmallBuffer beside a busy core read
@@ -156,24 +179,11 @@ func TestTrainsHeldSentAgain(t *testing.T) {
 	for _, tries := range []int{1, trainTries} {
 		t.Run(fmt.Sprintf("held %d", tries), func(t *testing.T) {
 			p := &fakenet.Path{BaseRTT: 20 * time.Millisecond, RateBps: bb, QueueBytes: q, TrainHold: 2 * time.Millisecond, HeldTries: tries}
-			res := &result.RFC6349{Warnings: []string{}}
-			r := &runner{ctx: context.Background(), net: p, res: res, link: rfc6349.Link{Name: "ethernet", Overhead: 38},
-				bb: map[vocab.Direction]float64{"up": bb}, mtu: map[vocab.Direction]int{"up": 1500}, baseline: 20 * time.Millisecond}
-			v, rows, err := r.trains("up")
-			if err != nil {
-				t.Fatal(err)
-			}
-			again := 0
-			for i, row := range rows {
-				if i > 0 && rows[i-1].Packets == row.Packets && rows[i-1].SizeBytes == row.SizeBytes {
-					again++
-				}
-			}
-			t.Logf("%d trains, %d sent again: %s: rate %s, queue %s (at least %v): %s; warnings %q", len(rows), again, v.Kind, v.RateBps, v.QueueBytes, v.QueueAtLeast, v.Why, res.Warnings)
+			v, res, again := heldTrains(t, p, bb, 20*time.Millisecond)
 			if again == 0 {
 				t.Errorf("no train sent again")
 			}
-			small := (rfc6349.ShapingEvidence{Trains: v, BDPBytes: rfc6349.BDPBytes(bb, r.baseline)}).SmallQueue()
+			small := (rfc6349.ShapingEvidence{Trains: v, BDPBytes: rfc6349.BDPBytes(bb, 20*time.Millisecond)}).SmallQueue()
 			want := q * 1538 / 1500.0
 			switch {
 			case tries == 1 && (v.Kind != train.Queue || v.QueueAtLeast || math.Abs(v.QueueBytes.Value-want) > 0.2*want || !small):
@@ -203,20 +213,7 @@ func TestTrainsShortHoldRead(t *testing.T) {
 	}{{200 * time.Microsecond, false}, {time.Millisecond, true}} {
 		t.Run(c.hold.String(), func(t *testing.T) {
 			p := &fakenet.Path{BaseRTT: rtt, RateBps: bb, QueueBytes: q, TrainHold: c.hold, HeldTries: 1 << 20}
-			res := &result.RFC6349{Warnings: []string{}}
-			r := &runner{ctx: context.Background(), net: p, res: res, link: rfc6349.Link{Name: "ethernet", Overhead: 38},
-				bb: map[vocab.Direction]float64{"up": bb}, mtu: map[vocab.Direction]int{"up": 1500}, baseline: rtt}
-			v, rows, err := r.trains("up")
-			if err != nil {
-				t.Fatal(err)
-			}
-			again := 0
-			for i, row := range rows {
-				if i > 0 && rows[i-1].Packets == row.Packets && rows[i-1].SizeBytes == row.SizeBytes {
-					again++
-				}
-			}
-			t.Logf("%d trains, %d sent again: %s: rate %s, queue %s (at least %v): %s; warnings %q", len(rows), again, v.Kind, v.RateBps, v.QueueBytes, v.QueueAtLeast, v.Why, res.Warnings)
+			v, res, again := heldTrains(t, p, bb, rtt)
 			if (again > 0) != c.again {
 				t.Fatalf("%d trains sent again, want again %v", again, c.again)
 			}
