@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/rfc6349"
 	"github.com/fullpipe/fullpipe/internal/vocab"
 )
 
@@ -115,13 +116,15 @@ func (p *Path) flow(cfg result.TCPConfig) flow {
 	}
 	w := float64(cfg.Streams * cfg.Window)
 	f := flow{seg: seg, rttMean: p.BaseRTT, lossPct: p.LossPct}
+	// The window law below the overflow is the lab's ground truth's
+	// (rfc6349.Model): window / RTT below the BDP; the bottleneck's rate,
+	// the excess queued, up to the BDP plus the queue.
+	tput, loaded, _, region := rfc6349.Model(c, p.BaseRTT, w, q)
 	switch {
-	case cfg.Window > 0 && w <= bdp:
-		f.goodput = w * 8 / rtt
-	case cfg.Window > 0 && w <= bdp+q:
-		f.goodput = c
+	case cfg.Window > 0 && region != vocab.Overflow:
+		f.goodput = tput
 		if queues {
-			f.rttMean += time.Duration((w - bdp) * 8 / c * 1e9)
+			f.rttMean = loaded
 		}
 	default:
 		util, queued, loss := sawtooth(bdp, q, float64(seg)*float64(cfg.Streams))
