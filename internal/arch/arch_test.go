@@ -19,6 +19,9 @@ const module = "github.com/fullpipe/fullpipe/"
 // (a sub-package may import its parent): data flows from the CLI through
 // the methods and the engine down to the documents, never back up.
 var layers = [][]string{
+	// Numbers: the arithmetic of packets and frames, below everything
+	// that counts bytes (the emulator's links, the tests' forged packets).
+	{"internal/frame"},
 	// Words and tools: no fullpipe imports of their own.
 	{"internal/vocab", "internal/units", "internal/stats", "internal/cpuload", "internal/version", "internal/jsondoc",
 		"internal/testkit", "internal/testkit/pgtest", "internal/testkit/chrome", "internal/tcpinfo", "internal/sockopt", "internal/link", "internal/certs", "internal/ctxtime"},

@@ -26,6 +26,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/fullpipe/fullpipe/internal/frame"
 )
 
 // Point is what one frame size saw: frames sent and frames received
@@ -40,23 +42,15 @@ type Point struct {
 // can hit and lose it.
 type Bits func(frameBytes int) int
 
-// EthernetOverhead is the Ethernet header and FCS (14 + 4 bytes) that
-// RFC 2544's frame sizes include around the IP packet.
-const EthernetOverhead = 18
-
 // FrameBits counts every bit of the frame as given: on an Ethernet line,
 // an error anywhere from the destination address to the FCS loses the
 // frame (RFC 2544's 64…1518-byte sizes include the FCS).
 func FrameBits(frameBytes int) int { return 8 * frameBytes }
 
 // EthernetIPBits counts the IP packet an Ethernet frame carries, the
-// frame less EthernetOverhead: the lab's emulator (link.BER) corrupts the
+// frame less its Ethernet header and FCS: the lab's emulator (link.BER) corrupts the
 // IP packet only, so RFC 2544 over UDP in the lab uses this.
-func EthernetIPBits(frameBytes int) int { return 8 * (frameBytes - EthernetOverhead) }
-
-// RFC2544Sizes returns RFC 2544's Ethernet frame sizes (section 9.1), bytes;
-// a new slice each call.
-func RFC2544Sizes() []int { return []int{64, 128, 256, 512, 1024, 1280, 1518} }
+func EthernetIPBits(frameBytes int) int { return 8 * frame.IPPacket(frameBytes) }
 
 // LossProb is the model's loss probability of a frame of n corruptible
 // bits: 1 − (1 − q)·(1 − ber)^n, exact for tiny ber and huge n.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/fullpipe/fullpipe/internal/frame"
 	"github.com/fullpipe/fullpipe/internal/stats"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -101,7 +102,7 @@ func TestFitLaw(t *testing.T) {
 			seeds = []uint64{*seedFlag}
 		}
 		for _, seed := range seeds {
-			e, err := Fit(draw(seed, c.ber, c.q, c.bits, 2e6, 60, RFC2544Sizes()), c.bits)
+			e, err := Fit(draw(seed, c.ber, c.q, c.bits, 2e6, 60, frame.RFC2544Sizes()), c.bits)
 			if err != nil {
 				t.Fatalf("BER %g q %g seed %d: %v", c.ber, c.q, seed, err)
 			}

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/fullpipe/fullpipe/internal/frame"
 )
 
 // TestNoLoss: nothing lost bounds BER exactly where no loss has
@@ -92,7 +94,7 @@ func TestEdges(t *testing.T) {
 // flat is 1 % lost at every RFC 2544 size, 100,000 frames each.
 func flat(loss float64) []Point {
 	var pts []Point
-	for _, l := range RFC2544Sizes() {
+	for _, l := range frame.RFC2544Sizes() {
 		pts = append(pts, Point{l, 100_000, 100_000 - uint64(loss*100_000)})
 	}
 	return pts
@@ -103,7 +105,7 @@ func flat(loss float64) []Point {
 func TestHugeCounts(t *testing.T) {
 	for _, c := range []struct{ ber, q float64 }{{1e-9, 0}, {1e-6, 1e-4}, {1e-10, 1e-6}} {
 		var pts []Point
-		for _, l := range RFC2544Sizes() {
+		for _, l := range frame.RFC2544Sizes() {
 			n := uint64(1e12)
 			pts = append(pts, Point{l, n, n - uint64(math.Round(LossProb(c.ber, c.q, FrameBits(l))*1e12))})
 		}
@@ -125,7 +127,7 @@ func TestNotRandom(t *testing.T) {
 	// A device forwarding at most 1,500 frames/s, offered 2 Mbit/s at
 	// each size: small frames lose most, large ones none.
 	var pps []Point
-	for _, l := range RFC2544Sizes() {
+	for _, l := range frame.RFC2544Sizes() {
 		n := lineFrames(2e6, 60, l)
 		passed := min(n, 1500*60)
 		pps = append(pps, Point{l, n, passed})
@@ -172,7 +174,7 @@ func TestFitErrors(t *testing.T) {
 // TestProperties: monotonicity and invariance, on random counts.
 func TestProperties(t *testing.T) {
 	for seed := uint64(1); seed <= 100; seed++ {
-		pts := draw(seed, 1e-6*rand.New(rand.NewPCG(seed, 1)).Float64()*4, 1e-3, FrameBits, 2e6, 60, RFC2544Sizes())
+		pts := draw(seed, 1e-6*rand.New(rand.NewPCG(seed, 1)).Float64()*4, 1e-3, FrameBits, 2e6, 60, frame.RFC2544Sizes())
 		e := mustFit(t, seed, pts)
 		// Every count ×10: the likelihood scales, its maximum stays; the
 		// interval narrows inside the old one.
@@ -194,7 +196,7 @@ func TestProperties(t *testing.T) {
 			t.Errorf("seed %d: 20 more lost at 1518 B lowered BER %g → %g", seed, e.BER, em.BER)
 		}
 		// The model: loss grows with size, BER and q.
-		l := RFC2544Sizes()[seed%7]
+		l := frame.RFC2544Sizes()[seed%7]
 		if LossProb(2e-6, 1e-3, FrameBits(l)) <= LossProb(1e-6, 1e-3, FrameBits(l)) ||
 			LossProb(1e-6, 1e-3, FrameBits(l+1)) <= LossProb(1e-6, 1e-3, FrameBits(l)) ||
 			LossProb(1e-6, 2e-3, FrameBits(l)) <= LossProb(1e-6, 1e-3, FrameBits(l)) {
@@ -226,7 +228,7 @@ func mustFit(t *testing.T, seed uint64, pts []Point) Estimate {
 // (ℓ maximized over q by golden section, no derivatives) lies c/2 = 1.92
 // below the maximum, and no grid point beats the maximum.
 func TestIntervalIsLikelihoodRatio(t *testing.T) {
-	pts := draw(7, 1e-6, 1e-3, FrameBits, 2e6, 60, RFC2544Sizes())
+	pts := draw(7, 1e-6, 1e-3, FrameBits, 2e6, 60, frame.RFC2544Sizes())
 	e := mustFit(t, 7, pts)
 	m, _ := newModel(pts, FrameBits)
 	ll := func(ber, q float64) float64 { return m.at(-math.Log1p(-q), -math.Log1p(-ber)*m.scale).l }
@@ -265,15 +267,15 @@ func TestIntervalIsLikelihoodRatio(t *testing.T) {
 func TestBitsMapping(t *testing.T) {
 	expected := func(truth Bits) []Point {
 		var pts []Point
-		for _, l := range RFC2544Sizes() {
+		for _, l := range frame.RFC2544Sizes() {
 			n := uint64(1e12)
 			pts = append(pts, Point{l, n, n - uint64(math.Round(LossProb(1e-6, 0, truth(l))*1e12))})
 		}
 		return pts
 	}
 	short, err := Fit(expected(FrameBits), EthernetIPBits)
-	if err != nil || short.Verdict != BitErrors || !within(short.BER, 1e-6, 1+1e-6) || !within(short.Q, LossProb(1e-6, 0, 8*EthernetOverhead), 1.001) {
-		t.Errorf("frame's bits read as the IP packet's: %+v, want BER 1e-6 and q %g", short, LossProb(1e-6, 0, 8*EthernetOverhead))
+	if err != nil || short.Verdict != BitErrors || !within(short.BER, 1e-6, 1+1e-6) || !within(short.Q, LossProb(1e-6, 0, 8*frame.EthernetHeaderFCS), 1.001) {
+		t.Errorf("frame's bits read as the IP packet's: %+v, want BER 1e-6 and q %g", short, LossProb(1e-6, 0, 8*frame.EthernetHeaderFCS))
 	}
 	long, err := Fit(expected(EthernetIPBits), FrameBits)
 	if err != nil || long.Verdict != NotRandom || long.BER > 0.98e-6 {

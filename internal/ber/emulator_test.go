@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/fullpipe/fullpipe/internal/frame"
 	"github.com/fullpipe/fullpipe/internal/link"
 )
 
@@ -16,9 +17,9 @@ func emulate(seed uint64, ber, q float64) []Point {
 	bits := link.BER(ber, rand.New(rand.NewPCG(seed, 2)))
 	drop := func(*link.Packet, link.Cause) {}
 	var pts []Point
-	for _, l := range RFC2544Sizes() {
+	for _, l := range frame.RFC2544Sizes() {
 		n := lineFrames(2e6, 60, l)
-		data := make([]byte, l-EthernetOverhead)
+		data := make([]byte, l-frame.EthernetHeaderFCS)
 		var got uint64
 		for range n {
 			loss.Push(&link.Packet{Data: data}, drop)

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/fullpipe/fullpipe/internal/frame"
 )
 
 // rates are the offered rates of the law below, bit/s, on a 2 Mbit/s line.
@@ -120,10 +122,10 @@ func TestJudgeRateTable(t *testing.T) {
 func TestTellLossyLineFromRateLimit(t *testing.T) {
 	var lineRight, policeRight int
 	for seed := uint64(1); seed <= 200; seed++ {
-		line := mustFit(t, seed, draw(seed, 1e-6, 0, FrameBits, 2e6, 60, RFC2544Sizes()))
+		line := mustFit(t, seed, draw(seed, 1e-6, 0, FrameBits, 2e6, 60, frame.RFC2544Sizes()))
 		lineRate, _ := JudgeRate(sweep(seed, rates[:4], LossProb(1e-6, 0, FrameBits(1518)), 0, 60))
 		// the policer at 2 Mbit/s offered: 25 % of every size
-		police := mustFit(t, seed, draw(seed, 0, 0.25, FrameBits, 2e6, 60, RFC2544Sizes()))
+		police := mustFit(t, seed, draw(seed, 0, 0.25, FrameBits, 2e6, 60, frame.RFC2544Sizes()))
 		policeRate, _ := JudgeRate(sweep(seed, rates[:4], 0, 1.5e6, 60))
 		if line.Verdict == BitErrors && lineRate.Verdict == RateIndependent && within(line.BER, 1e-6, 1.5) {
 			lineRight++

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+
+	"github.com/fullpipe/fullpipe/internal/frame"
 )
 
 // fifo is a slice-backed packet queue.
@@ -139,7 +141,7 @@ type Framing func(ipBytes int) int
 // cells (CellsFor).
 var (
 	FramingNone     Framing = func(n int) int { return n }
-	FramingEthernet Framing = func(n int) int { return n + 38 }
+	FramingEthernet Framing = func(n int) int { return n + frame.EthernetWire }
 	FramingATM      Framing = func(n int) int { return 53 * CellsFor(n) }
 )
 

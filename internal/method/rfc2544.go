@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/flow"
+	"github.com/fullpipe/fullpipe/internal/frame"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/rfc2544"
 	"github.com/fullpipe/fullpipe/internal/version"
@@ -81,7 +82,7 @@ func (r *rfc2544Runner) measureBase() error {
 		return nil
 	}
 	r.baseRTT = time.Duration(rt.Summary.MinUs * 1e3)
-	r.probeB = rfc2544.Frame(rt.Config.Size, r.cfg.IPv6)
+	r.probeB = frame.OfUDPPayload(rt.Config.Size, r.cfg.IPv6)
 	if r.res.Server.Software == "" {
 		r.res.Server = rt.Server
 	}
@@ -89,12 +90,12 @@ func (r *rfc2544Runner) measureBase() error {
 }
 
 // size runs the benchmarks asked at one frame size in direction dir.
-func (r *rfc2544Runner) size(dir vocab.Direction, frame int) (*result.RFC2544Size, error) {
-	payload := rfc2544.Payload(frame, r.cfg.IPv6)
-	s := &result.RFC2544Size{FrameBytes: frame, PayloadBytes: payload, LineFPS: rfc2544.LineFPS(float64(r.cfg.LineRateBps), frame)}
+func (r *rfc2544Runner) size(dir vocab.Direction, bytes int) (*result.RFC2544Size, error) {
+	payload := frame.UDPPayload(bytes, r.cfg.IPv6)
+	s := &result.RFC2544Size{FrameBytes: bytes, PayloadBytes: payload, LineFPS: rfc2544.LineFPS(float64(r.cfg.LineRateBps), bytes)}
 	if err := (result.UDPConfig{RateBps: 1e6, Size: payload, Duration: time.Second}).WithDefaults().Validate(); err != nil {
 		s.Skipped = fmt.Sprintf("this engine cannot send a %d B payload: %v", payload, err)
-		r.warn(fmt.Sprintf("%s %d B: skipped: %s", dir, frame, s.Skipped))
+		r.warn(fmt.Sprintf("%s %d B: skipped: %s", dir, bytes, s.Skipped))
 		return s, nil
 	}
 	var err error

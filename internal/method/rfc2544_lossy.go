@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/fullpipe/fullpipe/internal/ber"
+	"github.com/fullpipe/fullpipe/internal/frame"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/rfc2544"
 	"github.com/fullpipe/fullpipe/internal/stats"
@@ -27,14 +28,14 @@ func (r *rfc2544Runner) backToBack(dir vocab.Direction, s *result.RFC2544Size) (
 			if !ok {
 				break
 			}
-			cfg := result.TrainConfig{Packets: n, Size: s.PayloadBytes, Overhead: s.FrameBytes + rfc2544.WireExtraBytes - s.PayloadBytes,
+			cfg := result.TrainConfig{Packets: n, Size: s.PayloadBytes, Overhead: s.FrameBytes + frame.EthernetGap - s.PayloadBytes,
 				Reverse: dir == vocab.Down, Drain: r.cfg.Drain}
 			res, err := r.net.Train(r.ctx, cfg)
 			if err != nil {
 				return b2b, fmt.Errorf("%s %d B: burst of %d frames: %w", dir, s.FrameBytes, n, err)
 			}
 			rd := res.Reading
-			fps := rd.SendBps / (8 * float64(s.FrameBytes+rfc2544.WireExtraBytes))
+			fps := rd.SendBps / (8 * float64(s.FrameBytes+frame.EthernetGap))
 			b2b.Trials = append(b2b.Trials, result.RFC2544Burst{Frames: n, Received: rd.Got, SendFPS: fps})
 			r.line(dir, "%s %d B: burst of %d frames sent at %.0f frames/s: %d arrived", dir, s.FrameBytes, n, fps, rd.Got)
 			if res.LocalDrops > 0 {

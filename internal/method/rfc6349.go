@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/ber"
+	"github.com/fullpipe/fullpipe/internal/frame"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/rfc6349"
 	"github.com/fullpipe/fullpipe/internal/version"
@@ -295,7 +296,7 @@ func (r *runner) measureBB(dir vocab.Direction) (bb, loss, line float64, err err
 func (r *runner) readLineBER(dir vocab.Direction, ip int, streams ...result.UDPSummary) {
 	var pts []ber.Point
 	for _, s := range streams {
-		pts = append(pts, ber.Point{FrameBytes: ip + ber.EthernetOverhead, Sent: s.SentPackets, Received: s.SentPackets - min(s.Lost, s.SentPackets)})
+		pts = append(pts, ber.Point{FrameBytes: ip + frame.EthernetHeaderFCS, Sent: s.SentPackets, Received: s.SentPackets - min(s.Lost, s.SentPackets)})
 	}
 	e, err := ber.Fit(pts, ber.EthernetIPBits)
 	if err != nil || e.Lost == 0 {

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/fullpipe/fullpipe/internal/frame"
 )
 
 // BDPBits is the bandwidth-delay product in bits: BB × RTT (RFC 6349
@@ -40,7 +42,7 @@ type Link struct {
 // 1 SFD = 38 bytes (RFC 6349 §4.1.1); each 802.1Q tag adds 4. PPP over a
 // T1/T3: 4 PPP + 2 flags + 2 CRC16 = 8.
 var (
-	Ethernet = Link{"ethernet", 38}
+	Ethernet = Link{"ethernet", frame.EthernetWire}
 	VLAN     = Link{"vlan", 42}
 	QinQ     = Link{"qinq", 46}
 	PPP      = Link{"ppp", 8}

@@ -14,6 +14,7 @@ import (
 	"math/bits"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/frame"
 	"github.com/fullpipe/fullpipe/internal/ping"
 	"github.com/fullpipe/fullpipe/internal/result"
 )
@@ -206,7 +207,7 @@ func probeRate(size int, interval time.Duration) float64 {
 	if interval <= 0 {
 		return math.Inf(1)
 	}
-	return float64(size+28) * 8 / interval.Seconds()
+	return float64(size+frame.IPv4UDP) * 8 / interval.Seconds()
 }
 
 // SharedRateMax is the fastest a run of a shared kind (stamp, rtt, mtu)

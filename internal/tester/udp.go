@@ -12,6 +12,7 @@ import (
 
 	"github.com/fullpipe/fullpipe/internal/cpuload"
 	"github.com/fullpipe/fullpipe/internal/flow"
+	"github.com/fullpipe/fullpipe/internal/frame"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/sockopt"
 	"github.com/fullpipe/fullpipe/internal/vocab"
@@ -21,9 +22,9 @@ import (
 // ipUDPOverhead is the IP and UDP header bytes per datagram.
 func ipUDPOverhead(v6 bool) int {
 	if v6 {
-		return 48
+		return frame.IPv6UDP
 	}
-	return 28
+	return frame.IPv4UDP
 }
 
 // RunUDP sends a paced UDP stream one way and compares what the sender

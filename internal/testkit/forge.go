@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/netip"
 	"syscall"
+
+	"github.com/fullpipe/fullpipe/internal/frame"
 )
 
 // ForgeUDP sends payload to dst as an IPv4 UDP datagram from src,
@@ -22,7 +24,7 @@ func ForgeUDP(src, dst netip.AddrPort, payload []byte) error {
 		return fmt.Errorf("raw socket: %w", err)
 	}
 	defer syscall.Close(fd)
-	pkt := make([]byte, 28+len(payload))
+	pkt := make([]byte, frame.IPv4UDP+len(payload))
 	pkt[0], pkt[8], pkt[9] = 0x45, 64, syscall.IPPROTO_UDP // version 4, a 20-byte header; TTL; protocol
 	binary.BigEndian.PutUint16(pkt[2:], uint16(len(pkt)))
 	s, d := src.Addr().As4(), dst.Addr().As4()
@@ -30,8 +32,8 @@ func ForgeUDP(src, dst netip.AddrPort, payload []byte) error {
 	copy(pkt[16:20], d[:])
 	binary.BigEndian.PutUint16(pkt[20:], src.Port())
 	binary.BigEndian.PutUint16(pkt[22:], dst.Port())
-	binary.BigEndian.PutUint16(pkt[24:], uint16(8+len(payload)))
-	copy(pkt[28:], payload)
+	binary.BigEndian.PutUint16(pkt[24:], uint16(frame.UDPHeader+len(payload)))
+	copy(pkt[frame.IPv4UDP:], payload)
 	if err := syscall.Sendto(fd, pkt, 0, &syscall.SockaddrInet4{Addr: d}); err != nil {
 		return fmt.Errorf("forged datagram to %s: %w", dst, err)
 	}

@@ -16,19 +16,13 @@ package y1564
 import (
 	"fmt"
 	"time"
+
+	"github.com/fullpipe/fullpipe/internal/frame"
 )
 
-// Frame overheads, bytes.
+// A frame's bytes beyond its UDP payload and its IP packet are package
+// frame's (frame.UDPPayload, frame.EthernetHeaderFCS).
 const (
-	// UDPOverhead is what a frame adds to its UDP payload: Ethernet header
-	// (14) and FCS (4), IPv4 (20) and UDP (8) headers.
-	UDPOverhead = 46
-	// IPOverhead is what a frame adds to its IP packet: Ethernet header and
-	// FCS. A policer that counts IP bytes sees frame − 18 of each frame.
-	IPOverhead = 18
-	// IPv6ExtraBytes is what IPv6's header adds over IPv4's: over IPv6 a
-	// frame carries 20 bytes less UDP payload.
-	IPv6ExtraBytes = 20
 	// MinBurstBytes is the committed and excess burst assumed when a
 	// service does not state its own: MEF 10.3's smallest CBS for a
 	// non-zero CIR, 8 frames of 1522 bytes.
@@ -110,10 +104,7 @@ func (s Service) FramesPerSecond(rateBps float64) float64 {
 // Payload is the UDP payload each of the service's frames carries:
 // FrameBytes − 46 over IPv4, − 66 over IPv6.
 func (s Service) Payload(ipv6 bool) int {
-	if ipv6 {
-		return s.FrameBytes - UDPOverhead - IPv6ExtraBytes
-	}
-	return s.FrameBytes - UDPOverhead
+	return frame.UDPPayload(s.FrameBytes, ipv6)
 }
 
 // PayloadBps is the UDP payload rate of rateBps of frame bits (what the

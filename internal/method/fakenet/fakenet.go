@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/frame"
 	"github.com/fullpipe/fullpipe/internal/link"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/sweep"
@@ -26,7 +27,7 @@ import (
 // Ethernet framing the bottleneck counts per IP packet, and the IP and
 // TCP headers with timestamps a segment carries.
 const (
-	framing   = 38
+	framing   = frame.EthernetWire
 	tcpHeader = 52
 	localMTU  = 1500
 )
@@ -270,7 +271,7 @@ func (p *Path) Train(ctx context.Context, cfg result.TrainConfig) (*result.Train
 	if p.TrainHold > 0 && p.heldTrain(cfg) {
 		at = cfg.Packets / 2
 	}
-	t := traintest.SendHeldOnce(p.chain(rng), cfg.Packets, cfg.Size+28, cfg.Size+cfg.Overhead, 1e9, at, p.TrainHold, 30*time.Microsecond, rng)
+	t := traintest.SendHeldOnce(p.chain(rng), cfg.Packets, cfg.Size+frame.IPv4UDP, cfg.Size+cfg.Overhead, 1e9, at, p.TrainHold, 30*time.Microsecond, rng)
 	return &result.Train{Meta: meta("train"), Config: cfg, Direction: dir, Packets: cfg.Packets, SizeBytes: cfg.Size,
 		OverheadBytes: cfg.Overhead, Reading: train.Read(t), Stamps: "kernel"}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/frame"
 	"github.com/fullpipe/fullpipe/internal/ping"
 	"github.com/fullpipe/fullpipe/internal/result"
 )
@@ -25,8 +26,8 @@ func (p *Path) Ping(ctx context.Context, cfg result.PingConfig, onReply func(int
 		return nil, err
 	}
 	rng := rand.New(rand.NewPCG(uint64(cfg.Count), uint64(cfg.Interval)))
-	wire := float64(cfg.Size + 28 + framing) // bytes the bottleneck counts per probe
-	var backlog float64                      // bytes queued at the bottleneck
+	wire := float64(cfg.Size + frame.IPv4UDP + framing) // bytes the bottleneck counts per probe
+	var backlog float64                                 // bytes queued at the bottleneck
 	tokens := float64(max(p.ICMPBurst, 1))
 	run := &result.PingRun{Socket: "fake", Fates: make([]ping.Fate, cfg.Count)}
 	for i := range run.Fates {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/frame"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/stamp"
 )
@@ -30,7 +31,7 @@ func (p *Path) STAMP(ctx context.Context, cfg result.STAMPConfig) (*result.STAMP
 	}
 	oneWay := p.BaseRTT / 2
 	if p.RateBps > 0 {
-		oneWay += time.Duration(float64((cfg.Size+28+framing)*8) / p.RateBps * 1e9)
+		oneWay += time.Duration(float64((cfg.Size+frame.IPv4UDP+framing)*8) / p.RateBps * 1e9)
 	}
 	rng := rand.New(rand.NewPCG(8762, uint64(cfg.Count)))
 	lost := func() bool { return p.LossPct > 0 && rng.Float64()*100 < p.LossPct }
