@@ -90,6 +90,37 @@ type DirStats struct {
 	InputWaits atomic.Uint64
 	Tapped     atomic.Bool
 	ReadErrors atomic.Uint64 // super-packets the tun package could not split (more segments than a batch)
+	// WriterStalls counts the waits of the writer that serves this
+	// direction longer than StallLimit, by kind (stallWake, stallWrite,
+	// stallLock): what made its packets late when the lab did not hold.
+	WriterStalls [3]atomic.Uint64
+}
+
+// The writer's waits (DirStats.WriterStalls): a wake-up from its sleep
+// that came StallLimit or more after the time it asked for (it waited
+// for a CPU); a TUN write that took that long (the kernel's delivery of
+// what it wrote to the receiving sockets runs in the write, and a CPU
+// may be taken from it meanwhile); a wait for the pipe's lock that long
+// (a reader holding it was scheduled out).
+const (
+	stallWake = iota
+	stallWrite
+	stallLock
+)
+
+// StallLimit is the shortest wait of the writer counted as a stall: the
+// least lateness any Budget judges (a packet train's, 0.5 ms).
+const StallLimit = 500 * time.Microsecond
+
+// stalled counts a wait of d of the writer, of kind k, into each output's
+// statistics when it is longer than StallLimit.
+func (p *pipe) stalled(k int, d time.Duration) {
+	if d <= StallLimit {
+		return
+	}
+	for _, st := range p.tx {
+		st.WriterStalls[k].Add(1)
+	}
 }
 
 // fabric is the emulated network a pipe forwards through, in virtual
@@ -321,7 +352,9 @@ func (p *pipe) routineWrite(ctx context.Context) error {
 	lastDep := time.Duration(-time.Hour) // the latest virtual departure written
 	run := 0                             // how many departures in a row followed the one before within spinWindow
 	for ctx.Err() == nil {
+		asked := p.now()
 		p.mu.Lock()
+		p.stalled(stallLock, p.now()-asked)
 		p.net.advance(p.now(), p.collect)
 		batch, p.ready = p.ready, batch
 		next, pending := p.net.next()
@@ -336,7 +369,10 @@ func (p *pipe) routineWrite(ctx context.Context) error {
 				lastDep = max(lastDep, pk.Time)
 			}
 		}
-		if wrote, err := p.writeOut(batch); wrote {
+		began := p.now()
+		wrote, err := p.writeOut(batch)
+		p.stalled(stallWrite, p.now()-began)
+		if wrote {
 			if err != nil && (errors.Is(err, os.ErrClosed) || ctx.Err() != nil) {
 				return nil
 			}
@@ -353,9 +389,9 @@ func (p *pipe) routineWrite(ctx context.Context) error {
 		now := p.now()
 		switch d := next - now; {
 		case d > spinWindow:
-			nanosleep(min(d-spinWindow, maxSleep))
+			p.sleep(min(d-spinWindow, maxSleep))
 		case run >= streamRun && next-lastDep < spinWindow:
-			nanosleep(max(d, streamBatch)) // a stream: the next write takes what is due by then
+			p.sleep(max(d, streamBatch)) // a stream: the next write takes what is due by then
 		default:
 			for p.now() < next { // the last stretch: nanosleep would overshoot it
 			}
@@ -414,6 +450,14 @@ func favourProcess() {
 			_ = unix.Setpriority(unix.PRIO_PROCESS, tid, -10)
 		}
 	}
+}
+
+// sleep is the writer's nanosleep of d, its wake-up counted a stall when
+// it came StallLimit or more late.
+func (p *pipe) sleep(d time.Duration) {
+	from := p.now()
+	nanosleep(d)
+	p.stalled(stallWake, p.now()-from-d)
 }
 
 func nanosleep(d time.Duration) {

@@ -118,6 +118,9 @@ func Since(m0, m1 Mark) (Account, error) {
 		d.InputWaits -= d0.InputWaits
 		d.WriteDrops -= d0.WriteDrops
 		d.LatePackets -= d0.LatePackets
+		d.WriterWakesLate -= d0.WriterWakesLate
+		d.WriterWritesSlow -= d0.WriterWritesSlow
+		d.WriterLockWaits -= d0.WriterLockWaits
 		d.Drops = map[string]uint64{}
 		for c, n := range d1.Drops {
 			d.Drops[c] = n - d0.Drops[c]
@@ -406,6 +409,10 @@ func (e *LimitedError) Error() string {
 		fmt.Fprintf(&s, "; %s forwarded %s (mean %s), read stalls %d, forwarder drops %d",
 			d.Name, units.FormatBytes(float64(d.TxBytes)), units.FormatRate(float64(d.TxBytes)*8/max(a.Interval.Seconds(), 1e-9)),
 			d.ReadStalls, d.ReadDrops+d.WriteDrops)
+		if d.WriterWakesLate+d.WriterWritesSlow+d.WriterLockWaits > 0 {
+			fmt.Fprintf(&s, ", its writer held %s or more %d times waking, %d writing, %d waiting for a reader",
+				units.FormatDuration(StallLimit), d.WriterWakesLate, d.WriterWritesSlow, d.WriterLockWaits)
+		}
 	}
 	fmt.Fprintf(&s, ". This host cannot emulate this path now%s; the figures measured are the lab's, not the path's", loadNote())
 	return s.String()

@@ -171,3 +171,41 @@ func TestTrainBudgetFor(t *testing.T) {
 		t.Errorf("a 79 ms bound's threshold is %v, want what the histogram resolves (9.99 ms)", th)
 	}
 }
+
+// TestWriterStalls: a wait of the writer is a stall only past
+// StallLimit, counted into every output it serves by kind; an account
+// takes the interval's stalls, and a LAB-LIMITED message names them.
+func TestWriterStalls(t *testing.T) {
+	a, b := &DirStats{}, &DirStats{}
+	p := &pipe{tx: []*DirStats{a, b}}
+	p.stalled(stallWake, StallLimit) // at the limit: not a stall
+	p.stalled(stallWake, StallLimit+time.Nanosecond)
+	p.stalled(stallWrite, 4*time.Millisecond)
+	p.stalled(stallLock, time.Millisecond)
+	p.stalled(stallLock, time.Millisecond)
+	for i, st := range []*DirStats{a, b} {
+		if w, wr, l := st.WriterStalls[stallWake].Load(), st.WriterStalls[stallWrite].Load(), st.WriterStalls[stallLock].Load(); w != 1 || wr != 1 || l != 2 {
+			t.Errorf("output %d: stalls waking %d, writing %d, locking %d; want 1, 1, 2", i, w, wr, l)
+		}
+	}
+	path := Build(Direction{RateBps: 1e6}, FramingEthernet, 1, nil, nil)
+	d := readStats(a, path)
+	if d.WriterWakesLate != 1 || d.WriterWritesSlow != 1 || d.WriterLockWaits != 2 {
+		t.Fatalf("statistics %+v", d)
+	}
+	t0 := time.Unix(0, 0)
+	m0, m1 := mark(t0, 1000, 0, 0, 0, 0), mark(t0.Add(time.Second), 2000, 100, 2*time.Millisecond, 0, 0)
+	m0.Dirs[0].DirectionStats.WriterWakesLate = 5
+	m1.Dirs[0].DirectionStats.WriterWakesLate, m1.Dirs[0].DirectionStats.WriterWritesSlow = 8, 2
+	acc, err := Since(m0, m1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if up := acc.Dirs[0].DirectionStats; up.WriterWakesLate != 3 || up.WriterWritesSlow != 2 || up.WriterLockWaits != 0 {
+		t.Errorf("account's stalls %+v: want 3 waking, 2 writing, 0 locking", up)
+	}
+	err = acc.Judge(Budget{}) // 100 of 1000 packets 2 ms late
+	if want := "its writer held 500 µs or more 3 times waking, 2 writing, 0 waiting for a reader"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("message %v lacks %q", err, want)
+	}
+}

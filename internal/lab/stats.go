@@ -52,6 +52,13 @@ type DirectionStats struct {
 	WriteDrops   uint64 `json:"forwarder_write_drops"`
 	LatePackets  uint64 `json:"late_packets"`
 	LabLimited   bool   `json:"lab_limited"`
+	// Why the writer wrote late (DirStats.WriterStalls): how often it
+	// woke StallLimit or more after the time it asked for, a TUN write
+	// took that long, and it waited that long for a reader's lock.
+	// Figures that explain late_packets, not failures of their own.
+	WriterWakesLate  uint64 `json:"forwarder_writer_wakes_late"`
+	WriterWritesSlow uint64 `json:"forwarder_writer_writes_slow"`
+	WriterLockWaits  uint64 `json:"forwarder_writer_lock_waits"`
 	// LateHist counts the forwarded packets by how late after their
 	// virtual departure they were written, in LateBucket (10 µs) steps,
 	// trailing zeros trimmed (Lab.Mark, ByName: the lab judges itself).
@@ -93,8 +100,10 @@ func readStats(st *DirStats, path *Path) DirectionStats {
 		TxPackets: st.TxPackets.Load(), TxBytes: st.TxBytes.Load(), ICMPSent: st.ICMPSent.Load(),
 		WriteDrops: st.WriteDrops.Load(), LatePackets: st.Late.Load(), ReadStalls: st.ReadStalls.Load(),
 		InputWaits: st.InputWaits.Load(), InputStamped: st.Tapped.Load(),
-		ReadDrops: st.ReadErrors.Load(), // plus the kernel's, added by lossOnRead
-		Drops:     map[string]uint64{}, QueueBytes: path.Chain.QueuedBytes()}
+		ReadDrops:       st.ReadErrors.Load(), // plus the kernel's, added by lossOnRead
+		WriterWakesLate: st.WriterStalls[stallWake].Load(), WriterWritesSlow: st.WriterStalls[stallWrite].Load(),
+		WriterLockWaits: st.WriterStalls[stallLock].Load(),
+		Drops:           map[string]uint64{}, QueueBytes: path.Chain.QueuedBytes()}
 	for _, c := range link.Causes() {
 		d.Drops[c.String()] = st.Drops[c].Load()
 	}
