@@ -227,7 +227,7 @@ func (r *runner) crossCheckBaseline(dir vocab.Direction, tcpMin time.Duration) {
 // the CIR first, whose loss tells the line's from a queue's).
 func (r *runner) measureBB(dir vocab.Direction) (bb, loss, line float64, err error) {
 	ip := r.mtu[dir]
-	payload := ip - 28
+	payload := ip - frame.IPv4UDP
 	wire := float64(ip + r.link.Overhead)
 	hostHeld := false // a probe the sender could not send as asked, twice
 	// udp sends one probe; one its sender's host held back (a moment of

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/frame"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/rfc6349"
 	"github.com/fullpipe/fullpipe/internal/train"
@@ -31,8 +32,8 @@ func (r *runner) trains(dir vocab.Direction) (*train.Verdict, []result.TrainRow,
 	// spacing needs it far more punctual than the TCP test after them.
 	r.p.emit(Event{Kind: Started, Step: StepTrains, Direction: dir, Text: "5a. packet trains, " + string(dir)})
 	defer r.p.emit(Event{Kind: Finished, Step: StepTrains, Direction: dir})
-	overhead := 28 + r.link.Overhead // IPv4 and UDP headers, link framing
-	size := r.mtu[dir] - 28
+	overhead := frame.IPv4UDP + r.link.Overhead // IPv4 and UDP headers, link framing
+	size := r.mtu[dir] - frame.IPv4UDP
 	rs, rows, err := r.trainSeries(dir, size, overhead)
 	if err != nil {
 		return nil, rows, err

@@ -146,7 +146,7 @@ func Walk(bdpBytes float64, rtt time.Duration, maxWindow int, ceilingBps float64
 // size − 28 on IPv4 (20 IP + 8 UDP), − 48 on IPv6.
 func ProbePayload(size int, ipv6 bool) int {
 	if ipv6 {
-		return size - 48
+		return size - frame.IPv6UDP
 	}
-	return size - 28
+	return size - frame.IPv4UDP
 }

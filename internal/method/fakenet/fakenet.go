@@ -189,7 +189,7 @@ func (p *Path) UDP(ctx context.Context, cfg result.UDPConfig, progress func(resu
 	if err := p.call(ctx, "udp %s %.0f", dir, float64(cfg.RateBps)); err != nil {
 		return nil, err
 	}
-	ip := cfg.Size + 28
+	ip := cfg.Size + frame.IPv4UDP
 	secs := cfg.Duration.Seconds()
 	rate := float64(cfg.RateBps)
 	limited := p.GeneratorFPS > 0 && rate/8/float64(cfg.Size) > p.GeneratorFPS*1.005
