@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fullpipe/fullpipe/internal/frame"
 	"github.com/fullpipe/fullpipe/internal/serve"
 )
 
@@ -79,7 +80,7 @@ func parseDSCPList(s string) ([]int, error) {
 		if isRange {
 			b, err2 = strconv.Atoi(hi)
 		}
-		if err1 != nil || err2 != nil || a < 0 || b > 63 || a > b {
+		if err1 != nil || err2 != nil || a < 0 || b > frame.MaxDSCP || a > b {
 			return nil, usagef("--allow-dscp %q: want DSCP values 0..63 and ranges, e.g. 0-47 or 0,46", s)
 		}
 		for v := a; v <= b; v++ {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/fullpipe/fullpipe/internal/frame"
 	"github.com/fullpipe/fullpipe/internal/method"
 	"github.com/fullpipe/fullpipe/internal/report"
 	"github.com/fullpipe/fullpipe/internal/result"
@@ -179,7 +180,7 @@ func parseWindow(s string, segment int64) (int64, error) {
 }
 
 func windowFlags(cfg *result.WindowSweepConfig, from, to, step, direction, dscps string) error {
-	if cfg.MSS < 88 || cfg.MSS > 65495 {
+	if cfg.MSS < result.MinMSS || cfg.MSS > result.MaxMSS {
 		return usagef("--segment %d: want 88..65495 bytes", cfg.MSS)
 	}
 	seg := int64(cfg.MSS)
@@ -217,7 +218,7 @@ func windowFlags(cfg *result.WindowSweepConfig, from, to, step, direction, dscps
 	}
 	for _, f := range strings.Split(dscps, ",") {
 		d, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || d < 0 || d > 63 {
+		if err != nil || d < 0 || d > frame.MaxDSCP {
 			return usagef("--dscp-probes %q: want one or two DSCP values 0..63, e.g. 46,0", dscps)
 		}
 		cfg.ProbeDSCPs = append(cfg.ProbeDSCPs, d)

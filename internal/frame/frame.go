@@ -30,6 +30,9 @@ const (
 	// Jumbo is the jumbo frame size RFC 2544 tests add where the path's
 	// MTU (9000) allows.
 	Jumbo = 9018
+	// MaxDSCP is the largest Differentiated Services code point: the
+	// field is 6 bits of the IP header's traffic class (RFC 2474).
+	MaxDSCP = 63
 )
 
 // RFC2544Sizes are RFC 2544 §9.1's Ethernet frame sizes, bytes; a new

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/frame"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
@@ -123,7 +124,7 @@ func (c UDPConfig) Validate() error {
 	switch {
 	case c.Drain < 0:
 		return fmt.Errorf("drain %v must not be negative", c.Drain)
-	case c.DSCP < 0 || c.DSCP > 63:
+	case c.DSCP < 0 || c.DSCP > frame.MaxDSCP:
 		return fmt.Errorf("dscp %d: want a code point from 0 to 63", c.DSCP)
 	case c.EchoEvery < 0:
 		return fmt.Errorf("echo every %d: want 0 (no latency probes) or more", c.EchoEvery)

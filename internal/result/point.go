@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/frame"
 	"github.com/fullpipe/fullpipe/internal/sweep"
 	"github.com/fullpipe/fullpipe/internal/vocab"
 	"github.com/fullpipe/fullpipe/internal/wire"
@@ -116,7 +117,7 @@ func (c WindowPointConfig) Validate() error {
 		return fmt.Errorf("settle %v: want 0 to less than the duration %v", c.Settle, c.TCP.Duration)
 	}
 	for _, d := range c.DSCPs {
-		if d < 0 || d > 63 {
+		if d < 0 || d > frame.MaxDSCP {
 			return fmt.Errorf("probe dscp %d: want 0 to 63", d)
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fullpipe/fullpipe/internal/frame"
 )
 
 func control(rc syscall.RawConn, f func(fd int) error) error {
@@ -81,7 +83,7 @@ func SetMaxPacingRate(rc syscall.RawConn, bps int64) error {
 
 // SetDSCP marks outgoing packets with the DSCP value (0..63).
 func SetDSCP(rc syscall.RawConn, dscp int, ipv6 bool) error {
-	if dscp < 0 || dscp > 63 {
+	if dscp < 0 || dscp > frame.MaxDSCP {
 		return fmt.Errorf("DSCP %d out of range 0..63", dscp)
 	}
 	tos := dscp << 2

@@ -7,6 +7,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fullpipe/fullpipe/internal/frame"
 )
 
 // TOSCmsg is the control message that marks one datagram sent with
@@ -15,7 +17,7 @@ import (
 // (the responder's): a v4 destination takes IP_TOS even on an IPv6
 // socket, as Linux sends to it through IPv4. nil for dscp 0.
 func TOSCmsg(dscp int, v6 bool) []byte {
-	if dscp <= 0 || dscp > 63 {
+	if dscp <= 0 || dscp > frame.MaxDSCP {
 		return nil
 	}
 	b := make([]byte, unix.CmsgSpace(4))

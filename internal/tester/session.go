@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/sockopt"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
@@ -147,7 +148,7 @@ func controlMSS(mss int) func(network, address string, c syscall.RawConn) error 
 // datagrams of size bytes: segments no larger than its datagrams, at
 // least TCP's least (88).
 func trainControlMSS(size int) int {
-	return max(size-12, 88)
+	return max(size-12, result.MinMSS)
 }
 
 func (s *session) handshake(ctx context.Context, req wire.Request) error {

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/fullpipe/fullpipe/internal/frame"
 )
 
 // The protocol's fixed bounds on a request: every responder keeps them,
@@ -127,7 +129,7 @@ func (r Request) checkForm(l Limits) error {
 	if r.Interval < MinInterval {
 		return fmt.Errorf("interval %v is below the minimum of %v", r.Interval, MinInterval)
 	}
-	if r.DSCP < 0 || r.DSCP > 63 {
+	if r.DSCP < 0 || r.DSCP > frame.MaxDSCP {
 		return fmt.Errorf("dscp must be 0 to 63, got %d", r.DSCP)
 	}
 	if r.Probes < 0 || r.ProbeSize < 0 || r.UDPPorts < 0 || r.RateBps < 0 {

@@ -74,7 +74,7 @@ func (s Service) Validate() error {
 		return bad("eir %.0f bit/s must not be negative", s.EIRBps)
 	case s.FrameBytes < 64 || s.FrameBytes > 9018:
 		return bad("frame %d B: want an Ethernet frame of 64 to 9018 bytes", s.FrameBytes)
-	case s.DSCP < 0 || s.DSCP > 63:
+	case s.DSCP < 0 || s.DSCP > frame.MaxDSCP:
 		return bad("dscp %d: want 0 to 63", s.DSCP)
 	case s.BurstBytes < 0:
 		return bad("burst %d B must not be negative", s.BurstBytes)
