@@ -23,9 +23,9 @@ import (
 // header); a frame whose payload is smaller cannot be sent.
 const MinPayload = 18
 
-// CheckSize says why a frame of size bytes cannot be sent over a path of IP MTU mtu, or
-// nil: its payload must hold the engine's header and its IP packet fit
-// the MTU.
+// CheckSize says why a frame of size bytes cannot be sent over a path of
+// IP MTU mtu, or nil: its payload must hold the engine's header and its
+// IP packet fit the MTU.
 func CheckSize(size, mtu int, ipv6 bool) error {
 	switch p := frame.UDPPayload(size, ipv6); {
 	case p < MinPayload:
@@ -48,7 +48,7 @@ func Sizes(mtu int) []int {
 	return out
 }
 
-// LineFPS is the most frames per second of frame bytes a line of rateBps
+// LineFPS is the most frames per second of size bytes a line of rateBps
 // (layer 1, as Ethernet's rates are stated) carries: rate / ((frame + 20)
 // × 8), the preamble and the inter-frame gap counted (100 Mbit/s, 64 B:
 // 148,809 frames/s).
@@ -56,7 +56,7 @@ func LineFPS(rateBps float64, size int) float64 {
 	return rateBps / (float64(size+frame.EthernetGap) * 8)
 }
 
-// WireBps is the line rate frames/s of frame bytes take, preamble and gap
+// WireBps is the line rate frames/s of size bytes take, preamble and gap
 // counted: the inverse of LineFPS.
 func WireBps(fps float64, size int) float64 { return fps * float64(size+frame.EthernetGap) * 8 }
 
@@ -79,7 +79,7 @@ func Serialisation(size int, rateBps float64) time.Duration {
 	return time.Duration(float64(size+frame.EthernetGap) * 8 / rateBps * 1e9)
 }
 
-// ExpectedRTT is the round trip a latency probe of frame bytes takes over
+// ExpectedRTT is the round trip a latency probe of size bytes takes over
 // an unloaded symmetric path of base round trip base and line rate
 // rateBps: the delay both ways and one serialisation each way. Queueing
 // under load comes on top.
