@@ -9,6 +9,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/frame"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/rfc6349"
 	"github.com/fullpipe/fullpipe/internal/train"
@@ -39,7 +40,7 @@ const (
 	trainPace       = 4
 	trainRefill     = 250 * time.Millisecond
 	trainSmallHead  = 8
-	trainIPHeaders  = 28 // IPv4 and UDP
+	trainIPHeaders  = frame.IPv4UDP
 	sweepPointProbe = 10 // RFC 6349's window sweep: baseline probes per point
 )
 
