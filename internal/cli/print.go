@@ -90,7 +90,7 @@ func printLabStats(w io.Writer, s *lab.Stats) {
 		if d.s.LabLimited {
 			fmt.Fprintf(w, "; LAB-LIMITED (the forwarder's own, not the path's): %d reads dropped, %d read stalls, %d writes dropped, %d packets > %v late",
 				d.s.ReadDrops, d.s.ReadStalls, d.s.WriteDrops, d.s.LatePackets, lab.LateLimit)
-			fmt.Fprintf(w, "; its writer held %v or more %d times waking, %d writing, %d waiting for a reader",
+			fmt.Fprintf(w, "; its writer held more than %v %d times waking, %d writing, %d waiting for a reader",
 				lab.StallLimit, d.s.WriterWakesLate, d.s.WriterWritesSlow, d.s.WriterLockWaits)
 		}
 		fmt.Fprintln(w)

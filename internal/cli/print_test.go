@@ -18,7 +18,7 @@ func TestPrintLabStatsLabLimited(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	if len(lines) != 3 || !strings.Contains(lines[1], "LAB-LIMITED") || !strings.Contains(lines[1], "3 reads dropped") ||
 		!strings.Contains(lines[1], "7 packets > 1ms late") || strings.Contains(lines[2], "LAB-LIMITED") ||
-		!strings.Contains(lines[1], "its writer held 500µs or more 4 times waking, 0 writing, 1 waiting for a reader") {
+		!strings.Contains(lines[1], "its writer held more than 500µs 4 times waking, 0 writing, 1 waiting for a reader") {
 		t.Errorf("lab stats:\n%s", b.String())
 	}
 }

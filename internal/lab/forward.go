@@ -97,7 +97,7 @@ type DirStats struct {
 }
 
 // The writer's waits (DirStats.WriterStalls): a wake-up from its sleep
-// that came StallLimit or more after the time it asked for (it waited
+// that came more than StallLimit after the time it asked for (it waited
 // for a CPU); a TUN write that took that long (the kernel's delivery of
 // what it wrote to the receiving sockets runs in the write, and a CPU
 // may be taken from it meanwhile); a wait for the pipe's lock that long
@@ -453,7 +453,7 @@ func favourProcess() {
 }
 
 // sleep is the writer's nanosleep of d, its wake-up counted a stall when
-// it came StallLimit or more late.
+// it came more than StallLimit late.
 func (p *pipe) sleep(d time.Duration) {
 	from := p.now()
 	nanosleep(d)

@@ -410,7 +410,7 @@ func (e *LimitedError) Error() string {
 			d.Name, units.FormatBytes(float64(d.TxBytes)), units.FormatRate(float64(d.TxBytes)*8/max(a.Interval.Seconds(), 1e-9)),
 			d.ReadStalls, d.ReadDrops+d.WriteDrops)
 		if d.WriterWakesLate+d.WriterWritesSlow+d.WriterLockWaits > 0 {
-			fmt.Fprintf(&s, ", its writer held %s or more %d times waking, %d writing, %d waiting for a reader",
+			fmt.Fprintf(&s, ", its writer held more than %s %d times waking, %d writing, %d waiting for a reader",
 				units.FormatDuration(StallLimit), d.WriterWakesLate, d.WriterWritesSlow, d.WriterLockWaits)
 		}
 	}

@@ -205,7 +205,7 @@ func TestWriterStalls(t *testing.T) {
 		t.Errorf("account's stalls %+v: want 3 waking, 2 writing, 0 locking", up)
 	}
 	err = acc.Judge(Budget{}) // 100 of 1000 packets 2 ms late
-	if want := "its writer held 500 µs or more 3 times waking, 2 writing, 0 waiting for a reader"; err == nil || !strings.Contains(err.Error(), want) {
+	if want := "its writer held more than 500 µs 3 times waking, 2 writing, 0 waiting for a reader"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("message %v lacks %q", err, want)
 	}
 }

@@ -53,7 +53,7 @@ type DirectionStats struct {
 	LatePackets  uint64 `json:"late_packets"`
 	LabLimited   bool   `json:"lab_limited"`
 	// Why the writer wrote late (DirStats.WriterStalls): how often it
-	// woke StallLimit or more after the time it asked for, a TUN write
+	// woke more than StallLimit after the time it asked for, a TUN write
 	// took that long, and it waited that long for a reader's lock.
 	// Figures that explain late_packets, not failures of their own.
 	WriterWakesLate  uint64 `json:"forwarder_writer_wakes_late"`
