@@ -48,8 +48,9 @@ type Bits func(frameBytes int) int
 func FrameBits(frameBytes int) int { return 8 * frameBytes }
 
 // EthernetIPBits counts the IP packet an Ethernet frame carries, the
-// frame less its Ethernet header and FCS: the lab's emulator (link.BER) corrupts the
-// IP packet only, so RFC 2544 over UDP in the lab uses this.
+// frame less its Ethernet header and FCS: the lab's emulator (link.BER)
+// corrupts the IP packet only, so RFC 2544 over UDP in the lab uses
+// this.
 func EthernetIPBits(frameBytes int) int { return 8 * frame.IPPacket(frameBytes) }
 
 // LossProb is the model's loss probability of a frame of n corruptible

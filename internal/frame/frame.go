@@ -39,8 +39,9 @@ const (
 // slice each call.
 func RFC2544Sizes() []int { return []int{64, 128, 256, 512, 1024, 1280, 1518} }
 
-// ipUDP is a UDP datagram's header bytes in its IP packet.
-func ipUDP(ipv6 bool) int {
+// IPUDP is a UDP datagram's header bytes in its IP packet: IPv4UDP or
+// IPv6UDP.
+func IPUDP(ipv6 bool) int {
 	if ipv6 {
 		return IPv6UDP
 	}
@@ -49,11 +50,11 @@ func ipUDP(ipv6 bool) int {
 
 // UDPPayload is the UDP payload an Ethernet frame of frame bytes carries:
 // frame − 46 over IPv4 (64 → 18), frame − 66 over IPv6 (84 → 18).
-func UDPPayload(frame int, ipv6 bool) int { return frame - EthernetHeaderFCS - ipUDP(ipv6) }
+func UDPPayload(frame int, ipv6 bool) int { return frame - EthernetHeaderFCS - IPUDP(ipv6) }
 
 // OfUDPPayload is the Ethernet frame a UDP payload of payload bytes makes
 // (UDPPayload's inverse).
-func OfUDPPayload(payload int, ipv6 bool) int { return payload + ipUDP(ipv6) + EthernetHeaderFCS }
+func OfUDPPayload(payload int, ipv6 bool) int { return payload + IPUDP(ipv6) + EthernetHeaderFCS }
 
 // IPPacket is the IP packet an Ethernet frame of frame bytes carries:
 // frame − 18.

@@ -6,7 +6,7 @@ import "testing"
 // 64-byte frame's 18-byte payload over IPv4, RFC 6349's 38 bytes of
 // Ethernet per packet) and the mapping's round trip.
 func TestMapping(t *testing.T) {
-	if EthernetWire != 38 || IPv4UDP != 28 || IPv6UDP != 48 {
+	if EthernetWire != 38 || IPv4UDP != 28 || IPv6UDP != 48 || IPUDP(false) != 28 || IPUDP(true) != 48 {
 		t.Errorf("Ethernet %d B per packet, IPv4+UDP %d, IPv6+UDP %d: want 38, 28, 48", EthernetWire, IPv4UDP, IPv6UDP)
 	}
 	sizes := RFC2544Sizes()

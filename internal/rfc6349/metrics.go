@@ -145,8 +145,5 @@ func Walk(bdpBytes float64, rtt time.Duration, maxWindow int, ceilingBps float64
 // ProbePayload is the UDP payload that makes an IP packet of size bytes:
 // size − 28 on IPv4 (20 IP + 8 UDP), − 48 on IPv6.
 func ProbePayload(size int, ipv6 bool) int {
-	if ipv6 {
-		return size - frame.IPv6UDP
-	}
-	return size - frame.IPv4UDP
+	return size - frame.IPUDP(ipv6)
 }

@@ -19,14 +19,6 @@ import (
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
-// ipUDPOverhead is the IP and UDP header bytes per datagram.
-func ipUDPOverhead(v6 bool) int {
-	if v6 {
-		return frame.IPv6UDP
-	}
-	return frame.IPv4UDP
-}
-
 // RunUDP sends a paced UDP stream one way and compares what the sender
 // sent with what the receiver counted.
 func RunUDP(ctx context.Context, t Target, cfg result.UDPConfig, progress func(result.UDPInterval)) (*result.UDP, error) {
@@ -383,7 +375,7 @@ func (u *udpRun) summary(final *wire.Result) result.UDPSummary {
 		// spacing: rate = (n−1) × size × 8 / span.
 		per := float64(rx.Bytes) / float64(rx.Packets)
 		sum.ReceiverRateBps = (float64(rx.Packets) - 1) * per * 8 / sum.IntervalS
-		sum.ReceiverIPBps = (float64(rx.Packets) - 1) * (per + float64(ipUDPOverhead(u.s.remote.IP.To4() == nil))) * 8 / sum.IntervalS
+		sum.ReceiverIPBps = (float64(rx.Packets) - 1) * (per + float64(frame.IPUDP(u.s.remote.IP.To4() == nil))) * 8 / sum.IntervalS
 	}
 	return sum
 }
