@@ -2,7 +2,6 @@ package method
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -16,51 +15,70 @@ import (
 
 // backToBack is §26.4: BurstTrials searches for the longest burst, at
 // the generator's fastest, that arrives whole; the mean of their results,
-// and the buffer it implies behind the line.
+// and the buffer it implies behind the line. Each search's buffer is read
+// from its longest whole burst at that burst's own send rate: what the
+// line drained while a burst arrived is its span on the sender's clock,
+// holds of a busy sender included, so a burst's length and its rate
+// belong together (the median of every burst's rate, held short bursts
+// among them, read a 50-frame queue as 48.3 beside a busy core).
 func (r *rfc2544Runner) backToBack(dir vocab.Direction, s *result.RFC2544Size) (*result.RFC2544BackToBack, error) {
 	most := min(result.MaxRFC2544Burst, max(2, int(s.LineFPS*r.cfg.BurstTime.Seconds())))
 	b2b := &result.RFC2544BackToBack{MaxTried: most}
-	var gen []float64
+	var gen, buffers []float64
 	for range r.cfg.BurstTrials {
 		srch := rfc2544.NewBurstSearch(most)
+		whole := map[int]float64{} // a whole burst's send rate (frames/s) by its length
 		for i, limit := 0, srch.MaxTrials(); i < limit; i++ {
 			n, ok := srch.Next()
 			if !ok {
 				break
 			}
-			cfg := result.TrainConfig{Packets: n, Size: s.PayloadBytes, Overhead: s.FrameBytes + frame.EthernetGap - s.PayloadBytes,
-				Reverse: dir == vocab.Down, Drain: r.cfg.Drain}
-			res, err := r.net.Train(r.ctx, cfg)
+			got, fps, err := r.burst(dir, s, n)
 			if err != nil {
-				return b2b, fmt.Errorf("%s %d B: burst of %d frames: %w", dir, s.FrameBytes, n, err)
+				return b2b, err
 			}
-			rd := res.Reading
-			fps := rd.SendBps / (8 * float64(s.FrameBytes+frame.EthernetGap))
-			b2b.Trials = append(b2b.Trials, result.RFC2544Burst{Frames: n, Received: rd.Got, SendFPS: fps})
-			r.line(dir, "%s %d B: burst of %d frames sent at %.0f frames/s: %d arrived", dir, s.FrameBytes, n, fps, rd.Got)
-			if res.LocalDrops > 0 {
-				r.warn(fmt.Sprintf("%s %d B: a burst of %d frames lost %d in a host's own socket buffers, not on the path: the back-to-back figure is a host limit (raise net.core.rmem_max / wmem_max)", dir, s.FrameBytes, n, res.LocalDrops))
-			}
-			if rd.Got >= n && fps > 0 {
+			b2b.Trials = append(b2b.Trials, result.RFC2544Burst{Frames: n, Received: got, SendFPS: fps})
+			if got >= n && fps > 0 {
 				gen = append(gen, fps)
+				whole[n] = fps
 			}
-			srch.Record(n, n-min(rd.Got, n))
+			srch.Record(n, n-min(got, n))
 		}
 		b2b.Longest = append(b2b.Longest, srch.Low)
 		b2b.NoLimit = b2b.NoLimit || srch.Low >= most
+		buffers = append(buffers, rfc2544.Buffer(srch.Low, s.LineFPS, whole[srch.Low]))
 	}
-	for _, n := range b2b.Longest {
+	for i, n := range b2b.Longest {
 		b2b.MeanLong += float64(n) / float64(len(b2b.Longest))
+		b2b.BufferFrames += buffers[i] / float64(len(buffers))
 	}
 	slices.Sort(gen)
 	b2b.GeneratorFPS = stats.Percentile(gen, 50) // the median; 0 when no burst arrived whole
-	b2b.BufferFrames = rfc2544.Buffer(int(math.Round(b2b.MeanLong)), s.LineFPS, b2b.GeneratorFPS)
 	b2b.BufferBytes = b2b.BufferFrames * float64(s.FrameBytes)
 	if b2b.GeneratorFPS > 0 && b2b.GeneratorFPS <= s.LineFPS {
 		r.warn(fmt.Sprintf("%s %d B: the bursts left this host at %.0f frames/s, no faster than the line's %.0f: nothing queued, so back-to-back measured the generator, not a buffer", dir, s.FrameBytes, b2b.GeneratorFPS, s.LineFPS))
 	}
 	r.line(dir, "%s %d B: back-to-back %.0f frames (buffer ≈ %.1f frames, %.0f B)", dir, s.FrameBytes, b2b.MeanLong, b2b.BufferFrames, b2b.BufferBytes)
 	return b2b, nil
+}
+
+// burst sends one back-to-back burst of n frames of size s and returns
+// how many arrived and the rate it left at (frames/s, on the sender's
+// clock over the burst).
+func (r *rfc2544Runner) burst(dir vocab.Direction, s *result.RFC2544Size, n int) (got int, fps float64, err error) {
+	cfg := result.TrainConfig{Packets: n, Size: s.PayloadBytes, Overhead: s.FrameBytes + frame.EthernetGap - s.PayloadBytes,
+		Reverse: dir == vocab.Down, Drain: r.cfg.Drain}
+	res, err := r.net.Train(r.ctx, cfg)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s %d B: burst of %d frames: %w", dir, s.FrameBytes, n, err)
+	}
+	rd := res.Reading
+	fps = rd.SendBps / (8 * float64(s.FrameBytes+frame.EthernetGap))
+	r.line(dir, "%s %d B: burst of %d frames sent at %.0f frames/s: %d arrived", dir, s.FrameBytes, n, fps, rd.Got)
+	if res.LocalDrops > 0 {
+		r.warn(fmt.Sprintf("%s %d B: a burst of %d frames lost %d in a host's own socket buffers, not on the path: the back-to-back figure is a host limit (raise net.core.rmem_max / wmem_max)", dir, s.FrameBytes, n, res.LocalDrops))
+	}
+	return rd.Got, fps, nil
 }
 
 // judgeLossy reads a lossy line: when loss did not depend on the rate at

@@ -87,6 +87,43 @@ func TestRFC2544BackToBack(t *testing.T) {
 	}
 }
 
+// TestRFC2544BackToBackHeldSender: a 10 Mbit/s line with a queue of 50
+// packets, its sender held 1 ms halfway through every burst shorter than
+// 50 frames (a busy host, CI beside a busy core) and not in the longer
+// ones. The held bursts left at a sixth of the generator's rate; read
+// with the median of every whole burst's rate (the buffer before this
+// test) the queue is 47 frames. Each search's longest burst at its own
+// rate gives 50 ± 1.
+func TestRFC2544BackToBackHeldSender(t *testing.T) {
+	const q = 50
+	p := &fakenet.Path{BaseRTT: 2 * time.Millisecond, RateBps: 10e6, QueuePackets: q, TrainHold: time.Millisecond, HeldShorter: q}
+	res := run2544(t, p, result.RFC2544Config{LineRateBps: 10e6, FrameSizes: []int{512}, Directions: []vocab.Direction{vocab.Up},
+		Tests: []string{result.BenchBackToBack}, BurstTrials: 1})
+	s := res.Directions[vocab.Up].Sizes[0]
+	b := s.BackToBack
+	if b == nil {
+		t.Fatal("no back-to-back")
+	}
+	var fastest float64
+	for _, tr := range b.Trials {
+		fastest = max(fastest, tr.SendFPS)
+	}
+	held := 0
+	for _, tr := range b.Trials {
+		if tr.Received >= tr.Frames && tr.SendFPS < fastest/2 {
+			held++
+		}
+	}
+	median := rfc2544.Buffer(b.Longest[0], s.LineFPS, b.GeneratorFPS)
+	t.Logf("longest %v; %d whole bursts held; the median rate %.0f frames/s reads %.2f frames, the longest's own %.2f", b.Longest, held, b.GeneratorFPS, median, b.BufferFrames)
+	if held == 0 || math.Abs(median-q) <= 1 {
+		t.Errorf("the fake did not make the case: %d whole bursts held, the median rate reads %.2f frames", held, median)
+	}
+	if math.Abs(b.BufferFrames-q) > 1 || b.NoLimit {
+		t.Errorf("buffer %.2f frames, want %d ± 1", b.BufferFrames, q)
+	}
+}
+
 // TestRFC2544Lossy: a 2 Mbit/s line with BER 1e-6 loses at every rate:
 // zero-loss throughput collapses, the loss is judged rate-independent,
 // and the BER fitted to loss against size is within ×1.5, with the

@@ -252,7 +252,9 @@ type RFC2544BackToBack struct {
 	// sender's clock), frames/s. Below the line rate no burst queues.
 	GeneratorFPS float64 `json:"generator_fps"`
 	// BufferFrames = (longest − 1) × (1 − line / generator): the frames
-	// the longest burst left waiting; BufferBytes counts them in frame bytes.
+	// the longest burst left waiting, with the generator's rate that
+	// burst's own (a held sender's burst arrives slower), the mean over
+	// the searches; BufferBytes counts them in frame bytes.
 	BufferFrames float64        `json:"buffer_frames"`
 	BufferBytes  float64        `json:"buffer_bytes"`
 	NoLimit      bool           `json:"no_limit"` // the longest burst tried passed: the buffer is at least this

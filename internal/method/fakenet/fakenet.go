@@ -60,6 +60,10 @@ type Path struct {
 	// (scheduled out between a stamp and its write, and saying so).
 	TrainHold time.Duration
 	HeldTries int
+	// HeldShorter, with TrainHold, holds every send of a train shorter
+	// than this many packets as well: a host busy while a search's short
+	// bursts went and idle for its longest.
+	HeldShorter int
 	// LateFrames, when > 0, is a sending host that falls a little behind
 	// in every UDP stream: this many datagrams late, none lost to it.
 	LateFrames uint64
@@ -268,7 +272,7 @@ func (p *Path) Train(ctx context.Context, cfg result.TrainConfig) (*result.Train
 	}
 	rng := rand.New(rand.NewPCG(uint64(cfg.Packets), uint64(cfg.Size)))
 	at := -1 // no hold
-	if p.TrainHold > 0 && p.heldTrain(cfg) {
+	if p.TrainHold > 0 && (p.heldTrain(cfg) || cfg.Packets < p.HeldShorter) {
 		at = cfg.Packets / 2
 	}
 	t := traintest.SendHeldOnce(p.chain(rng), cfg.Packets, cfg.Size+frame.IPv4UDP, cfg.Size+cfg.Overhead, 1e9, at, p.TrainHold, 30*time.Microsecond, rng)
