@@ -47,21 +47,21 @@ func pingTrace(t *testing.T, ns string, addr netip.Addr, count int, gap time.Dur
 	if err != nil {
 		t.Fatalf("ping: %v\n%s", err, out)
 	}
-	up, down := trace()
-	req := map[uint16]TraceRecord{}
-	for _, r := range up[len(up0):] {
-		if r.ICMPType == 8 {
-			req[r.Seq] = r
+	answered := pingSeqTime.FindAllStringSubmatch(string(out), -1)
+	// The writer stamps a record's write after its TUN write returns, and
+	// that write wakes ping, which may run first (CI run 27: the last
+	// reply's record unstamped when ping had printed it and exited). Wait
+	// for the stamps, 1 s at most.
+	var req, rep map[uint16]TraceRecord
+	for wait := time.Now(); ; {
+		req, rep = traceByICMP(trace, len(up0), len(down0))
+		if recorded(answered, req, rep) || time.Since(wait) > time.Second {
+			break
 		}
-	}
-	rep := map[uint16]TraceRecord{}
-	for _, r := range down[len(down0):] {
-		if r.ICMPType == 0 {
-			rep[r.Seq] = r
-		}
+		time.Sleep(time.Millisecond) // real time: another thread's bookkeeping
 	}
 	var ps []pinged
-	for _, m := range pingSeqTime.FindAllStringSubmatch(string(out), -1) {
+	for _, m := range answered {
 		seq, _ := strconv.Atoi(m[1])
 		ms, _ := strconv.ParseFloat(m[2], 64)
 		u, okU := req[uint16(seq)]
@@ -76,6 +76,36 @@ func pingTrace(t *testing.T, ns string, addr netip.Addr, count int, gap time.Dur
 		t.Fatalf("no ping answered:\n%s", out)
 	}
 	return ps
+}
+
+// traceByICMP is the trace's echo requests going up and replies coming
+// down, after the first up0 and down0 records, by ICMP sequence.
+func traceByICMP(trace func() (up, down []TraceRecord), up0, down0 int) (req, rep map[uint16]TraceRecord) {
+	up, down := trace()
+	req, rep = map[uint16]TraceRecord{}, map[uint16]TraceRecord{}
+	for _, r := range up[up0:] {
+		if r.ICMPType == 8 {
+			req[r.Seq] = r
+		}
+	}
+	for _, r := range down[down0:] {
+		if r.ICMPType == 0 {
+			rep[r.Seq] = r
+		}
+	}
+	return req, rep
+}
+
+// recorded reports whether every answered ping's request and reply
+// have their writes stamped.
+func recorded(answered [][]string, req, rep map[uint16]TraceRecord) bool {
+	for _, m := range answered {
+		seq, _ := strconv.Atoi(m[1])
+		if req[uint16(seq)].Written == 0 || rep[uint16(seq)].Written == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // quantile is the q-quantile (nearest rank) of ds.
