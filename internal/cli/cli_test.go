@@ -45,20 +45,21 @@ func server(t *testing.T, cfg serve.Config) string {
 // Bad input: one line on stderr naming the problem, exit 2, nothing sent.
 func TestBadFlags(t *testing.T) {
 	cases := map[string][]string{
-		"negative":        {"tcp", "127.0.0.1", "-t", "-1s"},
-		"window of 0":     {"tcp", "127.0.0.1", "--window", "0"},
-		"no unit":         {"udp", "127.0.0.1", "--rate", "50"},
-		"ambiguous":       {"tcp", "127.0.0.1", "--window", "64K"},
-		"missing HOST":    {"tcp"},
-		"--streams 0":     {"tcp", "127.0.0.1", "-P", "0"},
-		"not both":        {"tcp", "127.0.0.1", "--bytes", "1MB", "-t", "5s"},
-		"exclude":         {"tcp", "127.0.0.1", "--reverse", "--bidir"},
-		"--dscp 64":       {"tcp", "127.0.0.1", "--dscp", "64"},
-		"unknown command": {"tpc", "127.0.0.1"},
-		"duration \"10x":  {"rtt", "127.0.0.1", "-i", "10x"},
-		"--tls-pin":       {"tcp", "127.0.0.1", "--tls-pin", "md5:00"},
-		"--log-format":    {"serve", "--listen", "127.0.0.1:0", "--log-format", "xml"},
-		"--tls-cert and":  {"serve", "--listen", "127.0.0.1:0", "--tls-cert", "c.pem"},
+		"negative":                            {"tcp", "127.0.0.1", "-t", "-1s"},
+		"window of 0":                         {"tcp", "127.0.0.1", "--window", "0"},
+		"--window: 2147483648 bytes is above": {"tcp", "127.0.0.1", "--window", "2GiB"},
+		"no unit":                             {"udp", "127.0.0.1", "--rate", "50"},
+		"ambiguous":                           {"tcp", "127.0.0.1", "--window", "64K"},
+		"missing HOST":                        {"tcp"},
+		"--streams 0":                         {"tcp", "127.0.0.1", "-P", "0"},
+		"not both":                            {"tcp", "127.0.0.1", "--bytes", "1MB", "-t", "5s"},
+		"--bidir: reverse and bidir exclude":  {"tcp", "127.0.0.1", "--reverse", "--bidir"},
+		"--dscp: 64":                          {"tcp", "127.0.0.1", "--dscp", "64"},
+		"unknown command":                     {"tpc", "127.0.0.1"},
+		"duration \"10x":                      {"rtt", "127.0.0.1", "-i", "10x"},
+		"--tls-pin":                           {"tcp", "127.0.0.1", "--tls-pin", "md5:00"},
+		"--log-format":                        {"serve", "--listen", "127.0.0.1:0", "--log-format", "xml"},
+		"--tls-cert and":                      {"serve", "--listen", "127.0.0.1:0", "--tls-cert", "c.pem"},
 	}
 	for want, args := range cases {
 		code, out, errs := run(t, context.Background(), args...)

@@ -96,11 +96,11 @@ func (a *rfc2544Args) validate(in input) error {
 	if c.Directions, err = directions(a.direction); err != nil {
 		return err
 	}
-	if err := c.WithDefaults().Validate(); err != nil {
-		return usagef("%v", err)
-	}
 	return nil
 }
+
+// config: the run's config checks its own rules (flagged at the flags).
+func (a *rfc2544Args) config() error { return checkConfig(a.cfg) }
 
 func (a *rfc2544Args) run(e env) error {
 	progress := func(ev method.Event) {

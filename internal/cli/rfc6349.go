@@ -115,9 +115,7 @@ func (a *rfcArgs) validate(in input) error {
 	}
 	switch {
 	case c.Duration < time.Second || c.StepDuration < time.Second || c.ShapingConns < 2:
-		return usagef("durations must be at least 1s and --shaping-connections at least 2")
-	case c.SweepPoints < 0 || c.SweepPoints > 64:
-		return usagef("--sweep %d: want 0 (no sweep) to 64 windows", c.SweepPoints)
+		return usagef("durations must be at least 1s and --shaping-connections at least 2") // 0 here would be the config's default
 	case a.maxWindow < 0 || (in.changed("max-window") && a.maxWindow < 1500):
 		return usagef("--max-window must be at least 1500 bytes")
 	}

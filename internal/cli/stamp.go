@@ -112,9 +112,6 @@ func (a *stampArgs) validate(in input) error {
 		return usagef("--interval %v and --timeout %v must be above 0", a.cfg.Interval, a.cfg.Wait)
 	}
 	a.cfg = a.cfg.WithDefaults()
-	if err := a.cfg.Validate(); err != nil {
-		return usagef("%v", err)
-	}
 	if span := a.cfg.Span(); span > 24*time.Hour {
 		return usagef("%d packets %v apart take %v: send fewer or closer packets", a.cfg.Count, a.cfg.Interval, span.Round(time.Second))
 	}
@@ -144,3 +141,7 @@ func (a *stampArgs) run(e env) error {
 	}
 	return finish(e, &c, d, res != nil, err)
 }
+
+// config: the session's config checks its own rules (flagged at the
+// flags).
+func (a *stampArgs) config() error { return checkConfig(a.cfg) }

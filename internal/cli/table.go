@@ -116,7 +116,7 @@ func (s spec) build(e *env) *cobra.Command {
 		}
 		if cc, ok := cmd.(configured); ok {
 			if err := cc.config(); err != nil {
-				return ranError{usagef("%v", err)}
+				return ranError{flagged(err, c.Flags(), renames(cmd))}
 			}
 		}
 		run := *e
@@ -160,6 +160,14 @@ func completeChoices(c *cobra.Command) {
 			_ = c.MarkFlagDirname(f.Name)
 		}
 	})
+}
+
+// renames is cmd's renamer's map, nil when its flags follow the fields.
+func renames(cmd command) map[string]string {
+	if r, ok := cmd.(renamer); ok {
+		return r.renamed()
+	}
+	return nil
 }
 
 // configured is a command whose flags fill an engine or method config:

@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/fullpipe/fullpipe/internal/frame"
 	"github.com/fullpipe/fullpipe/internal/report"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/tester"
@@ -92,16 +91,10 @@ func (a *tcpArgs) validate(in input) error {
 		return usagef("--duration must be positive")
 	case in.changed("window") && a.window <= 0:
 		return usagef("--window must be positive (a window of 0 moves nothing)")
-	case a.window > 1<<30:
-		return usagef("--window %d is above the 1 GiB TCP maximum", a.window)
 	case in.changed("mss") && (a.mss < result.MinMSS || a.mss > result.MaxMSS):
 		return usagef("--mss %d: Linux accepts 88..65495 bytes", a.mss)
 	case in.changed("length") && (a.length < 1 || a.length > 16<<20):
 		return usagef("--length %d: want 1 B to 16 MiB per write", a.length)
-	case cfg.DSCP < 0 || cfg.DSCP > frame.MaxDSCP:
-		return usagef("--dscp %d: want 0..63", cfg.DSCP)
-	case cfg.Reverse && cfg.Bidir:
-		return usagef("--reverse and --bidir exclude each other")
 	}
 	if err := checkInterval(cfg.Interval); err != nil {
 		return err

@@ -70,9 +70,6 @@ func (a *udpArgs) validate(in input) error {
 		return usagef("--duration must be positive")
 	}
 	a.cfg.Size = int(a.size)
-	if err := a.cfg.Validate(); err != nil && (a.cfg.DSCP != 0 || a.cfg.EchoEvery != 0) {
-		return usagef("%v", err)
-	}
 	return checkInterval(a.cfg.Interval)
 }
 

@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -28,6 +29,9 @@ func (t Test) Decode() (any, error) {
 		return nil, fmt.Errorf("test kind %q: want one of %v", t.Kind, Kinds())
 	}
 	c, err := k.Config(t.Config)
+	if fe := (*result.FieldError)(nil); errors.As(err, &fe) {
+		return nil, &FieldError{Field: "test.config." + fe.Field, Msg: fe.Reason} // a form shows it beside the field
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s config: %w", t.Kind, err)
 	}

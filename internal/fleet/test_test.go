@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -43,6 +44,11 @@ func TestDecode(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), b.want) {
 			t.Errorf("%s %s: %v, want an error with %q", b.kind, b.cfg, err, b.want)
 		}
+	}
+	// A value the kind refuses is named by its field, for the form.
+	_, err = Test{Kind: "rfc2544", Config: json.RawMessage(`{"line_rate_bps": 100000000, "trial_ns": 1}`)}.Decode()
+	if fe := (*FieldError)(nil); !errors.As(err, &fe) || fe.Field != "test.config.trial_ns" {
+		t.Errorf("rfc2544 with a 1 ns trial: %v, want a *FieldError at test.config.trial_ns", err)
 	}
 }
 

@@ -10,8 +10,6 @@ package result
 // them, in the handshake).
 
 import (
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/frame"
@@ -75,24 +73,23 @@ func (c TCPConfig) WithDefaults() TCPConfig {
 
 // Validate reports what is wrong with c, or nil.
 func (c TCPConfig) Validate() error {
-	if err := formOnly(c.Request()); err != nil {
-		return err
-	}
 	switch {
 	case c.Duration < 0:
-		return fmt.Errorf("duration %v must not be negative", c.Duration)
+		return fieldErr("duration_ns", "%v must not be negative", c.Duration)
 	case c.Duration > 0 && c.Bytes > 0:
-		return errors.New("give a duration or a byte count, not both")
+		return fieldErr("bytes", "give a duration or a byte count, not both")
 	case c.Bytes > 0 && c.Bytes < int64(c.Streams):
-		return fmt.Errorf("bytes %d is fewer than one byte per stream (%d streams)", c.Bytes, c.Streams)
+		return fieldErr("bytes", "%d is fewer than one byte per stream (%d streams)", c.Bytes, c.Streams)
 	case c.Reverse && c.Bidir:
-		return errors.New("reverse and bidir exclude each other: bidir already has the responder send")
+		return fieldErr("bidir", "reverse and bidir exclude each other: bidir already has the responder send")
 	case c.Window > MaxWindow:
-		return fmt.Errorf("window %d bytes is above the 1 GiB TCP maximum", c.Window)
+		return fieldErr("window_bytes", "%d bytes is above the 1 GiB TCP maximum", c.Window)
 	case c.MSS != 0 && (c.MSS < MinMSS || c.MSS > MaxMSS):
-		return fmt.Errorf("mss %d: Linux accepts %d to %d bytes", c.MSS, MinMSS, MaxMSS)
+		return fieldErr("mss_bytes", "%d: Linux accepts %d to %d bytes", c.MSS, MinMSS, MaxMSS)
+	case c.DSCP < 0 || c.DSCP > frame.MaxDSCP:
+		return fieldErr("dscp", "%d: want a code point from 0 to 63", c.DSCP)
 	}
-	return nil
+	return formOnly(c.Request())
 }
 
 // WithDefaults fills the zero fields: 10 Mbit/s of 1400-byte datagrams
@@ -118,18 +115,15 @@ func (c UDPConfig) WithDefaults() UDPConfig {
 
 // Validate reports what is wrong with c, or nil.
 func (c UDPConfig) Validate() error {
-	if err := formOnly(c.Request()); err != nil {
-		return err
-	}
 	switch {
 	case c.Drain < 0:
-		return fmt.Errorf("drain %v must not be negative", c.Drain)
+		return fieldErr("drain_ns", "%v must not be negative", c.Drain)
 	case c.DSCP < 0 || c.DSCP > frame.MaxDSCP:
-		return fmt.Errorf("dscp %d: want a code point from 0 to 63", c.DSCP)
+		return fieldErr("dscp", "%d: want a code point from 0 to 63", c.DSCP)
 	case c.EchoEvery < 0:
-		return fmt.Errorf("echo every %d: want 0 (no latency probes) or more", c.EchoEvery)
+		return fieldErr("echo_every", "%d: want 0 (no latency probes) or more", c.EchoEvery)
 	}
-	return nil
+	return formOnly(c.Request())
 }
 
 // WithDefaults fills the zero fields: 10 probes of 64 bytes, 100 ms apart.
@@ -150,11 +144,11 @@ func (c RTTConfig) WithDefaults() RTTConfig {
 func (c RTTConfig) Validate() error {
 	switch {
 	case c.Count < 1 || c.Count > MaxRTTCount:
-		return fmt.Errorf("count %d: want 1 to %d probes", c.Count, MaxRTTCount)
+		return fieldErr("count", "%d: want 1 to %d probes", c.Count, MaxRTTCount)
 	case c.Interval < MinRTTInterval:
-		return fmt.Errorf("interval %v is below the %v minimum between probes", c.Interval, MinRTTInterval)
+		return fieldErr("interval_ns", "%v is below the %v minimum between probes", c.Interval, MinRTTInterval)
 	case c.Size < wire.UDPHeaderLen || c.Size > wire.MaxUDPPayload:
-		return fmt.Errorf("size %d: want %d to %d bytes per probe (the first %d carry fullpipe's header)", c.Size, wire.UDPHeaderLen, wire.MaxUDPPayload, wire.UDPHeaderLen)
+		return fieldErr("size_bytes", "%d: want %d to %d bytes per probe (the first %d carry fullpipe's header)", c.Size, wire.UDPHeaderLen, wire.MaxUDPPayload, wire.UDPHeaderLen)
 	}
 	return formOnly(c.Request())
 }
@@ -172,12 +166,14 @@ func (c PMTUConfig) WithDefaults() PMTUConfig {
 func (c PMTUConfig) Validate() error {
 	packet := func(n int) bool { return n == 0 || n >= minIPPacket && n <= maxIPPacket }
 	switch {
-	case !packet(c.MinBytes) || !packet(c.MaxBytes):
-		return fmt.Errorf("min %d and max %d bytes: want IP packet sizes of %d to %d (0: the default)", c.MinBytes, c.MaxBytes, minIPPacket, maxIPPacket)
+	case !packet(c.MinBytes):
+		return fieldErr("min_bytes", "%d: want an IP packet size of %d to %d (0: the default)", c.MinBytes, minIPPacket, maxIPPacket)
+	case !packet(c.MaxBytes):
+		return fieldErr("max_bytes", "%d: want an IP packet size of %d to %d (0: the default)", c.MaxBytes, minIPPacket, maxIPPacket)
 	case c.MinBytes != 0 && c.MaxBytes != 0 && c.MaxBytes < c.MinBytes:
-		return fmt.Errorf("max %d bytes is below min %d", c.MaxBytes, c.MinBytes)
+		return fieldErr("max_bytes", "%d is below min %d", c.MaxBytes, c.MinBytes)
 	case c.Tries < 1 || c.Tries > MaxPMTUTries:
-		return fmt.Errorf("tries %d: want 1 to %d probes per size", c.Tries, MaxPMTUTries)
+		return fieldErr("tries", "%d: want 1 to %d probes per size", c.Tries, MaxPMTUTries)
 	}
 	return formOnly(c.Request())
 }
@@ -200,7 +196,7 @@ func (c TrainConfig) WithDefaults() TrainConfig {
 // Validate reports what is wrong with c, or nil.
 func (c TrainConfig) Validate() error {
 	if c.Drain < 0 {
-		return fmt.Errorf("drain %v must not be negative", c.Drain)
+		return fieldErr("drain_ns", "%v must not be negative", c.Drain)
 	}
 	return formOnly(c.Request())
 }

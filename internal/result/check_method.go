@@ -8,7 +8,6 @@ package result
 // responder has announced them.
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -56,11 +55,11 @@ func bothWays() []vocab.Direction { return []vocab.Direction{vocab.Up, vocab.Dow
 // checkDirections refuses an empty list, unknown names and repeats.
 func checkDirections(dirs []vocab.Direction) error {
 	if len(dirs) == 0 {
-		return errors.New("no direction: want up, down or both")
+		return fieldErr("directions", "none: want up, down or both")
 	}
 	for i, d := range dirs {
 		if !d.Valid() || slices.Contains(dirs[:i], d) {
-			return fmt.Errorf("directions %q: want up, down or both, each once", dirs)
+			return fieldErr("directions", "%q: want up, down or both, each once", dirs)
 		}
 	}
 	return nil
@@ -101,28 +100,30 @@ func (c RFC6349Config) Validate() error {
 	pct := func(p float64) bool { return p >= 0 && p <= 100 }
 	switch {
 	case c.CIRBps <= 0:
-		return errors.New("cir_bps is required: the committed rate the service should carry, e.g. 100e6")
-	case c.Duration < MinStepDuration || c.StepDuration < MinStepDuration:
-		return fmt.Errorf("throughput duration %v and step duration %v: want at least %v each", c.Duration, c.StepDuration, MinStepDuration)
+		return fieldErr("cir_bps", "required: the committed rate the service should carry, e.g. 100e6")
+	case c.Duration < MinStepDuration:
+		return fieldErr("throughput_duration_ns", "%v: want at least %v", c.Duration, MinStepDuration)
+	case c.StepDuration < MinStepDuration:
+		return fieldErr("step_duration_ns", "%v: want at least %v", c.StepDuration, MinStepDuration)
 	case c.ShapingConns < 2:
-		return fmt.Errorf("shaping connections %d: want at least 2", c.ShapingConns)
+		return fieldErr("shaping_connections", "%d: want at least 2", c.ShapingConns)
 	case c.SweepPoints < 0 || c.SweepPoints > MaxRFCSweepPoints:
-		return fmt.Errorf("sweep points %d: want 0 (no sweep) to %d windows", c.SweepPoints, MaxRFCSweepPoints)
+		return fieldErr("sweep_points", "%d: want 0 (no sweep) to %d windows", c.SweepPoints, MaxRFCSweepPoints)
 	case c.MaxWindow < 0 || c.MaxWindow > 0 && c.MaxWindow < MinRFCMaxWindow:
-		return fmt.Errorf("max window %d bytes: want 0 (none) or at least %d", c.MaxWindow, MinRFCMaxWindow)
+		return fieldErr("max_window_bytes", "%d: want 0 (none) or at least %d", c.MaxWindow, MinRFCMaxWindow)
 	case !pct(c.Thresholds.MinActualPct) || !pct(c.Thresholds.MinEfficiencyPct):
-		return fmt.Errorf("thresholds %+v: want percentages of 0 to 100", c.Thresholds)
+		return fieldErr("thresholds", "%+v: want percentages of 0 to 100", c.Thresholds)
 	}
 	if err := checkDirections(c.Directions); err != nil {
 		return err
 	}
 	if _, err := rfc6349.LinkByName(c.Link); err != nil {
-		return err
+		return within("link", err)
 	}
 	// The shaping step's test: the most connections, the given cc.
 	shaping := TCPConfig{Streams: c.ShapingConns, Duration: c.StepDuration, CC: c.CC}.WithDefaults()
 	if err := shaping.Validate(); err != nil {
-		return fmt.Errorf("shaping test: %w", err)
+		return within("shaping_connections", fmt.Errorf("the shaping step's test: %w", err))
 	}
 	return nil
 }
@@ -169,23 +170,23 @@ func (c WindowSweepConfig) WithDefaults() WindowSweepConfig {
 func (c WindowSweepConfig) Validate() error {
 	switch {
 	case len(c.Windows) < 1 || len(c.Windows) > MaxSweepPoints:
-		return fmt.Errorf("%d windows: want 1 to %d", len(c.Windows), MaxSweepPoints)
+		return fieldErr("windows_bytes", "%d windows: want 1 to %d", len(c.Windows), MaxSweepPoints)
 	case c.MSS < MinMSS || c.MSS > MaxMSS:
-		return fmt.Errorf("mss %d: want %d to %d bytes", c.MSS, MinMSS, MaxMSS)
+		return fieldErr("mss_bytes", "%d: want %d to %d bytes", c.MSS, MinMSS, MaxMSS)
 	case c.Duration < MinStepDuration:
-		return fmt.Errorf("duration %v: want at least %v per point", c.Duration, MinStepDuration)
+		return fieldErr("duration_ns", "%v: want at least %v per point", c.Duration, MinStepDuration)
 	case c.Interval < 50*time.Millisecond || c.Interval > c.Duration/2:
-		return fmt.Errorf("interval %v: want 50ms to half of the duration", c.Interval)
+		return fieldErr("interval_ns", "%v: want 50ms to half of the duration", c.Interval)
 	case c.ProbeGap < 10*time.Millisecond || c.ProbeGap > c.Duration/2:
-		return fmt.Errorf("probe gap %v: want 10ms to half of the duration", c.ProbeGap)
+		return fieldErr("probe_gap_ns", "%v: want 10ms to half of the duration", c.ProbeGap)
 	case c.BaselineProbes < 3 || c.BaselineProbes > 100:
-		return fmt.Errorf("baseline probes %d: want 3 to 100", c.BaselineProbes)
+		return fieldErr("baseline_probes", "%d: want 3 to 100", c.BaselineProbes)
 	case len(c.ProbeDSCPs) > 2:
-		return fmt.Errorf("%d probe classes: at most two", len(c.ProbeDSCPs))
+		return fieldErr("probe_dscps", "%d probe classes: at most two", len(c.ProbeDSCPs))
 	}
 	for _, w := range c.Windows {
 		if w < 1 {
-			return fmt.Errorf("window %d bytes: want at least 1", w)
+			return fieldErr("windows_bytes", "%d bytes: want at least 1", w)
 		}
 	}
 	return nil
@@ -216,23 +217,23 @@ func (c MsgLenSweepConfig) WithDefaults() MsgLenSweepConfig {
 func (c MsgLenSweepConfig) Validate() error {
 	switch {
 	case len(c.Sizes) < 1 || len(c.Sizes) > MaxSweepPoints:
-		return fmt.Errorf("%d sizes: want 1 to %d", len(c.Sizes), MaxSweepPoints)
+		return fieldErr("sizes_bytes", "%d sizes: want 1 to %d", len(c.Sizes), MaxSweepPoints)
 	case c.Duration < MinStepDuration:
-		return fmt.Errorf("duration %v: want at least %v per size", c.Duration, MinStepDuration)
+		return fieldErr("duration_ns", "%v: want at least %v per size", c.Duration, MinStepDuration)
 	case c.Interval < 50*time.Millisecond || c.Interval > c.Duration/2:
-		return fmt.Errorf("interval %v: want 50ms to half of the duration", c.Interval)
+		return fieldErr("interval_ns", "%v: want 50ms to half of the duration", c.Interval)
 	}
 	for _, size := range c.Sizes {
 		if size < 1 || size > MaxWriteSize {
-			return fmt.Errorf("size %d bytes: want 1 B to 16 MiB per write", size)
+			return fieldErr("sizes_bytes", "%d bytes: want 1 B to 16 MiB per write", size)
 		}
 		tcp := TCPConfig{Streams: 1, Duration: c.Duration, Interval: c.Interval, WriteSize: size}
 		udp := UDPConfig{RateBps: c.UDPRateBps, Size: min(max(size, 40), wire.MaxUDPPayload), Duration: c.Duration, Interval: c.Interval, Drain: MsgLenUDPDrain}
 		if err := tcp.Validate(); err != nil {
-			return fmt.Errorf("size %d B: tcp: %w", size, err)
+			return within("sizes_bytes", fmt.Errorf("%d B: tcp: %w", size, err))
 		}
 		if err := udp.Validate(); err != nil {
-			return fmt.Errorf("size %d B: udp: %w", size, err)
+			return within("sizes_bytes", fmt.Errorf("%d B: udp: %w", size, err))
 		}
 	}
 	return nil
@@ -260,16 +261,18 @@ func (c TrainsConfig) WithDefaults() TrainsConfig {
 // Validate reports what is wrong with c, or nil.
 func (c TrainsConfig) Validate() error {
 	switch {
-	case c.RateBps <= 0 || c.RTT <= 0 || c.RTT > 10*time.Second:
-		return fmt.Errorf("rate %.0f bit/s and RTT %v: both are required, the RTT up to 10s", c.RateBps, c.RTT)
+	case c.RateBps <= 0:
+		return fieldErr("rate_bps", "%.0f bit/s: the path's rate is required", c.RateBps)
+	case c.RTT <= 0 || c.RTT > 10*time.Second:
+		return fieldErr("rtt_ns", "%v: the path's RTT is required, up to 10s", c.RTT)
 	case c.CIRBps < 0:
-		return fmt.Errorf("cir %.0f bit/s must not be negative", c.CIRBps)
+		return fieldErr("cir_bps", "%.0f bit/s must not be negative", c.CIRBps)
 	case c.MTU < 576 || c.MTU > 9216:
-		return fmt.Errorf("mtu %d: want 576 to 9216 bytes", c.MTU)
+		return fieldErr("mtu_bytes", "%d: want 576 to 9216 bytes", c.MTU)
 	}
 	if err := checkDirections(c.Directions); err != nil {
 		return err
 	}
 	_, err := rfc6349.LinkByName(c.Link)
-	return err
+	return within("link", err)
 }

@@ -1,7 +1,6 @@
 package result
 
 import (
-	"fmt"
 	"math"
 	"time"
 
@@ -108,21 +107,21 @@ func (c PingConfig) WithDefaults() PingConfig {
 func (c PingConfig) Validate() error {
 	switch {
 	case c.Probe != ProbeEcho && c.Probe != ProbeUnreach:
-		return fmt.Errorf("probe %q: want %q or %q", c.Probe, ProbeEcho, ProbeUnreach)
+		return fieldErr("probe", "%q: want %q or %q", c.Probe, ProbeEcho, ProbeUnreach)
 	case c.Count < 1 || c.Count > MaxPingCount:
-		return fmt.Errorf("count %d: want 1 to %d probes", c.Count, MaxPingCount)
+		return fieldErr("count", "%d: want 1 to %d probes", c.Count, MaxPingCount)
 	case c.Interval < MinPingInterval:
-		return fmt.Errorf("interval %v is below the %v minimum between probes", c.Interval, MinPingInterval)
+		return fieldErr("interval_ns", "%v is below the %v minimum between probes", c.Interval, MinPingInterval)
 	case time.Duration(c.Count)*c.Interval > MaxPingRun:
-		return fmt.Errorf("%d probes %v apart take over %v: send fewer or closer probes", c.Count, c.Interval, MaxPingRun)
+		return fieldErr("count", "%d probes %v apart take over %v: send fewer or closer probes", c.Count, c.Interval, MaxPingRun)
 	case c.Size < MinPingSize || c.Size > MaxPingSize:
-		return fmt.Errorf("size %d: want %d to %d bytes per probe (the first %d carry the run's token and sequence number)", c.Size, MinPingSize, MaxPingSize, MinPingSize)
+		return fieldErr("size_bytes", "%d: want %d to %d bytes per probe (the first %d carry the run's token and sequence number)", c.Size, MinPingSize, MaxPingSize, MinPingSize)
 	case c.Probe == ProbeUnreach && (c.Port < 1 || c.Port > 65535):
-		return fmt.Errorf("port %d: want 1 to 65535", c.Port)
+		return fieldErr("port", "%d: want 1 to 65535", c.Port)
 	case c.Probe == ProbeEcho && c.Port != 0:
-		return fmt.Errorf("port %d: only unreach probes go to a port", c.Port)
+		return fieldErr("port", "%d: only unreach probes go to a port", c.Port)
 	case c.Wait <= 0 || c.Wait > MaxPingWait:
-		return fmt.Errorf("wait %v: want more than 0, at most %v", c.Wait, MaxPingWait)
+		return fieldErr("wait_ns", "%v: want more than 0, at most %v", c.Wait, MaxPingWait)
 	}
 	if c.RateSearch {
 		return c.validateSearch()
@@ -133,15 +132,15 @@ func (c PingConfig) Validate() error {
 func (c PingConfig) validateSearch() error {
 	switch {
 	case !(c.MinRate >= 1 && c.MinRate <= c.MaxRate && c.MaxRate <= MaxPingRate):
-		return fmt.Errorf("rates %g to %g probes/s: want 1 ≤ min ≤ max ≤ %d", c.MinRate, c.MaxRate, MaxPingRate)
+		return fieldErr("max_rate_pps", "rates %g to %g probes/s: want 1 ≤ min ≤ max ≤ %d", c.MinRate, c.MaxRate, MaxPingRate)
 	case c.TrialDuration < 100*time.Millisecond || c.TrialDuration > time.Minute:
-		return fmt.Errorf("trial %v: want 100ms to 1m", c.TrialDuration)
+		return fieldErr("trial_ns", "%v: want 100ms to 1m", c.TrialDuration)
 	case c.MaxRate*c.TrialDuration.Seconds() > MaxPingCount:
-		return fmt.Errorf("a trial of %v at %g probes/s sends over %d probes: shorten the trials or lower the rate", c.TrialDuration, c.MaxRate, MaxPingCount)
+		return fieldErr("trial_ns", "a trial of %v at %g probes/s sends over %d probes: shorten the trials or lower the rate", c.TrialDuration, c.MaxRate, MaxPingCount)
 	case !(c.LossRatio > 0 && c.LossRatio < 1):
-		return fmt.Errorf("loss ratio %g: want between 0 and 1 (0.005 is 0.5 %%)", c.LossRatio)
+		return fieldErr("loss_ratio", "%g: want between 0 and 1 (0.005 is 0.5 %%)", c.LossRatio)
 	case !(c.Resolution >= 0.001 && c.Resolution <= 0.5):
-		return fmt.Errorf("resolution %g: want 0.001 to 0.5", c.Resolution)
+		return fieldErr("resolution", "%g: want 0.001 to 0.5", c.Resolution)
 	}
 	return nil
 }

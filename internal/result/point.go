@@ -102,7 +102,7 @@ func (c WindowPointConfig) WithDefaults() WindowPointConfig {
 // Validate reports what is wrong with c, or nil.
 func (c WindowPointConfig) Validate() error {
 	if err := c.TCP.Validate(); err != nil {
-		return fmt.Errorf("tcp: %w", err)
+		return within("tcp", err)
 	}
 	switch {
 	case c.TCP.Duration <= 0:

@@ -1,8 +1,6 @@
 package result
 
 import (
-	"errors"
-	"fmt"
 	"slices"
 	"time"
 
@@ -119,38 +117,40 @@ func (c RFC2544Config) Has(test string) bool { return slices.Contains(c.Tests, t
 func (c RFC2544Config) Validate() error {
 	switch {
 	case c.LineRateBps <= 0:
-		return errors.New("the line rate is required (--rate, e.g. 100M): 100 % of every table; the tool cannot know it")
+		return fieldErr("line_rate_bps", "the line rate is required (--rate, e.g. 100M): 100 %% of every table; the tool cannot know it")
 	case c.MTU < 576 || c.MTU > 9216:
-		return fmt.Errorf("mtu %d: want 576 to 9216 bytes", c.MTU)
+		return fieldErr("mtu_bytes", "%d: want 576 to 9216 bytes", c.MTU)
 	case c.Trial < 100*time.Millisecond || c.Trial > 10*time.Minute:
-		return fmt.Errorf("trial %v: want 100ms to 10m (RFC 2544: 60s)", c.Trial)
+		return fieldErr("trial_ns", "%v: want 100ms to 10m (RFC 2544: 60s)", c.Trial)
 	case c.Drain < 0 || c.Drain > time.Minute:
-		return fmt.Errorf("drain %v: want 0 to 1m", c.Drain)
+		return fieldErr("drain_ns", "%v: want 0 to 1m", c.Drain)
 	case c.ResolutionPct <= 0 || c.ResolutionPct > 50:
-		return fmt.Errorf("resolution %g %%: want above 0 and up to 50 %% of the line rate", c.ResolutionPct)
+		return fieldErr("resolution_pct", "%g %%: want above 0 and up to 50 %% of the line rate", c.ResolutionPct)
 	case c.LossRatioPct < 0 || c.LossRatioPct >= 100:
-		return fmt.Errorf("loss ratio %g %%: want 0 to below 100 %%", c.LossRatioPct)
-	case c.LatencyTrials < 1 || c.LatencyTrials > 100 || c.BurstTrials < 1 || c.BurstTrials > 100:
-		return fmt.Errorf("latency trials %d, burst trials %d: want 1 to 100 each", c.LatencyTrials, c.BurstTrials)
+		return fieldErr("loss_ratio_pct", "%g %%: want 0 to below 100 %%", c.LossRatioPct)
+	case c.LatencyTrials < 1 || c.LatencyTrials > 100:
+		return fieldErr("latency_trials", "%d: want 1 to 100", c.LatencyTrials)
+	case c.BurstTrials < 1 || c.BurstTrials > 100:
+		return fieldErr("burst_trials", "%d: want 1 to 100", c.BurstTrials)
 	case c.EchoEvery < 1:
-		return fmt.Errorf("echo every %d: want 1 or more", c.EchoEvery)
+		return fieldErr("echo_every", "%d: want 1 or more", c.EchoEvery)
 	case c.BurstTime <= 0 || c.BurstTime > time.Minute:
-		return fmt.Errorf("burst time %v: want above 0 and up to 1m", c.BurstTime)
+		return fieldErr("burst_time_ns", "%v: want above 0 and up to 1m", c.BurstTime)
 	case len(c.FrameSizes) > 32:
-		return fmt.Errorf("%d frame sizes: want at most 32", len(c.FrameSizes))
+		return fieldErr("frame_sizes", "%d sizes: want at most 32", len(c.FrameSizes))
 	}
 	for i, f := range c.FrameSizes {
 		if err := rfc2544.CheckSize(f, c.MTU, c.IPv6); err != nil || slices.Contains(c.FrameSizes[:i], f) {
-			return fmt.Errorf("frame sizes %v: %v (each once)", c.FrameSizes, err)
+			return fieldErr("frame_sizes", "%v: %v (each once)", c.FrameSizes, err)
 		}
 	}
 	for i, t := range c.Tests {
 		if !slices.Contains([]string{BenchThroughput, BenchLatency, BenchLoss, BenchBackToBack}, t) || slices.Contains(c.Tests[:i], t) {
-			return fmt.Errorf("tests %q: want throughput, latency, loss, back-to-back, each once", c.Tests)
+			return fieldErr("tests", "%q: want throughput, latency, loss, back-to-back, each once", c.Tests)
 		}
 	}
 	if c.Has(BenchLatency) && !c.Has(BenchThroughput) {
-		return errors.New("latency is measured at the throughput rate: add throughput to the tests")
+		return fieldErr("tests", "latency is measured at the throughput rate: add throughput to the tests")
 	}
 	return checkDirections(c.Directions)
 }

@@ -2,7 +2,6 @@ package result
 
 import (
 	"errors"
-	"fmt"
 	"regexp"
 	"time"
 
@@ -112,17 +111,17 @@ func (c STAMPConfig) minSize() int {
 func (c STAMPConfig) Validate() error {
 	switch {
 	case c.Port < 1 || c.Port > 65535:
-		return fmt.Errorf("port %d: want 1 to 65535", c.Port)
+		return fieldErr("port", "%d: want 1 to 65535", c.Port)
 	case c.Count < 1 || c.Count > MaxSTAMPCount:
-		return fmt.Errorf("count %d: want 1 to %d test packets", c.Count, MaxSTAMPCount)
+		return fieldErr("count", "%d: want 1 to %d test packets", c.Count, MaxSTAMPCount)
 	case c.Interval < MinSTAMPInterval:
-		return fmt.Errorf("interval %v is below the %v minimum between test packets", c.Interval, MinSTAMPInterval)
+		return fieldErr("interval_ns", "%v is below the %v minimum between test packets", c.Interval, MinSTAMPInterval)
 	case c.Size < c.minSize() || c.Size > maxUDPPayload:
-		return fmt.Errorf("size %d: want %d to %d bytes per test packet (%d is the smallest %s packet)", c.Size, c.minSize(), maxUDPPayload, c.minSize(), c.mode())
+		return fieldErr("size_bytes", "%d: want %d to %d bytes per test packet (%d is the smallest %s packet)", c.Size, c.minSize(), maxUDPPayload, c.minSize(), c.mode())
 	case c.Wait < 0 || c.Wait > MaxSTAMPWait:
-		return fmt.Errorf("wait %v: want 0 to %v for the last replies", c.Wait, MaxSTAMPWait)
+		return fieldErr("wait_ns", "%v: want 0 to %v for the last replies", c.Wait, MaxSTAMPWait)
 	case c.Timestamps != "ntp" && c.Timestamps != "ptp":
-		return fmt.Errorf("timestamps %q: want ntp or ptp", c.Timestamps)
+		return fieldErr("timestamps", "%q: want ntp or ptp", c.Timestamps)
 	}
 	return nil
 }

@@ -84,37 +84,40 @@ func (c Y1564Config) WithDefaults() Y1564Config {
 func (c Y1564Config) Validate() error {
 	switch {
 	case len(c.Services) < 1 || len(c.Services) > MaxY1564Services:
-		return fmt.Errorf("%d services: 1 to %d are required (--service name=...,cir=...)", len(c.Services), MaxY1564Services)
+		return fieldErr("services", "%d services: 1 to %d are required (--service name=...,cir=...)", len(c.Services), MaxY1564Services)
 	case c.SkipConfig && c.SkipPerf:
-		return fmt.Errorf("both tests skipped: nothing to run")
-	case c.StepTime < MinStepDuration || c.PerfTime < MinStepDuration:
-		return fmt.Errorf("step time %v and performance time %v: want at least %v each", c.StepTime, c.PerfTime, MinStepDuration)
+		return fieldErr("skip_perf", "both tests skipped: nothing to run")
+	case c.StepTime < MinStepDuration:
+		return fieldErr("step_time_ns", "%v: want at least %v", c.StepTime, MinStepDuration)
+	case c.PerfTime < MinStepDuration:
+		return fieldErr("perf_time_ns", "%v: want at least %v", c.PerfTime, MinStepDuration)
 	case c.UnavailFLRPct <= 0 || c.UnavailFLRPct > 100:
-		return fmt.Errorf("unavailable above %g %% loss: want above 0 to 100", c.UnavailFLRPct)
+		return fieldErr("unavail_flr_pct", "unavailable above %g %% loss: want above 0 to 100", c.UnavailFLRPct)
 	case c.ProbesPerS < 1 || c.ProbesPerS > 10000:
-		return fmt.Errorf("%d probes a second: want 1 to 10000", c.ProbesPerS)
+		return fieldErr("probes_per_s", "%d probes a second: want 1 to 10000", c.ProbesPerS)
 	}
 	for _, p := range c.StepsPct {
 		if p <= 0 || p > 100 {
-			return fmt.Errorf("step %g %% of the CIR: want above 0 to 100", p)
+			return fieldErr("steps_pct", "step %g %% of the CIR: want above 0 to 100", p)
 		}
 	}
 	if err := checkDirections(c.Directions); err != nil {
 		return err
 	}
 	names := map[string]bool{}
-	for _, s := range c.Services {
+	for i, s := range c.Services {
+		at := fmt.Sprintf("services[%d]", i)
 		if err := s.Validate(); err != nil {
-			return err
+			return within(at, err)
 		}
 		if names[s.Name] {
-			return fmt.Errorf("service %q named twice", s.Name)
+			return fieldErr(at, "service %q named twice", s.Name)
 		}
 		names[s.Name] = true
 		steps := y1564.Steps(s, c.StepsPct)
 		for _, st := range []y1564.Step{steps[0], steps[len(steps)-1]} {
 			if err := c.Trial(s, st, vocab.Up).Validate(); err != nil {
-				return fmt.Errorf("service %q, step %s: %w", s.Name, st.Name(), err)
+				return within(at, fmt.Errorf("service %q, step %s: %w", s.Name, st.Name(), err))
 			}
 		}
 	}

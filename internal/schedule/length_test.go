@@ -80,18 +80,18 @@ func TestLength(t *testing.T) {
 func TestLengthErrors(t *testing.T) {
 	for _, c := range []struct{ kind, cfg, want string }{
 		{"tcp", `{"duraton_ns": 5}`, `unknown field "duraton_ns"`},
-		{"tcp", `{"duration_ns": -1}`, "needs a duration or a byte count"},
+		{"tcp", `{"duration_ns": -1}`, "duration_ns: -1ns must not be negative"},
 		{"tcp", `{"duration_ns": 5}{}`, "more than one JSON value"},
 		{"tcp", `[1]`, "cannot unmarshal array"},
 		{"tcp", `{"duration_ns": 691200000000000}`, "runs for more than 168h0m0s"},
 		{"rtt", `{"count": 1000000, "interval_ns": 3600000000000}`, "runs for more than"},
 		{"udp", `{"rate_bps": -1}`, "udp: "},
-		{"rfc6349", `{}`, "cir_bps is required"},
+		{"rfc6349", `{}`, "cir_bps: required"},
 		{"rfc6349", `{"cir_bps": 100000000, "link": "token-ring"}`, "--link"},
-		{"trains", `{"rtt_ns": 10000000}`, "both are required"},
-		{"sweep-window", `{"windows_bytes": [2000000000]}`, "window 2000000000 B: tcp: window"},
+		{"trains", `{"rtt_ns": 10000000}`, "rate_bps: 0 bit/s: the path's rate is required"},
+		{"sweep-window", `{"windows_bytes": [2000000000]}`, "window 2000000000 B: tcp.window_bytes: 2000000000 bytes is above"},
 		{"sweep-window", `{"settle_ns": 6000000000}`, "settle"},
-		{"sweep-msglen", `{"sizes_bytes": [0]}`, "size 0 bytes"},
+		{"sweep-msglen", `{"sizes_bytes": [0]}`, "sizes_bytes: 0 bytes"},
 	} {
 		_, err := Length(c.kind, json.RawMessage(c.cfg))
 		if err == nil || !strings.Contains(err.Error(), c.want) {

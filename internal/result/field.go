@@ -1,0 +1,39 @@
+package result
+
+import (
+	"errors"
+	"fmt"
+)
+
+// FieldError is a config value its kind refuses. Field names it as the
+// config's JSON does ("duration_ns"; inside a list or a nested config
+// with the parent's name: "services[1]", "shaping_connections"), Reason
+// says what is wrong and what is wanted. A form shows it beside the
+// field (fleet prefixes "test.config."), the CLI beside the flag that
+// sets it. Every Validate of a kind's config returns one, except for a
+// request's own rules (the wire's limits), which name the request's.
+type FieldError struct {
+	Field  string
+	Reason string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Reason }
+
+// fieldErr is a *FieldError for field, its reason formatted.
+func fieldErr(field, format string, a ...any) error {
+	return &FieldError{Field: field, Reason: fmt.Sprintf(format, a...)}
+}
+
+// within is err from the config value at parent: a *FieldError of a
+// nested config gets parent's name before its own, any other error
+// becomes one naming parent. nil stays nil.
+func within(parent string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var fe *FieldError
+	if errors.As(err, &fe) {
+		return &FieldError{Field: parent + "." + fe.Field, Reason: fe.Reason}
+	}
+	return &FieldError{Field: parent, Reason: err.Error()}
+}
