@@ -251,12 +251,10 @@ func (r *rfc2544Runner) measureLatency(dir vocab.Direction, s *result.RFC2544Siz
 	// At least 20 probes a trial: a slow stream probes more often.
 	echo := max(1, min(r.cfg.EchoEvery, int(fps*r.cfg.Trial.Seconds()/20)))
 	for range r.cfg.LatencyTrials {
-		t, res, err := r.latencyTrial(dir, s, fps, echo)
+		t, res, err := r.trial(dir, s, fps, echo)
 		if err != nil {
 			return row, err
 		}
-		row.SenderLate += t.SenderLate
-		row.SenderMaxSlipUs = max(row.SenderMaxSlipUs, t.SenderMaxSlipUs)
 		if l := res.Summary.Latency; l != nil && l.Replies > 0 {
 			row.Trials = append(row.Trials, l)
 			r.line(dir, "%s %d B: latency trial at %.0f frames/s: round trip min %.0f, mean %.0f, p99 %.0f, max %.0f µs (%d probes)",
@@ -270,35 +268,12 @@ func (r *rfc2544Runner) measureLatency(dir vocab.Direction, s *result.RFC2544Siz
 		return row, nil
 	}
 	row.Summary = latencySummary(row.Trials)
-	if row.SenderLate > 0 {
-		r.warn(fmt.Sprintf("%s %d B: this host's generator fell up to %.1f ms behind its schedule in the latency trials (%d frames late), at %.1f %% of the line: what it caught up with left back to back and queued at the line, which drains it only by the %.1f %% this rate leaves spare, so the round trips include this host's own queue, not only the path's",
-			dir, s.FrameBytes, row.SenderMaxSlipUs/1e3, row.SenderLate, 100*fps/s.LineFPS, max(0, 100-100*fps/s.LineFPS)))
-	}
 	if r.baseRTT > 0 {
 		rate := float64(r.cfg.LineRateBps)
 		exp := r.baseRTT - 2*rfc2544.Serialisation(r.probeB, rate) + 2*rfc2544.Serialisation(s.FrameBytes, rate)
 		row.ExpectedUs, row.BaseRTTUs = float64(exp)/1e3, float64(r.baseRTT)/1e3
 	}
 	return row, nil
-}
-
-// latencyTrial is one latency trial (trial), run again once when its
-// sender fell behind its schedule: a catch-up burst at the throughput
-// rate queues at the line and drains only by what the rate leaves spare
-// (1 % at 99 % of the line: a 0.5 ms slip keeps a queue for 50 ms), and
-// every probe behind it reads the sending host's queue (a lab run beside
-// a busy core: the least of 1518 B probes' round trips 550 µs above the
-// path's at 99 % of a 100 Mbit/s line, the mean 2.6 ms above). The last
-// try is kept as it came; measureLatency counts its lateness and warns.
-func (r *rfc2544Runner) latencyTrial(dir vocab.Direction, s *result.RFC2544Size, fps float64, echo int) (result.RFC2544Trial, *result.UDP, error) {
-	for try := 1; ; try++ {
-		t, res, err := r.trial(dir, s, fps, echo)
-		if err != nil || t.SenderLate == 0 || try >= maxTries {
-			return t, res, err
-		}
-		r.line(dir, "%s %d B: latency trial at %.0f frames/s: its sender fell %.1f ms behind (%d frames late), a burst the probes would wait behind: run again",
-			dir, s.FrameBytes, fps, t.SenderMaxSlipUs/1e3, t.SenderLate)
-	}
 }
 
 // latencySummary is the trials' mean of each figure, with the minimum

@@ -3,7 +3,6 @@ package method
 import (
 	"context"
 	"math"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -122,28 +121,6 @@ func TestRFC2544BackToBackHeldSender(t *testing.T) {
 	}
 	if math.Abs(b.BufferFrames-q) > 1 || b.NoLimit {
 		t.Errorf("buffer %.2f frames, want %d ± 1", b.BufferFrames, q)
-	}
-}
-
-// TestRFC2544LatencySenderLate: a sending host that falls 3 frames
-// behind in every stream: each latency trial is run twice (the second
-// kept), the row counts the kept trials' late frames, and the run warns
-// that the round trips include the host's own queue. The same path with
-// a host that keeps its schedule counts none and does not warn.
-func TestRFC2544LatencySenderLate(t *testing.T) {
-	for _, late := range []uint64{0, 3} {
-		p := &fakenet.Path{BaseRTT: 2 * time.Millisecond, RateBps: 100e6, QueuePackets: 100, LateFrames: late}
-		res := run2544(t, p, result.RFC2544Config{LineRateBps: 100e6, FrameSizes: []int{1518}, Directions: []vocab.Direction{vocab.Up},
-			Tests: []string{result.BenchThroughput, result.BenchLatency}, LatencyTrials: 2})
-		row := res.Directions[vocab.Up].Sizes[0].Latency
-		if row == nil || len(row.Trials) != 2 {
-			t.Fatalf("late %d: latency row %+v", late, row)
-		}
-		warned := slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "include this host's own queue") })
-		t.Logf("late %d: row counts %d late, warned %v", late, row.SenderLate, warned)
-		if row.SenderLate != 2*late || warned != (late > 0) {
-			t.Errorf("late %d per stream: the row counts %d late frames (want %d), warned %v; warnings %q", late, row.SenderLate, 2*late, warned, res.Warnings)
-		}
 	}
 }
 

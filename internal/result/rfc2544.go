@@ -239,14 +239,6 @@ type RFC2544LatencyRow struct {
 	// each way at the line rate; 0 when the base RTT is not known.
 	ExpectedUs float64 `json:"expected_us,omitempty"`
 	BaseRTTUs  float64 `json:"base_rtt_us,omitempty"`
-	// SenderLate counts the datagrams of the trials kept that the
-	// generator sent more than 1 ms behind its schedule, SenderMaxSlipUs
-	// the most any was behind (a trial whose sender fell behind is run
-	// once more first): a generator that fell behind caught up with a
-	// burst that queued at the line, so the round trips include this
-	// host's own queue; 0 when it kept its schedule.
-	SenderLate      uint64  `json:"sender_late_packets,omitempty"`
-	SenderMaxSlipUs float64 `json:"sender_max_slip_us,omitempty"`
 }
 
 // RFC2544BackToBack is §26.4's back-to-back frames: the longest burst at

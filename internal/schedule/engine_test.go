@@ -44,8 +44,6 @@ func TestEngineMirror(t *testing.T) {
 		{"method/rfc6349.go", "r.net.PMTU(r.ctx, result.PMTUConfig{})", "step 1 at the defaults"},
 		{"method/rfc6349.go", "for range 2 {\n\t\trt, err := r.net.RTT(r.ctx, result.RTTConfig{Count: 20, Interval: 20 * time.Millisecond, Size: 64}, nil)", "baselineSeries, baselineProbes, baselineProbeGap"},
 		{"method/rfc6349.go", "for try := 0; try < 2; try++ {", "bbTries"},
-		{"method/rfc2544.go", "const maxTries = 2", "rfc2544Tries"},
-		{"method/rfc2544.go", "if err != nil || t.SenderLate == 0 || try >= maxTries {", "rfc2544Tries (a latency trial's runs)"},
 		{"method/rfc6349.go", "Duration: 2 * time.Second,", "bbStream"},
 		{"method/rfc6349.go", "Interval: time.Second, Drain: 300 * time.Millisecond}", "bbDrain"},
 		{"method/rfc6349.go", "quarter, qgot, err := udp(cir / 4)", "the stream at a quarter of the CIR before the search"},

@@ -14,11 +14,9 @@ import (
 // frame-loss steps, and each burst search's most bursts, a burst taking
 // at most BurstTime (its frames at the line rate; a generator slower than
 // the line would take longer, and then queues nothing) and the drain.
-// An idle RTT test comes first when latency is asked. Every trial may
-// run rfc2544Tries times (its host fell behind and it lost frames), a
-// latency trial rfc2544Tries times that (its host fell behind at all).
+// An idle RTT test comes first when latency is asked.
 func rfc2544Cost(c result.RFC2544Config, rtt time.Duration) (cost, error) {
-	trial := udpCost(result.UDPConfig{Duration: c.Trial, Drain: c.Drain}).times(rfc2544Tries)
+	trial := udpCost(result.UDPConfig{Duration: c.Trial, Drain: c.Drain})
 	var sizes cost
 	for _, f := range c.FrameSizes {
 		line := rfc2544.LineFPS(float64(c.LineRateBps), f)
@@ -27,7 +25,7 @@ func rfc2544Cost(c result.RFC2544Config, rtt time.Duration) (cost, error) {
 			s = s.plus(trial.times(rfc2544.NewSearch(line, line*c.ResolutionPct/100, c.LossRatioPct/100).MaxTrials()))
 		}
 		if c.Has(result.BenchLatency) {
-			s = s.plus(trial.plus(cost{run: loadedReplyWait}).times(c.LatencyTrials * rfc2544Tries))
+			s = s.plus(trial.plus(cost{run: loadedReplyWait}).times(c.LatencyTrials))
 		}
 		if c.Has(result.BenchLoss) {
 			s = s.plus(trial.times(len(rfc2544.LossSteps())))
@@ -45,7 +43,3 @@ func rfc2544Cost(c result.RFC2544Config, rtt time.Duration) (cost, error) {
 	}
 	return all, nil
 }
-
-// rfc2544Tries is the method's runs of one trial: once more when its
-// sender fell behind (method.maxTries).
-const rfc2544Tries = 2
