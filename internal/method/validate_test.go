@@ -97,7 +97,7 @@ func TestMethodConfigValidate(t *testing.T) {
 		{"sweep 257 windows", ws(func(c *result.WindowSweepConfig) { c.Windows = make([]int, 257) }), "257 windows"},
 		{"sweep window 0", ws(func(c *result.WindowSweepConfig) { c.Windows = []int{0} }), "windows_bytes: 0 bytes"},
 		{"sweep window past 1 GiB", ws(func(c *result.WindowSweepConfig) { c.Windows = []int{1<<30 + 1} }), "above the 1 GiB"},
-		{"sweep mss 87", ws(func(c *result.WindowSweepConfig) { c.MSS = 87 }), "mss 87"},
+		{"sweep mss 87", ws(func(c *result.WindowSweepConfig) { c.MSS = 87 }), "mss_bytes: 87"},
 		{"sweep duration below 1s", ws(func(c *result.WindowSweepConfig) { c.Duration, c.Settle = time.Second-1, 0 }), "want at least 1s per point"},
 		{"sweep interval 49ms", ws(func(c *result.WindowSweepConfig) { c.Interval = 49 * time.Millisecond }), "interval_ns: 49ms"},
 		{"sweep interval half", ws(func(c *result.WindowSweepConfig) { c.Interval = c.Duration / 2 }), ""},
