@@ -1,9 +1,6 @@
 package result
 
-import (
-	"errors"
-	"fmt"
-)
+import "fmt"
 
 // FieldError is a config value its kind refuses. Field names it as the
 // config's JSON does ("duration_ns"; inside a list or a nested config
@@ -24,15 +21,16 @@ func fieldErr(field, format string, a ...any) error {
 	return &FieldError{Field: field, Reason: fmt.Sprintf(format, a...)}
 }
 
-// within is err from the config value at parent: a *FieldError of a
-// nested config gets parent's name before its own, any other error
-// becomes one naming parent. nil stays nil.
+// within is err from the config value at parent: a nested config's
+// *FieldError gets parent's name before its own; any other error, one
+// that wraps a *FieldError with words of its own among them ("service
+// "voice", step 150 %: ..."), becomes one naming parent, its words
+// kept. nil stays nil.
 func within(parent string, err error) error {
 	if err == nil {
 		return nil
 	}
-	var fe *FieldError
-	if errors.As(err, &fe) {
+	if fe, ok := err.(*FieldError); ok {
 		return &FieldError{Field: parent + "." + fe.Field, Reason: fe.Reason}
 	}
 	return &FieldError{Field: parent, Reason: err.Error()}

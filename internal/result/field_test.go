@@ -2,6 +2,7 @@ package result
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -79,6 +80,10 @@ func TestWithin(t *testing.T) {
 	}
 	if err := within("link", errors.New("unknown")); err.Error() != "link: unknown" {
 		t.Errorf("plain: %v", err)
+	}
+	wrapped := within("services[0]", fmt.Errorf("service %q, step %s: %w", "voice", "150 %", fieldErr("dscp", "64")))
+	if wrapped.Error() != `services[0]: service "voice", step 150 %: dscp: 64` {
+		t.Errorf("wrapped: %v (the words around a nested refusal are kept)", wrapped)
 	}
 	if within("x", nil) != nil {
 		t.Error("nil became an error")
