@@ -37,10 +37,10 @@ func flagged(err error, fs *pflag.FlagSet, renamed map[string]string) error {
 	switch {
 	case name == "":
 		return usagef("%v", err)
-	case name != baseField(fe.Field) && strings.ContainsAny(fe.Field, "[."):
-		return usagef("--%s: %s: %s", name, fe.Field, fe.Reason)
+	case strings.ContainsAny(fe.Field, "[."): // which of the flag's values, or which part
+		return usagef("--%s: %s: %s", name, fe.Field, fe.Msg)
 	}
-	return usagef("--%s: %s", name, fe.Reason)
+	return usagef("--%s: %s", name, fe.Msg)
 }
 
 // flagOf is the flag of fs that sets field, "" when none does.

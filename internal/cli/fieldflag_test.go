@@ -86,10 +86,10 @@ func TestFlagged(t *testing.T) {
 		renamed map[string]string
 		want    string
 	}{
-		{&result.FieldError{Field: "mss_bytes", Reason: "87: Linux accepts 88 to 65495 bytes"}, nil, "--mss: 87: Linux accepts 88 to 65495 bytes"},
-		{&result.FieldError{Field: "services[1]", Reason: `service "a" named twice`}, map[string]string{"services": "service"}, `--service: services[1]: service "a" named twice`},
-		{&result.FieldError{Field: "link", Reason: "x"}, nil, "link: x"},
-		{&result.FieldError{Field: "seed", Reason: "y"}, map[string]string{"seed": ""}, "seed: y"},
+		{&result.FieldError{Field: "mss_bytes", Msg: "87: Linux accepts 88 to 65495 bytes"}, nil, "--mss: 87: Linux accepts 88 to 65495 bytes"},
+		{&result.FieldError{Field: "services[1]", Msg: `service "a" named twice`}, map[string]string{"services": "service"}, `--service: services[1]: service "a" named twice`},
+		{&result.FieldError{Field: "link", Msg: "x"}, nil, "link: x"},
+		{&result.FieldError{Field: "seed", Msg: "y"}, map[string]string{"seed": ""}, "seed: y"},
 	} {
 		if got := flagged(c.err, fs, c.renamed).Error(); got != c.want {
 			t.Errorf("%v: %q, want %q", c.err, got, c.want)

@@ -99,9 +99,6 @@ func (a *rfc2544Args) validate(in input) error {
 	return nil
 }
 
-// config: the run's config checks its own rules (flagged at the flags).
-func (a *rfc2544Args) config() error { return checkConfig(a.cfg) }
-
 func (a *rfc2544Args) run(e env) error {
 	progress := func(ev method.Event) {
 		e.lab.note(ev)

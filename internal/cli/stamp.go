@@ -141,7 +141,3 @@ func (a *stampArgs) run(e env) error {
 	}
 	return finish(e, &c, d, res != nil, err)
 }
-
-// config: the session's config checks its own rules (flagged at the
-// flags).
-func (a *stampArgs) config() error { return checkConfig(a.cfg) }

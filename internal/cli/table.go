@@ -191,6 +191,8 @@ func (a *mtuArgs) config() error         { return checkConfig(a.cfg) }
 func (a *trainsArgs) config() error      { return checkConfig(a.cfg) }
 func (a *windowSweepArgs) config() error { return checkConfig(a.cfg) }
 func (a *msgLenSweepArgs) config() error { return checkConfig(a.cfg) }
+func (a *rfc2544Args) config() error     { return checkConfig(a.cfg) }
+func (a *stampArgs) config() error       { return checkConfig(a.cfg) }
 func (a *rfcArgs) config() error {
 	if a.inLab {
 		return nil // the run inside the lab checks it

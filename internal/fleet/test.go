@@ -30,7 +30,7 @@ func (t Test) Decode() (any, error) {
 	}
 	c, err := k.Config(t.Config)
 	if fe := (*result.FieldError)(nil); errors.As(err, &fe) {
-		return nil, &FieldError{Field: "test.config." + fe.Field, Msg: fe.Reason} // a form shows it beside the field
+		return nil, &FieldError{Field: "test.config." + fe.Field, Msg: fe.Msg} // a form shows it beside the field
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s config: %w", t.Kind, err)

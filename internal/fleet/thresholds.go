@@ -3,6 +3,8 @@ package fleet
 import (
 	"fmt"
 	"math"
+
+	"github.com/fullpipe/fullpipe/internal/result"
 )
 
 // Health is a result judged against its schedule's thresholds.
@@ -108,11 +110,7 @@ func (t Thresholds) Health(f Figures) Health {
 }
 
 // FieldError is a refused input that names its field (a JSON path such
-// as "test.config" or "thresholds.max_rtt_ms"), so a form can show the
-// message beside it.
-type FieldError struct {
-	Field string
-	Msg   string
-}
-
-func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
+// as "test.config.trial_ns" or "thresholds.max_rtt_ms"), so a form can
+// show the message beside it: the configs' own type, whose fields are
+// the config's, named here at the schedule's.
+type FieldError = result.FieldError

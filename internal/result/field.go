@@ -4,21 +4,22 @@ import "fmt"
 
 // FieldError is a config value its kind refuses. Field names it as the
 // config's JSON does ("duration_ns"; inside a list or a nested config
-// with the parent's name: "services[1]", "shaping_connections"), Reason
+// with the parent's name: "services[1]", "shaping_connections"), Msg
 // says what is wrong and what is wanted. A form shows it beside the
-// field (fleet prefixes "test.config."), the CLI beside the flag that
-// sets it. Every Validate of a kind's config returns one, except for a
-// request's own rules (the wire's limits), which name the request's.
+// field (fleet prefixes "test.config."; fleet.FieldError is this type),
+// the CLI beside the flag that sets it. Every Validate of a kind's
+// config returns one, except for a request's own rules (the wire's
+// limits), which name the request's.
 type FieldError struct {
-	Field  string
-	Reason string
+	Field string
+	Msg   string
 }
 
-func (e *FieldError) Error() string { return e.Field + ": " + e.Reason }
+func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
 
 // fieldErr is a *FieldError for field, its reason formatted.
 func fieldErr(field, format string, a ...any) error {
-	return &FieldError{Field: field, Reason: fmt.Sprintf(format, a...)}
+	return &FieldError{Field: field, Msg: fmt.Sprintf(format, a...)}
 }
 
 // within is err from the config value at parent: a nested config's
@@ -31,7 +32,7 @@ func within(parent string, err error) error {
 		return nil
 	}
 	if fe, ok := err.(*FieldError); ok {
-		return &FieldError{Field: parent + "." + fe.Field, Reason: fe.Reason}
+		return &FieldError{Field: parent + "." + fe.Field, Msg: fe.Msg}
 	}
-	return &FieldError{Field: parent, Reason: err.Error()}
+	return &FieldError{Field: parent, Msg: err.Error()}
 }

@@ -54,7 +54,7 @@ func TestFieldErrorsNameFields(t *testing.T) {
 		if !slices.Contains(jsonNames(reflect.TypeOf(c.cfg)), base) {
 			t.Errorf("%s: field %q is not one of %T's JSON fields %v", c.name, fe.Field, c.cfg, jsonNames(reflect.TypeOf(c.cfg)))
 		}
-		if fe.Reason == "" || !strings.HasPrefix(err.Error(), fe.Field+": ") {
+		if fe.Msg == "" || !strings.HasPrefix(err.Error(), fe.Field+": ") {
 			t.Errorf("%s: %q says nothing beyond its field", c.name, err)
 		}
 	}
