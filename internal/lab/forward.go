@@ -196,8 +196,12 @@ type pipe struct {
 	net   fabric
 	ready [][]*link.Packet // per output: left the fabric, to be written
 
-	trace tracer   // ICMP echo packets' timestamps, for tests
-	late  lateness // every packet: write time − virtual departure
+	trace tracer // ICMP echo packets' timestamps, for tests
+	// writing is held by the writer across a batch's writes and their
+	// stamps: a packet's reader (ping) can run before the writer stamps
+	// the write that woke it, and records waits for the stamps.
+	writing sync.Mutex
+	late    lateness // every packet: write time − virtual departure
 
 	wake chan struct{}  // cap 1; the readers signal new work, nobody closes it
 	icmp chan icmpReply // frag-needed replies; any goroutine sends (never blocking), readers and the writer flush
@@ -370,7 +374,9 @@ func (p *pipe) routineWrite(ctx context.Context) error {
 			}
 		}
 		began := p.now()
+		p.writing.Lock()
 		wrote, err := p.writeOut(batch)
+		p.writing.Unlock()
 		p.stalled(stallWrite, p.now()-began)
 		if wrote {
 			if err != nil && (errors.Is(err, os.ErrClosed) || ctx.Err() != nil) {

@@ -418,11 +418,7 @@ func (s *Sites) Stats() []SiteStats {
 // order: Arrived is when the source site's TUN device gave the packet,
 // Departed when the destination's downlink released it, QueuedAhead what
 // waited in the source's uplink queue.
-func (s *Sites) Trace() []TraceRecord {
-	s.pipe.trace.mu.Lock()
-	defer s.pipe.trace.mu.Unlock()
-	return append([]TraceRecord(nil), s.pipe.trace.recs...)
-}
+func (s *Sites) Trace() []TraceRecord { return s.pipe.records() }
 
 // hub is a sites lab's fabric: input i is site i's TUN device, entering
 // site i's uplink chain; what leaves it enters the downlink chain of the

@@ -117,14 +117,21 @@ func (p *pipe) written(st *DirStats, pk *link.Packet, now time.Duration) {
 }
 
 // Trace returns a copy of each direction's ICMP echo records so far (up,
-// down), in arrival order.
+// down), in arrival order, every packet written before the call stamped.
 func (l *Lab) Trace() (up, down []TraceRecord) {
-	get := func(p *pipe) []TraceRecord {
-		p.trace.mu.Lock()
-		defer p.trace.mu.Unlock()
-		return append([]TraceRecord(nil), p.trace.recs...)
-	}
-	return get(l.pipes[0]), get(l.pipes[1])
+	return l.pipes[0].records(), l.pipes[1].records()
+}
+
+// records copies the pipe's records once the writer's batch in hand,
+// if any, has its writes stamped (a write returns, and wakes its reader,
+// before the writer stamps it: CI run 27's TestQueueDelay read a reply
+// ping had printed with no write stamp).
+func (p *pipe) records() []TraceRecord {
+	p.writing.Lock()
+	defer p.writing.Unlock()
+	p.trace.mu.Lock()
+	defer p.trace.mu.Unlock()
+	return append([]TraceRecord(nil), p.trace.recs...)
 }
 
 // histogram reads the pipe's lateness histogram: counts per LateBucket,

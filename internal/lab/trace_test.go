@@ -48,18 +48,7 @@ func pingTrace(t *testing.T, ns string, addr netip.Addr, count int, gap time.Dur
 		t.Fatalf("ping: %v\n%s", err, out)
 	}
 	answered := pingSeqTime.FindAllStringSubmatch(string(out), -1)
-	// The writer stamps a record's write after its TUN write returns, and
-	// that write wakes ping, which may run first (CI run 27: the last
-	// reply's record unstamped when ping had printed it and exited). Wait
-	// for the stamps, 1 s at most.
-	var req, rep map[uint16]TraceRecord
-	for wait := time.Now(); ; {
-		req, rep = traceByICMP(trace, len(up0), len(down0))
-		if recorded(answered, req, rep) || time.Since(wait) > time.Second {
-			break
-		}
-		time.Sleep(time.Millisecond) // real time: another thread's bookkeeping
-	}
+	req, rep := traceByICMP(trace, len(up0), len(down0)) // every write ping saw is stamped (pipe.records)
 	var ps []pinged
 	for _, m := range answered {
 		seq, _ := strconv.Atoi(m[1])
@@ -94,18 +83,6 @@ func traceByICMP(trace func() (up, down []TraceRecord), up0, down0 int) (req, re
 		}
 	}
 	return req, rep
-}
-
-// recorded reports whether every answered ping's request and reply
-// have their writes stamped.
-func recorded(answered [][]string, req, rep map[uint16]TraceRecord) bool {
-	for _, m := range answered {
-		seq, _ := strconv.Atoi(m[1])
-		if req[uint16(seq)].Written == 0 || rep[uint16(seq)].Written == 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // quantile is the q-quantile (nearest rank) of ds.
