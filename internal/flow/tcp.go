@@ -11,7 +11,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"runtime"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -210,8 +209,7 @@ func sendWindowed(ctx context.Context, c *net.TCPConn, spec SendSpec, ctr *Count
 	if err != nil {
 		return err
 	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	defer lockPaced()()
 	w := &writer{c: c, rc: rc, buf: make([]byte, spec.bufSize())}
 	ts := unix.NsecToTimespec(int64(windowPoll))
 	for spec.Bytes == 0 || ctr.Bytes.Load() < spec.Bytes {

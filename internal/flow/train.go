@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,8 +54,7 @@ func SendTrain(ctx context.Context, write func([]byte) error, clk Clock, spec Tr
 	var gap time.Duration
 	if spec.RateBps > 0 {
 		gap = time.Duration(float64(len(buf)) * 8 / spec.RateBps * 1e9)
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
+		defer lockPaced()()
 	}
 	begin := clk.Since()
 	var out TrainSent

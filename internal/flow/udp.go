@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"net/netip"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -128,8 +127,7 @@ func SendUDP(ctx context.Context, out *UDPOut, clk Clock, spec UDPSpec, s *UDPSe
 	gap := packetGap(spec.Size, spec.RateBps)
 	total := spec.Scheduled()
 	begin := clk.Since()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	defer lockPaced()()
 	for seq := uint64(0); seq < total; {
 		due := begin + time.Duration(seq)*gap
 		// The schedule ends at the duration and so does the clock: a
