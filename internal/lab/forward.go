@@ -339,12 +339,7 @@ func (p *pipe) tooBig(d Direction, to func(ip []byte) int, st *DirStats) func(*l
 // overshoot by about 1 ms on this kernel). It ends when ctx ends.
 //
 // A packet alone is written at its departure: the writer sleeps until
-// spinWindow before it and spins the rest; in the deadline class (see
-// favour) it sleeps to the departure, as its wake-up is prompt there and
-// a spin would spend its runtime (beside a busy loop, spinning deadline
-// writers wrote 3.4 % of a trains step's packets over 525 µs late in
-// one run of three, sleeping ones 0-0.7 %; a write is then late by the
-// nanosleep's overshoot, 30-60 µs on the mean here). A stream (streamRun
+// spinWindow before it and spins the rest. A stream (streamRun
 // departures in a row, each within spinWindow of the one before:
 // 148,809 packets/s of 64-byte frames are 6.7 µs apart) is written in
 // batches instead: after a write, the writer sleeps until the next
@@ -358,7 +353,7 @@ func (p *pipe) routineWrite(ctx context.Context) error {
 	runtime.LockOSThread()
 	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
 	name(writerName)
-	spin := !favour()
+	favour()
 	batch := make([][]*link.Packet, len(p.outs))
 	lastDep := time.Duration(-time.Hour) // the latest virtual departure written
 	run := 0                             // how many departures in a row followed the one before within spinWindow
@@ -401,12 +396,10 @@ func (p *pipe) routineWrite(ctx context.Context) error {
 		}
 		now := p.now()
 		switch d := next - now; {
-		case spin && d > spinWindow:
+		case d > spinWindow:
 			p.sleep(min(d-spinWindow, maxSleep))
 		case run >= streamRun && next-lastDep < spinWindow:
 			p.sleep(max(d, streamBatch)) // a stream: the next write takes what is due by then
-		case !spin:
-			p.sleep(min(d, maxSleep))
 		default:
 			for p.now() < next { // the last stretch: nanosleep would overshoot it
 			}
@@ -415,59 +408,38 @@ func (p *pipe) routineWrite(ctx context.Context) error {
 	return nil
 }
 
-// favour gives the calling thread (the writer's, locked) the CPU when
-// its packets fall due, and reports whether it got the deadline class.
-// On a machine whose cores are busy with the endpoints under test and
-// whatever else runs, a writer that waits for a core writes late; the
-// lab stands for hardware that does not wait for one.
+// favour raises the calling thread's priority to nice -10 (the
+// writer's thread, locked): on a machine whose cores are busy with the
+// endpoints under test and whatever else runs, a writer that waits for
+// a core writes late. The lab stands for hardware that does not wait
+// for a core; the writer spins only before isolated packets (at most
+// spinWindow) and sleeps otherwise. Nice alone gives the writer its
+// share of a busy core, but not the core when it wakes: the kernel's
+// scheduler (EEVDF) lets the task it finds running finish its slice
+// (about 3 ms), so a writer woken for a packet beside a busy loop wrote
+// it up to 3 ms late. Asked for a slice of writerSlice (Linux 6.12 and
+// later take a slice per task), the writer's deadline comes first and
+// it takes the core at once. Without the privilege, or on an older
+// kernel, it falls back to nice, or nothing.
 //
-// First choice, SCHED_DEADLINE (root; Linux 3.14 and later): a
-// deadline task runs before every normal one the moment it wakes, up to
-// writerRuntime of each writerPeriod, and may use idle time beyond that
-// (SCHED_FLAG_RECLAIM). Traced beside a busy loop on this 2-vCPU
-// machine (perf sched events, `TestRFC6349SmallBuffer`), the normal
-// class could not give that: a writer woken for a departure waited on
-// its own CPU behind the other direction's writer, the endpoints and the
-// loop (whose turn came when the writer's spins had cost it its lag),
-// up to 13.6 ms; 3-10 % of a trains step's packets were written over
-// 525 µs late. As a deadline task, 0-0.7 %.
-//
-// Otherwise nice -10 and a slice of writerSlice (Linux 6.12 and later
-// take a slice per task): nice alone gives the writer its share of a
-// busy core but not the core when it wakes, as the scheduler (EEVDF)
-// lets the task it finds running finish its slice (about 3 ms); a short
-// slice's deadline comes first. Without the privilege, nothing.
-// (SCHED_FIFO was tried: beside a busy core the writer's spins at
-// 22,000 packets/s then ran into the kernel's real-time throttling,
-// and 2 % of the packets of one run in three were written more than 10
-// ms late.)
-func favour() (deadline bool) {
-	d := unix.SchedAttr{Policy: unix.SCHED_DEADLINE, Flags: unix.SCHED_FLAG_RESET_ON_FORK | unix.SCHED_FLAG_RECLAIM,
-		Runtime: uint64(writerRuntime), Deadline: uint64(writerPeriod), Period: uint64(writerPeriod)}
-	if unix.SchedSetAttr(0, &d, 0) == nil {
-		return true
-	}
+// Tried and not kept: SCHED_FIFO (beside a busy core the writer's spins
+// at 22,000 packets/s ran into the kernel's real-time throttling, and
+// 2 % of the packets of one run in three were written more than 10 ms
+// late); SCHED_DEADLINE, 0.6 ms of each 1 ms, sleeping to each departure
+// (beside a busy loop the trains steps of four lab tests held, 0-0.74 %
+// of packets over 0.5 ms late, but on the quiet machine the same hour
+// `TestRFC6349SmallBuffer`'s trains wrote 7.1-21.7 % so late against
+// this writer's 3.2-8.5 %, and its walk and throughput steps a p99 of
+// about 4 ms against 3 ms; 6 ms of each 10 ms was worse still).
+func favour() {
 	a := unix.SchedAttr{Policy: unix.SCHED_NORMAL, Nice: -10, Runtime: uint64(writerSlice)}
 	if unix.SchedSetAttr(0, &a, 0) != nil {
 		_ = unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), -10)
 	}
-	return false
 }
 
-// writerRuntime of every writerPeriod is what a writer in the deadline
-// class is sure of (more when the CPU is otherwise idle): 60 % of one
-// core, so two writers of a two-ended lab take at most 1.2 of the
-// kernel's 0.95 per CPU allowance for deadline tasks on a 2-core
-// machine, and the normal tasks (the endpoints) always keep a core. A
-// writer that needs more in a period waits at most the period's rest
-// (0.4 ms) when no core is idle.
-const (
-	writerRuntime = 600 * time.Microsecond
-	writerPeriod  = time.Millisecond
-)
-
-// writerSlice is the writer's scheduling slice in the normal class: the
-// kernel's least (0.1 ms).
+// writerSlice is the writer's scheduling slice: the kernel's least
+// (0.1 ms).
 const writerSlice = 100 * time.Microsecond
 
 // favourProcess raises every thread of this process to nice -10, and so
