@@ -469,8 +469,15 @@ func favourProcess() {
 // writerName is the writer thread's name, as `top -H` and perf show it.
 const writerName = "labwriter"
 
-// name names the calling thread (at most 15 bytes).
+// name names the calling thread (at most 15 bytes), unless it is the
+// process's main thread: Go may run the writer there, and the main
+// thread's name is the process's (ps, /proc/PID/comm), which would then
+// read labwriter for good (a locked goroutine that ends leaves the main
+// thread parked, not gone).
 func name(n string) {
+	if unix.Gettid() == unix.Getpid() {
+		return
+	}
 	if b, err := unix.BytePtrFromString(n); err == nil {
 		_ = unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(b)), 0, 0, 0)
 	}
