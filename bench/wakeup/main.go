@@ -20,6 +20,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"sort"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -39,16 +40,17 @@ func main() {
 		fmt.Fprintf(os.Stderr, "wakeup: this host has %d CPUs\n", runtime.NumCPU())
 		os.Exit(2)
 	}
-	set := func() error { return sleeper(*nice, *slice) }
 	fmt.Printf("host: %d CPUs; sleeper nice %d, slice %v\n", runtime.NumCPU(), *nice, *slice)
-	report("timer wake-up, own CPU", timer(*n, *from, *sleep, set), *late)
-	report("pipe wake-up from another CPU", cross(*n, *from, *to, *gap, set), *late)
+	a := unix.SchedAttr{Policy: unix.SCHED_NORMAL, Nice: int32(*nice), Runtime: uint64(*slice)}
+	report("timer wake-up, own CPU", timer(*n, *from, *sleep, &a), *late)
+	report("pipe wake-up from another CPU", cross(*n, *from, *to, *gap, &a), *late)
 }
 
-// sleeper sets the calling thread's nice and slice.
-func sleeper(nice int, slice time.Duration) error {
-	a := unix.SchedAttr{Policy: unix.SCHED_NORMAL, Nice: int32(nice), Runtime: uint64(slice)}
-	return unix.SchedSetAttr(0, &a, 0)
+// sleeper gives the calling thread a's nice and slice.
+func sleeper(a *unix.SchedAttr) {
+	if err := unix.SchedSetAttr(0, a, 0); err != nil {
+		fmt.Fprintf(os.Stderr, "wakeup: sleeper's nice or slice: %v\n", err)
+	}
 }
 
 // pin locks the calling goroutine to its thread and the thread to cpu.
@@ -63,14 +65,12 @@ func pin(cpu int) {
 }
 
 // timer is how late each of n nanosleeps of d returned, on cpu.
-func timer(n, cpu int, d time.Duration, set func() error) []time.Duration {
+func timer(n, cpu int, d time.Duration, a *unix.SchedAttr) []time.Duration {
 	out := make(chan []time.Duration)
 	go func() {
 		pin(cpu)
 		_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
-		if err := set(); err != nil {
-			fmt.Fprintf(os.Stderr, "wakeup: sleeper's nice or slice: %v\n", err)
-		}
+		sleeper(a)
 		lat := make([]time.Duration, 0, n)
 		ts := unix.NsecToTimespec(int64(d))
 		for range n {
@@ -85,7 +85,7 @@ func timer(n, cpu int, d time.Duration, set func() error) []time.Duration {
 
 // cross is how long each of n pipe writes on CPU from took to run the
 // reader blocked on CPU to.
-func cross(n, from, to int, gap time.Duration, set func() error) []time.Duration {
+func cross(n, from, to int, gap time.Duration, a *unix.SchedAttr) []time.Duration {
 	var p [2]int
 	if err := unix.Pipe(p[:]); err != nil {
 		fmt.Fprintln(os.Stderr, "wakeup:", err)
@@ -95,9 +95,8 @@ func cross(n, from, to int, gap time.Duration, set func() error) []time.Duration
 	out := make(chan []time.Duration)
 	go func() {
 		pin(to)
-		if err := set(); err != nil {
-			fmt.Fprintf(os.Stderr, "wakeup: sleeper's nice or slice: %v\n", err)
-		}
+		sleeper(a)
+		defer unix.Close(p[0])
 		lat := make([]time.Duration, 0, n)
 		b := make([]byte, 8)
 		for {
@@ -135,19 +134,8 @@ func report(what string, lat []time.Duration, late time.Duration) {
 	}
 	slices.Sort(lat)
 	q := func(f float64) time.Duration { return lat[min(len(lat)-1, int(f*float64(len(lat))))] }
-	over := len(lat) - sortSearch(lat, late)
+	over := len(lat) - sort.Search(len(lat), func(i int) bool { return lat[i] > late })
 	fmt.Printf("%s: %d wake-ups, late by p50 %v, p90 %v, p99 %v, max %v; %d (%.2f %%) later than %v\n",
 		what, len(lat), q(0.5).Round(time.Microsecond), q(0.9).Round(time.Microsecond), q(0.99).Round(time.Microsecond),
 		lat[len(lat)-1].Round(time.Microsecond), over, 100*float64(over)/float64(len(lat)), late)
-}
-
-// sortSearch is the index of the first duration above d in sorted lat.
-func sortSearch(lat []time.Duration, d time.Duration) int {
-	i, _ := slices.BinarySearchFunc(lat, d, func(a, b time.Duration) int {
-		if a <= b {
-			return -1
-		}
-		return 1
-	})
-	return i
 }
