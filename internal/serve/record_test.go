@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -24,12 +25,25 @@ import (
 // killed by the test that started it).
 const helperClientEnv = "FULLPIPE_SERVE_TEST_CLIENT"
 
+// helperReceiving is the helper client's line once data has arrived.
+const helperReceiving = "receiving"
+
 // helperClientMain is the client of helperClientEnv (TestMain runs it):
-// it exits 3 when the test is over, a kill being what the test expects.
+// it prints helperReceiving on stdout once its first interval has
+// received bytes (the responder has sent some: what the test's record
+// must show), and exits 3 when the test is over, a kill being what the
+// test expects.
 func helperClientMain(addr string) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
-	_, err := tester.RunTCP(ctx, tester.Target{Addr: addr}, result.TCPConfig{Streams: 1, Duration: 30 * time.Second, Reverse: true, Interval: time.Second}, nil)
+	said := false
+	progress := func(iv result.TCPInterval) {
+		if !said && iv.Bytes > 0 {
+			said = true
+			fmt.Println(helperReceiving)
+		}
+	}
+	_, err := tester.RunTCP(ctx, tester.Target{Addr: addr}, result.TCPConfig{Streams: 1, Duration: 30 * time.Second, Reverse: true, Interval: 100 * time.Millisecond}, progress)
 	fmt.Fprintln(os.Stderr, "helper client:", err)
 	return 3
 }
@@ -77,12 +91,31 @@ func TestVanishedClientLeavesRecord(t *testing.T) {
 	srv := startServer(t, Config{ResultsDir: dir, Log: jsonLog(&logs)})
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), helperClientEnv+"="+srv.Addr().String())
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	if !testkit.Poll(10*time.Second, func() bool { return srv.startedSessions() == 1 }) {
-		t.Fatal("the client process's test did not start within 10 s")
+	// Killed once the responder has sent data the client received (a
+	// session merely started may not have written a byte yet).
+	receiving := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		receiving <- sc.Scan() && sc.Text() == helperReceiving
+	}()
+	select {
+	case ok := <-receiving:
+		if !ok {
+			t.Fatal("the client process ended before it received data")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the client process received no data within 10 s")
+	}
+	if n := srv.startedSessions(); n != 1 {
+		t.Fatalf("%d started sessions while the client receives, want 1", n)
 	}
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
