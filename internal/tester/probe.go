@@ -10,12 +10,15 @@ import (
 
 	"github.com/fullpipe/fullpipe/internal/flow"
 	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/sockopt"
 	"github.com/fullpipe/fullpipe/internal/version"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
 // prober sends UDP echo probes to the responder and times the replies on
-// its own monotonic clock, from its own record of each probe's send time:
+// its own monotonic clock (a reply's arrival from the kernel's receive
+// stamp when the socket gives one), from its own record of each probe's
+// send time:
 // the stamp a reply carries back only identifies the probe. A reply whose
 // stamp is not the one sent under its sequence number (a reply meant for
 // another prober of the session, a stale or altered datagram) is not this
@@ -97,8 +100,13 @@ func (p *prober) close() {
 func (p *prober) routineRead() {
 	defer close(p.done)
 	buf := make([]byte, 65536)
+	oob := make([]byte, sockopt.RxStampSpace)
+	stamped := false
+	if rc, err := p.c.SyscallConn(); err == nil {
+		stamped = sockopt.EnableRxStamps(rc) == nil
+	}
 	for {
-		n, err := p.c.Read(buf)
+		n, oobn, _, _, err := p.c.ReadMsgUDPAddrPort(buf, oob)
 		if err != nil {
 			if errorIsClosed(err) {
 				return
@@ -106,6 +114,9 @@ func (p *prober) routineRead() {
 			continue // ICMP errors surface as read errors on connected UDP
 		}
 		now := p.clk.Since()
+		if stamped {
+			now = arrival(now, sockopt.ParseRxStamp(oob[:oobn]))
+		}
 		h, err := wire.ParseUDP(buf[:n])
 		if err != nil || h.Type != wire.UDPEchoReply || h.Cookie != p.cookie {
 			continue
@@ -126,6 +137,28 @@ func (p *prober) routineRead() {
 		}
 	}
 }
+
+// arrival is when a reply read at now (on the prober's clock) reached
+// this host: the kernel's receive stamp, moved onto the clock by the
+// wall time between the stamp and the read, so the round trip does not
+// count how long this reader took to be scheduled (on a 2-vCPU VM a
+// halted CPU's wake-up alone is up to 1 ms at p99: docs/lab.md). A
+// stamp missing, ahead of the wall clock or more than maxReadLag before
+// it (the wall clock stepped) leaves the read time.
+func arrival(now time.Duration, st sockopt.RxStamp) time.Duration {
+	if !st.Stamped {
+		return now
+	}
+	if lag := time.Since(st.At); lag >= 0 && lag <= maxReadLag && lag <= now {
+		return now - lag
+	}
+	return now
+}
+
+// maxReadLag bounds a believable gap between a reply's kernel stamp and
+// its read: beyond it the wall clock stepped (a reader is not held a
+// second).
+const maxReadLag = time.Second
 
 func errorIsClosed(err error) bool {
 	return err != nil && (os.IsNotExist(err) || isClosed(err))

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/sockopt"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
@@ -65,5 +66,37 @@ func TestProberTimesItsOwnSends(t *testing.T) {
 	}
 	if got := p.rejectedReplies(); got != n {
 		t.Errorf("%d replies rejected, want the %d with a stamp not sent", got, n)
+	}
+}
+
+// TestArrivalFromKernelStamp: a reply's arrival is the kernel's receive
+// stamp moved onto the prober's clock, so a reader scheduled 700 µs late
+// does not add 700 µs to the round trip; a missing stamp, one ahead of
+// the wall clock or one more than maxReadLag old (a stepped clock)
+// leaves the read time, as does a lag longer than the clock has run.
+func TestArrivalFromKernelStamp(t *testing.T) {
+	const now = 5 * time.Second
+	wall := time.Now()
+	for _, c := range []struct {
+		name string
+		st   sockopt.RxStamp
+		want time.Duration // how much earlier than now, at least
+		keep bool          // now itself
+	}{
+		{"no stamp", sockopt.RxStamp{}, 0, true},
+		{"read 700 µs after the stamp", sockopt.RxStamp{At: wall.Add(-700 * time.Microsecond), Stamped: true}, 700 * time.Microsecond, false},
+		{"stamp ahead of the wall clock", sockopt.RxStamp{At: wall.Add(time.Hour), Stamped: true}, 0, true},
+		{"stamp 2 s old: the clock stepped", sockopt.RxStamp{At: wall.Add(-2 * time.Second), Stamped: true}, 0, true},
+	} {
+		got := arrival(now, c.st)
+		switch {
+		case c.keep && got != now:
+			t.Errorf("%s: arrival %v, want the read time %v", c.name, got, now)
+		case !c.keep && (now-got < c.want || now-got > c.want+100*time.Millisecond):
+			t.Errorf("%s: arrival %v before the read, want %v (plus this test's own few µs)", c.name, now-got, c.want)
+		}
+	}
+	if got := arrival(100*time.Microsecond, sockopt.RxStamp{At: wall.Add(-time.Millisecond), Stamped: true}); got != 100*time.Microsecond {
+		t.Errorf("a lag longer than the clock has run moved the arrival to %v", got)
 	}
 }
