@@ -16,8 +16,11 @@ func rttSpec() spec {
 		name: "rtt", usage: hostUsage + " [flags]", pos: argTarget,
 		summary: "UDP round-trip time probes: min/mean/median/p99/max, loss",
 		long: `Sends UDP echo probes to a fullpipe responder and times each reply on this
-host's monotonic clock. The RTT includes both hosts' UDP stacks and the
-responder's echo, typically tens of microseconds on a LAN host.
+host's monotonic clock, at the kernel's receive stamp of the reply. The
+responder says how long it held each probe (its kernel's receive stamp to
+its reply) and that is taken out, so neither host's scheduling counts as
+path; what is left includes both hosts' UDP stacks, typically tens of
+microseconds on a LAN host.
 
 The probe count is -n (as Windows ping's): -c names the responder, as in
 iperf3.`,

@@ -241,9 +241,17 @@ type RTTSummary struct {
 	// ControlTCPMinUs is the kernel's tcpi_min_rtt of the test's control
 	// connection (its handshake and frames, timed by TCP, not by the
 	// probes): a cross-check of MinUs. 0 if unknown.
-	ControlTCPMinUs int64  `json:"control_tcp_min_rtt_us"`
-	Partial         bool   `json:"partial"`
-	PartialReason   string `json:"partial_reason,omitempty"`
+	ControlTCPMinUs int64 `json:"control_tcp_min_rtt_us"`
+	// ResponderHolds counts the replies whose responder said how long it
+	// held the probe (from its kernel's receive stamp to the reply's
+	// build: its own scheduling, not the path), taken out of their RTTs;
+	// 0 from a responder too old to say. ResponderHoldMaxUs is the
+	// longest such hold. Every RTT is also timed at the reply's kernel
+	// receive stamp on the tester, not at its read.
+	ResponderHolds     int     `json:"responder_holds,omitempty"`
+	ResponderHoldMaxUs float64 `json:"responder_hold_max_us,omitempty"`
+	Partial            bool    `json:"partial"`
+	PartialReason      string  `json:"partial_reason,omitempty"`
 }
 
 // UDPInterval is one interval of a UDP test (receiver figures).

@@ -80,8 +80,8 @@ func legitWithin(t *testing.T, addr, bind string, d time.Duration) time.Duration
 // datagram that used to panic the responder (100 bytes, echo mode 2,
 // reply size 40), a 40-byte probe asking for 65,507 bytes, a 40-byte
 // stamped probe (the stamp would make its reply 48), a probe from a
-// second source port, and a burst of 200 probes against an announced
-// 20. Replies: 40 bytes, ≤ 40 bytes, none, none, and only what is left
+// second source port, a 40-byte held probe (as the stamped one), and a burst of 200 probes against an announced
+// 20. Replies: 40 bytes, ≤ 40 bytes, none, none, none, and only what is left
 // of the budget (20 + 10 % + 10 = 32 replies in all). No panic, and a
 // legitimate client is served after. In an mtu session a 40-byte probe
 // gets its 9,000-byte path-MTU reply, and no more than 9,000 bytes.
@@ -93,21 +93,22 @@ func TestAttackEcho(t *testing.T) {
 		{Size: 40, Mode: wire.EchoSized, ReplySize: 65507, Count: 1},
 		{Size: 40, Mode: wire.EchoStamped, Count: 1},
 		{Size: 64, Mode: wire.EchoMirror, Count: 1, OtherPort: true},
+		{Size: 40, Mode: wire.EchoHeld, Count: 1},
 		{Size: 64, Mode: wire.EchoMirror, Count: 200},
 	}})
 	var o echoOutcome
 	outcome(t, a, &o)
-	t.Logf("reply sizes per probe kind: %v, %v, %v, %v, %d replies to 200", o.Replies[0], o.Replies[1], o.Replies[2], o.Replies[3], len(o.Replies[4]))
+	t.Logf("reply sizes per probe kind: %v, %v, %v, %v, %v, %d replies to 200", o.Replies[0], o.Replies[1], o.Replies[2], o.Replies[3], o.Replies[4], len(o.Replies[5]))
 	if len(o.Replies[0]) != 1 || o.Replies[0][0] != 40 {
 		t.Errorf("100-byte probe asking for 40: replies %v, want one of 40 bytes", o.Replies[0])
 	}
 	if len(o.Replies[1]) != 1 || o.Replies[1][0] > 40 {
 		t.Errorf("40-byte probe asking for 65507: replies %v, want one of at most 40 bytes", o.Replies[1])
 	}
-	if len(o.Replies[2]) != 0 || len(o.Replies[3]) != 0 {
-		t.Errorf("short stamped probe %v, other port %v: want no replies", o.Replies[2], o.Replies[3])
+	if len(o.Replies[2]) != 0 || len(o.Replies[3]) != 0 || len(o.Replies[4]) != 0 {
+		t.Errorf("short stamped probe %v, other port %v, short held probe %v: want no replies", o.Replies[2], o.Replies[3], o.Replies[4])
 	}
-	if n := len(o.Replies[4]); n > 30 || n < 20 {
+	if n := len(o.Replies[5]); n > 30 || n < 20 {
 		t.Errorf("%d replies to a burst of 200, want the 30 left of a 32-reply budget (≥ 20 on loopback)", n)
 	}
 	if p := srv.Stats().Panics; p != 0 {

@@ -152,8 +152,11 @@ func (s *Server) handlePacket(buf []byte, n int, from netip.AddrPort, rx rxInfo)
 		out := buf[:reply]
 		clear(out[min(n, reply):]) // padding, not a previous datagram's bytes
 		wire.SetUDPType(out, h, wire.UDPEchoReply)
-		if h.EchoMode == wire.EchoStamped {
+		switch h.EchoMode {
+		case wire.EchoStamped:
 			wire.PutEchoStamp(out, rx.mono)
+		case wire.EchoHeld:
+			wire.PutEchoHold(out, s.held(rx))
 		}
 		return out, ss.tos
 	case wire.UDPData:
@@ -164,6 +167,16 @@ func (s *Server) handlePacket(buf []byte, n int, from netip.AddrPort, rx rxInfo)
 		}
 	}
 	return nil, nil
+}
+
+// held is how long the responder has held a datagram received as rx:
+// from the kernel's receive stamp (both on the wall clock), or without
+// one from its read (on the responder's monotonic clock), to now.
+func (s *Server) held(rx rxInfo) int64 {
+	if rx.kernel > 0 {
+		return max(0, time.Now().UnixNano()-rx.kernel)
+	}
+	return max(0, time.Since(s.born).Nanoseconds()-rx.mono)
 }
 
 // echoLen is the size of the reply to an echo of n bytes, 0 for none.
@@ -180,7 +193,7 @@ func echoLen(h wire.UDPHeader, n int, mtu bool) int {
 			return min(want, wire.MaxMTUReply)
 		}
 		return min(want, n)
-	case wire.EchoStamped:
+	case wire.EchoStamped, wire.EchoHeld:
 		if n < wire.EchoStampLen {
 			return 0 // the stamp would make the reply larger than the probe
 		}

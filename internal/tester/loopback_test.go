@@ -547,7 +547,8 @@ func TestUDPBothWays(t *testing.T) {
 }
 
 // TestRTTSeries: 20 probes 10 ms apart all come back, each reported once
-// to onReply, and the order statistics are ordered. A loopback round trip
+// to onReply with the responder's hold taken out, and the order
+// statistics are ordered. A loopback round trip
 // is two syscalls and the responder's wake-up: tens of µs, so 10 ms (the
 // probe spacing) would be a stuck responder.
 func TestRTTSeries(t *testing.T) {
@@ -576,6 +577,12 @@ func TestRTTSeries(t *testing.T) {
 	}
 	if s.MaxUs >= 10_000 {
 		t.Errorf("max RTT %v µs on loopback, want < 10 ms", s.MaxUs)
+	}
+	// The responder says how long it held each probe (wire.EchoHeld):
+	// from its kernel's stamp to the reply, more than 0 and, unless it
+	// is stuck, less than the probe spacing.
+	if s.ResponderHolds != count || s.ResponderHoldMaxUs <= 0 || s.ResponderHoldMaxUs >= 10_000 {
+		t.Errorf("%d replies with the responder's hold (longest %.1f µs), want all %d", s.ResponderHolds, s.ResponderHoldMaxUs, count)
 	}
 	if s.SizeBytes != 64 || s.IntervalMs != 10 {
 		t.Errorf("size %d B, interval %v ms: want the config's 64 B, 10 ms", s.SizeBytes, s.IntervalMs)

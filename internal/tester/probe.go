@@ -30,11 +30,13 @@ type prober struct {
 	size    int
 	onReply func(seq uint64, rtt time.Duration) // called from the reader; may be nil
 
-	mu       sync.Mutex       // guards sentNs, rtts, next and rejected
+	mu       sync.Mutex       // guards sentNs, rtts, next, rejected and the holds
 	sentNs   map[uint64]int64 // each probe's send time on clk, by sequence number
 	rtts     map[uint64]time.Duration
 	next     uint64
-	rejected int // replies whose stamp or sequence number is not one sent
+	rejected int           // replies whose stamp or sequence number is not one sent
+	holds    int           // replies whose responder said how long it held them (taken out of their RTTs)
+	holdMax  time.Duration // the longest of those holds
 
 	loaded     []time.Duration // set by loop before it returns
 	loadedSent int
@@ -42,8 +44,10 @@ type prober struct {
 	done chan struct{} // closed when the reader ends (after close)
 }
 
-// probeSize is the default probe payload: the header alone.
-const probeSize = wire.UDPHeaderLen
+// probeSize is the default probe payload: the header and the room for
+// the responder's hold (wire.EchoHeld), what the responder's echo budget
+// counts a probe as at least.
+const probeSize = wire.EchoStampLen
 
 // dialUDP opens a UDP socket to the session's responder (its control
 // port), from --bind when given.
@@ -129,6 +133,7 @@ func (p *prober) routineRead() {
 		case !ours || sent != h.SentNs:
 			p.rejected++
 		case !dup:
+			rtt = p.lessHold(rtt, h, buf[:n])
 			p.rtts[h.Seq] = rtt
 		}
 		p.mu.Unlock()
@@ -136,6 +141,31 @@ func (p *prober) routineRead() {
 			p.onReply(h.Seq, rtt)
 		}
 	}
+}
+
+// holdFigures are the replies whose hold was taken out of their RTTs
+// and the longest hold, in µs.
+func (p *prober) holdFigures() (int, float64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.holds, float64(p.holdMax.Nanoseconds()) / 1e3
+}
+
+// lessHold takes out of rtt the time the responder says it held the
+// probe (wire.EchoHeld), and counts it; a hold that is not shorter than
+// the round trip is not believed and leaves rtt whole. The caller holds
+// mu.
+func (p *prober) lessHold(rtt time.Duration, h wire.UDPHeader, b []byte) time.Duration {
+	if h.EchoMode != wire.EchoHeld {
+		return rtt
+	}
+	ns, ok := wire.EchoHold(b)
+	if !ok || time.Duration(ns) >= rtt {
+		return rtt
+	}
+	p.holds++
+	p.holdMax = max(p.holdMax, time.Duration(ns))
+	return rtt - time.Duration(ns)
 }
 
 // arrival is when a reply read at now (on the prober's clock) reached
@@ -166,9 +196,15 @@ func errorIsClosed(err error) bool {
 
 func isClosed(err error) bool { return err != nil && errors.Is(err, net.ErrClosed) }
 
-// send sends one probe of the prober's size, mirrored back, and returns
-// its sequence number.
-func (p *prober) send() uint64 { return p.sendEcho(p.size, wire.EchoMirror, 0) }
+// send sends one probe of the prober's size, mirrored back with the
+// responder's hold when it has room for it, and returns its sequence
+// number.
+func (p *prober) send() uint64 {
+	if p.size >= wire.EchoStampLen {
+		return p.sendEcho(p.size, wire.EchoHeld, 0)
+	}
+	return p.sendEcho(p.size, wire.EchoMirror, 0)
+}
 
 // sendEcho sends one echo probe of payload bytes asking for the given
 // reply mode, records its send time, and returns its sequence number.
@@ -181,6 +217,9 @@ func (p *prober) sendEcho(payload int, mode byte, replySize int) uint64 {
 	p.sentNs[seq] = ns
 	p.mu.Unlock()
 	wire.PutUDP(buf, wire.UDPHeader{Type: wire.UDPEcho, Cookie: p.cookie, Seq: seq, SentNs: ns, EchoMode: mode, EchoSize: uint16(replySize)})
+	if mode == wire.EchoHeld {
+		wire.PutEchoHold(buf, wire.NoHold)
+	}
 	_, _ = p.c.Write(buf)
 	return seq
 }

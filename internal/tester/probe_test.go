@@ -100,3 +100,63 @@ func TestArrivalFromKernelStamp(t *testing.T) {
 		t.Errorf("a lag longer than the clock has run moved the arrival to %v", got)
 	}
 }
+
+// TestProberTakesOutTheHold: a responder that answers 30 ms after a
+// probe and says it held it 20 ms (wire.EchoHeld) is timed at the
+// rest, 10 ms; one that mirrors the probe as it came (older than the
+// mode: the probe's NoHold comes back) or claims a hold as long as the
+// whole round trip is timed whole, and neither is counted as a hold.
+func TestProberTakesOutTheHold(t *testing.T) {
+	const delay, held = 30 * time.Millisecond, 20 * time.Millisecond
+	for _, c := range []struct {
+		name      string
+		claim     int64 // written into the reply; 0: the probe comes back as it came
+		min, max  time.Duration
+		wantHolds int
+	}{
+		{"a hold of 20 ms", held.Nanoseconds(), delay - held, delay - held + 8*time.Millisecond, 3},
+		{"a mirror of the probe", 0, delay, delay + 8*time.Millisecond, 0},
+		{"a hold longer than the round trip", (40 * time.Millisecond).Nanoseconds(), delay, delay + 8*time.Millisecond, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			go func() { // ends when srv is closed
+				buf := make([]byte, 2048)
+				for {
+					n, from, err := srv.ReadFromUDP(buf)
+					if err != nil {
+						return
+					}
+					reply := append([]byte(nil), buf[:n]...)
+					reply[4] = wire.UDPEchoReply
+					if c.claim != 0 {
+						wire.PutEchoHold(reply, c.claim)
+					}
+					time.AfterFunc(delay, func() { _, _ = srv.WriteToUDP(reply, from) })
+				}
+			}()
+			cl, err := net.DialUDP("udp", nil, srv.LocalAddr().(*net.UDPAddr))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := startProber(cl, wire.NewCookie())
+			defer p.close()
+			rtts := p.burst(testCtx(t, 10*time.Second), 3, 10*time.Millisecond)
+			if len(rtts) != 3 {
+				t.Fatalf("%d of 3 probes answered", len(rtts))
+			}
+			for i, r := range rtts {
+				if r < c.min || r > c.max {
+					t.Errorf("probe %d: RTT %v, want %v to %v", i, r, c.min, c.max)
+				}
+			}
+			if holds, most := p.holdFigures(); holds != c.wantHolds || (holds > 0 && most != float64(held.Microseconds())) {
+				t.Errorf("%d holds taken out, the longest %.0f µs; want %d of %v", holds, most, c.wantHolds, held)
+			}
+		})
+	}
+}

@@ -13,10 +13,12 @@ import (
 //	21  8  sequence number, from 0
 //	29  8  sender timestamp, ns on the sender's monotonic clock
 //	37  1  echo mode (echo only): 0 mirror, 1 reply with the header only,
-//	       2 reply padded to the size in bytes 38-39, with DF set
+//	       2 reply padded to the size in bytes 38-39, with DF set,
+//	       3 mirror with the receive time, 4 mirror with the hold
 //	38  2  reply size in bytes for echo mode 2 (UDP payload), big endian
 //	40  …  padding to the requested size; in an echo reply of mode 3,
-//	       bytes 40-47 are the responder's receive time (EchoStampLen)
+//	       bytes 40-47 are the responder's receive time (EchoStampLen),
+//	       of mode 4 the time it held the probe (EchoHeld)
 const (
 	UDPMagic     = "FPUD"
 	UDPHeaderLen = 40
@@ -46,7 +48,21 @@ const (
 	// offset that cancels against an unloaded baseline (one-way delay
 	// increments need no synchronised clocks).
 	EchoStamped byte = 3
+	// EchoHeld: the datagram comes back (at least EchoStampLen bytes)
+	// with how long the responder held it, int64 ns big endian at bytes
+	// 40-47: from its kernel's receive stamp (its read, without one) to
+	// the reply's build. A tester takes it out of the round trip, so a
+	// responder scheduled late does not lengthen the path (a timed
+	// reflector's turnaround, as STAMP's T3 − T2). The tester sends
+	// NoHold there: a responder older than this mode mirrors the
+	// datagram as it came, and the round trip is taken whole.
+	EchoHeld byte = 4
 )
+
+// NoHold is what a tester writes at bytes 40-47 of an EchoHeld probe:
+// a reply that still carries it came from a responder that mirrors
+// unknown modes, and says nothing of its hold.
+const NoHold int64 = -1
 
 // EchoStampLen is the shortest reply to a stamped echo: the header and
 // the 8-byte receive time.
@@ -65,6 +81,22 @@ func EchoStamp(b []byte) (recvNs int64, ok bool) {
 		return 0, false
 	}
 	return int64(binary.BigEndian.Uint64(b[UDPHeaderLen:EchoStampLen])), true
+}
+
+// PutEchoHold writes into a reply (or NoHold into a probe) b of at least
+// EchoStampLen bytes the time the responder held it.
+func PutEchoHold(b []byte, ns int64) {
+	binary.BigEndian.PutUint64(b[UDPHeaderLen:EchoStampLen], uint64(ns))
+}
+
+// EchoHold reads a held reply's hold; ok is false when b is too short
+// or carries NoHold (or any negative time).
+func EchoHold(b []byte) (ns int64, ok bool) {
+	if len(b) < EchoStampLen {
+		return 0, false
+	}
+	ns = int64(binary.BigEndian.Uint64(b[UDPHeaderLen:EchoStampLen]))
+	return ns, ns >= 0
 }
 
 // UDPHeader is the decoded header.
