@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/stats"
 )
 
@@ -70,14 +69,23 @@ func (l *Latency) Add(idx uint64, rtt time.Duration) {
 	l.lastIdx, l.lastRTT = idx, us
 }
 
+// LatencySummary is a stream's probes' round trips, µs (the fields of
+// result.UDPLatency, which a tester converts it to: the engine returns
+// its own types and compiles no method's maths).
+type LatencySummary struct {
+	Probes, Replies                           uint64
+	MinUs, MeanUs, P50Us, P90Us, P99Us, MaxUs float64
+	IPDVUs                                    float64 // mean absolute difference of consecutive probes' round trips (RFC 3393)
+}
+
 // Summary is the latency of probes sent probes, nil when none were sent.
-func (l *Latency) Summary(probes uint64) *result.UDPLatency {
+func (l *Latency) Summary(probes uint64) *LatencySummary {
 	if probes == 0 {
 		return nil
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := &result.UDPLatency{Probes: probes, Replies: l.n}
+	out := &LatencySummary{Probes: probes, Replies: l.n}
 	if l.n == 0 {
 		return out
 	}

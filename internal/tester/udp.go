@@ -360,7 +360,10 @@ func (u *udpRun) summary(final *wire.Result) result.UDPSummary {
 		if u.cfg.Reverse {
 			probes = u.ptx.Probes.Load()
 		}
-		sum.Latency = u.lat.Summary(probes)
+		if l := u.lat.Summary(probes); l != nil {
+			sum.Latency = &result.UDPLatency{Probes: l.Probes, Replies: l.Replies, MinUs: l.MinUs, MeanUs: l.MeanUs,
+				P50Us: l.P50Us, P90Us: l.P90Us, P99Us: l.P99Us, MaxUs: l.MaxUs, IPDVUs: l.IPDVUs}
+		}
 	}
 	sum.RecvPackets, sum.RecvBytes = rx.Packets, rx.Bytes
 	sum.Lost, sum.Duplicates, sum.Reordered = rx.Lost, rx.Duplicates, rx.Reordered
