@@ -140,6 +140,7 @@ func TestRFC6349Window(t *testing.T) {
 	bin := buildFullpipe(t)
 	l := startLab(t, "trfcw", Profiles["window"].Up)
 	r, _ := runRFC(t, bin, l, "--cir", "100M")
+	t.Logf("baseline %.3f ms from %s (UDP minima %v ms, TCP's %.3f ms)", r.RTT.BaselineMs, r.RTT.Source, r.RTT.UDPMinMs, r.RTT.ControlTCPMinMs)
 	if math.Abs(r.RTT.BaselineMs-20) > 0.5 {
 		t.Errorf("baseline RTT %.3f ms, want 20 ± 0.5", r.RTT.BaselineMs)
 	}
