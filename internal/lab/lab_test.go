@@ -471,7 +471,8 @@ func TestMTU(t *testing.T) {
 // the forwarder runs wait there for it; the tap on the device stamps
 // each as it enters, so the forwarder, once it reads them, counts each
 // one that waited over LateLimit (forwarder_input_waits), where a read
-// time alone would have seen a punctual arrival.
+// time alone would have seen a punctual arrival (TestEnterAtStamps:
+// what the forwarder does with the stamps).
 func TestTapSeesInputWaits(t *testing.T) {
 	needRoot(t)
 	const n = 20
@@ -504,4 +505,5 @@ func TestTapSeesInputWaits(t *testing.T) {
 	if !up.InputStamped || up.InputWaits < n {
 		t.Errorf("input stamped %v, %d of %d datagrams seen waiting over %v; want all, each waited at least %v", up.InputStamped, up.InputWaits, n, LateLimit, 3*LateLimit)
 	}
+
 }
