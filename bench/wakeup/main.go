@@ -15,6 +15,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"flag"
 	"fmt"
 	"os"
@@ -103,9 +104,7 @@ func cross(n, from, to int, gap time.Duration, a *unix.SchedAttr) []time.Duratio
 			if k, _ := unix.Read(p[0], b); k != 8 {
 				break
 			}
-			sent := time.Duration(int64(b[0]) | int64(b[1])<<8 | int64(b[2])<<16 | int64(b[3])<<24 |
-				int64(b[4])<<32 | int64(b[5])<<40 | int64(b[6])<<48 | int64(b[7])<<56)
-			lat = append(lat, time.Since(start)-sent)
+			lat = append(lat, time.Since(start)-time.Duration(binary.LittleEndian.Uint64(b)))
 		}
 		out <- lat
 	}()
@@ -115,10 +114,7 @@ func cross(n, from, to int, gap time.Duration, a *unix.SchedAttr) []time.Duratio
 		ts := unix.NsecToTimespec(int64(gap))
 		for range n {
 			_ = unix.Nanosleep(&ts, nil)
-			t := time.Since(start)
-			for i := range b {
-				b[i] = byte(t >> (8 * i))
-			}
+			binary.LittleEndian.PutUint64(b, uint64(time.Since(start)))
 			_, _ = unix.Write(p[1], b)
 		}
 		unix.Close(p[1])

@@ -280,19 +280,19 @@ func (p *pipe) routineRead(in int) error {
 // returned at after (read on the wall clock), to when it reached the
 // input device: with a tap, the kernel's stamp of its entry (the copy
 // the device got), so packets that waited for a late reader enter the
-// path when they came, not bunched at the read; the read's time without
-// a tap or a copy (a segment of a super-packet has its first segment's
-// time). Each that waited more than LateLimit is counted (InputWaits).
+// path when they came, not bunched at the read. Without a tap, the
+// read's time; without a copy, the packet before it's (a segment of a
+// super-packet has its first segment's time), the read's for the first.
+// Each that waited more than LateLimit is counted (InputWaits).
 func (p *pipe) arrivals(tp *tap, in int, bufs [][]byte, sizes []int, after time.Duration, read time.Time, arrived []time.Duration) {
-	last := after
+	last := after // the previous packet's arrival
 	for i := range bufs {
-		arrived[i] = after
+		arrived[i] = last
 		if tp == nil {
 			continue
 		}
 		ns, ok := tp.entered(bufs[i][headroom : headroom+sizes[i]])
 		if !ok {
-			arrived[i] = min(last, after)
 			continue
 		}
 		wait := max(0, time.Duration(read.UnixNano()-ns))

@@ -505,5 +505,4 @@ func TestTapSeesInputWaits(t *testing.T) {
 	if !up.InputStamped || up.InputWaits < n {
 		t.Errorf("input stamped %v, %d of %d datagrams seen waiting over %v; want all, each waited at least %v", up.InputStamped, up.InputWaits, n, LateLimit, 3*LateLimit)
 	}
-
 }

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -91,6 +92,7 @@ func TestVanishedClientLeavesRecord(t *testing.T) {
 	srv := startServer(t, Config{ResultsDir: dir, Log: jsonLog(&logs)})
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), helperClientEnv+"="+srv.Addr().String())
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // dies with the test binary
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -20,40 +20,16 @@ import (
 // 30 ms path: the BDP of issue 9's run, halved.
 func TestProberTimesItsOwnSends(t *testing.T) {
 	const pathRTT, skew = 30 * time.Millisecond, 15 * time.Millisecond
-	srv, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	cookie := wire.NewCookie()
-	go func() { // ends when srv is closed
-		buf := make([]byte, 2048)
-		for {
-			n, from, err := srv.ReadFromUDP(buf)
-			if err != nil {
-				return
-			}
-			h, err := wire.ParseUDP(buf[:n])
-			if err != nil || h.Type != wire.UDPEcho {
-				continue
-			}
-			genuine := append([]byte(nil), buf[:n]...)
-			genuine[4] = wire.UDPEchoReply
-			other := append([]byte(nil), genuine...)
-			h.Type, h.SentNs = wire.UDPEchoReply, h.SentNs+skew.Nanoseconds()
-			wire.PutUDP(other, h)
-			time.AfterFunc(pathRTT, func() {
-				_, _ = srv.WriteToUDP(other, from)
-				_, _ = srv.WriteToUDP(genuine, from)
-			})
+	p := fakeEchoProber(t, pathRTT, func(genuine []byte) [][]byte {
+		h, err := wire.ParseUDP(genuine)
+		if err != nil {
+			return nil
 		}
-	}()
-	c, err := net.DialUDP("udp", nil, srv.LocalAddr().(*net.UDPAddr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := startProber(c, cookie)
-	defer p.close()
+		other := append([]byte(nil), genuine...)
+		h.SentNs += skew.Nanoseconds()
+		wire.PutUDP(other, h)
+		return [][]byte{other, genuine}
+	})
 	const n = 5
 	rtts := p.burst(testCtx(t, 10*time.Second), n, 10*time.Millisecond)
 	if len(rtts) != n {
@@ -67,6 +43,46 @@ func TestProberTimesItsOwnSends(t *testing.T) {
 	if got := p.rejectedReplies(); got != n {
 		t.Errorf("%d replies rejected, want the %d with a stamp not sent", got, n)
 	}
+}
+
+// fakeEchoProber is a prober of a fake responder on loopback that
+// answers each echo probe, delay after it came, with the datagrams
+// replies makes of it (given the probe as a mirrored reply: its type
+// set to UDPEchoReply), in order. Both end with the test.
+func fakeEchoProber(t *testing.T, delay time.Duration, replies func(mirror []byte) [][]byte) *prober {
+	t.Helper()
+	srv, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	go func() { // ends when srv is closed
+		buf := make([]byte, 2048)
+		for {
+			n, from, err := srv.ReadFromUDP(buf)
+			if err != nil {
+				return
+			}
+			if h, err := wire.ParseUDP(buf[:n]); err != nil || h.Type != wire.UDPEcho {
+				continue
+			}
+			mirror := append([]byte(nil), buf[:n]...)
+			mirror[4] = wire.UDPEchoReply
+			out := replies(mirror)
+			time.AfterFunc(delay, func() {
+				for _, b := range out {
+					_, _ = srv.WriteToUDP(b, from)
+				}
+			})
+		}
+	}()
+	c, err := net.DialUDP("udp", nil, srv.LocalAddr().(*net.UDPAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startProber(c, wire.NewCookie())
+	t.Cleanup(p.close)
+	return p
 }
 
 // TestArrivalFromKernelStamp: a reply's arrival is the kernel's receive
@@ -119,32 +135,12 @@ func TestProberTakesOutTheHold(t *testing.T) {
 		{"a hold longer than the round trip", (40 * time.Millisecond).Nanoseconds(), delay, delay + 8*time.Millisecond, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			srv, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer srv.Close()
-			go func() { // ends when srv is closed
-				buf := make([]byte, 2048)
-				for {
-					n, from, err := srv.ReadFromUDP(buf)
-					if err != nil {
-						return
-					}
-					reply := append([]byte(nil), buf[:n]...)
-					reply[4] = wire.UDPEchoReply
-					if c.claim != 0 {
-						wire.PutEchoHold(reply, c.claim)
-					}
-					time.AfterFunc(delay, func() { _, _ = srv.WriteToUDP(reply, from) })
+			p := fakeEchoProber(t, delay, func(reply []byte) [][]byte {
+				if c.claim != 0 {
+					wire.PutEchoHold(reply, c.claim)
 				}
-			}()
-			cl, err := net.DialUDP("udp", nil, srv.LocalAddr().(*net.UDPAddr))
-			if err != nil {
-				t.Fatal(err)
-			}
-			p := startProber(cl, wire.NewCookie())
-			defer p.close()
+				return [][]byte{reply}
+			})
 			rtts := p.burst(testCtx(t, 10*time.Second), 3, 10*time.Millisecond)
 			if len(rtts) != 3 {
 				t.Fatalf("%d of 3 probes answered", len(rtts))

@@ -84,19 +84,15 @@ func EchoStamp(b []byte) (recvNs int64, ok bool) {
 }
 
 // PutEchoHold writes into a reply (or NoHold into a probe) b of at least
-// EchoStampLen bytes the time the responder held it.
-func PutEchoHold(b []byte, ns int64) {
-	binary.BigEndian.PutUint64(b[UDPHeaderLen:EchoStampLen], uint64(ns))
-}
+// EchoStampLen bytes the time the responder held it: the field a
+// stamped reply's receive time takes.
+func PutEchoHold(b []byte, ns int64) { PutEchoStamp(b, ns) }
 
 // EchoHold reads a held reply's hold; ok is false when b is too short
 // or carries NoHold (or any negative time).
 func EchoHold(b []byte) (ns int64, ok bool) {
-	if len(b) < EchoStampLen {
-		return 0, false
-	}
-	ns = int64(binary.BigEndian.Uint64(b[UDPHeaderLen:EchoStampLen]))
-	return ns, ns >= 0
+	ns, ok = EchoStamp(b)
+	return ns, ok && ns >= 0
 }
 
 // UDPHeader is the decoded header.
