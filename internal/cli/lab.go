@@ -259,7 +259,7 @@ func (a *labUpArgs) flags(fs *pflag.FlagSet) {
 	fs.Var(seed(&a.seed, 0), "seed", "random seed for loss, BER and jitter (default: random, printed)")
 	fs.BoolVar(&a.detach, "detach", false, "return once the path is up, leaving it running in the background")
 	fs.BoolVarP(&a.json, "json", "J", false, "print the lab's state as JSON")
-	fs.BoolVar(&a.stampInputs, "stamp-inputs", false, "stamp each packet as it enters the lab: it enters the path at that time, not when the forwarder read it, and waits are counted (lab stats: forwarder_input_waits); costs the senders a copy per packet")
+	fs.BoolVar(&a.stampInputs, "stamp-inputs", false, "stamp each packet as it enters the lab, to count how long it waited for the forwarder (lab stats: forwarder_input_waits); costs the senders a copy per packet")
 	a.link = addLinkFlags(fs)
 }
 

@@ -56,10 +56,7 @@ type Config struct {
 	Down    Direction `json:"down"` // server → client
 	Profile string    `json:"profile,omitempty"`
 	// StampInputs opens a tap on each input device, which stamps every
-	// packet as it enters (DirectionStats.InputWaits), and the forwarder
-	// enters each packet into the path at its stamp, not at its read
-	// (pipe.enter): a burst a late reader found waiting is not bunched.
-	// Off by default:
+	// packet as it enters (DirectionStats.InputWaits). Off by default:
 	// the kernel copies each packet's first 96 bytes into the tap's ring
 	// in its sender's path, and the figure judges nothing yet. CI run 12,
 	// with the taps always on, had TestRFC6349BlackHole lab-limited in 3

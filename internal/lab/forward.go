@@ -183,25 +183,19 @@ type icmpReply struct {
 // The two-ended lab runs one pipe per direction (one input, one output);
 // a sites lab one pipe whose inputs and outputs are the same devices.
 type pipe struct {
-	name string
-	ins  []tun.Device // read, one routineRead each
-	taps []*tap       // per input, nil where none opened: when each packet entered its device
-	// stamped: some input has a tap, so packets may enter the fabric
-	// before the time it was advanced to (advance, enter).
-	stamped bool
-	outs    []tun.Device // written by routineWrite
-	rx      []*DirStats  // per input: what was read
-	tx      []*DirStats  // per output: what was written
-	start   time.Time
-	free    freeList // packets and their buffers, reused
-	wbufs   [][]byte // routineWrite's write buffers, maxWriteBatch of bufSize
+	name  string
+	ins   []tun.Device // read, one routineRead each
+	taps  []*tap       // per input, nil where none opened: when each packet entered its device
+	outs  []tun.Device // written by routineWrite
+	rx    []*DirStats  // per input: what was read
+	tx    []*DirStats  // per output: what was written
+	start time.Time
+	free  freeList // packets and their buffers, reused
+	wbufs [][]byte // routineWrite's write buffers, maxWriteBatch of bufSize
 
-	mu    sync.Mutex // guards net, ready and settled
+	mu    sync.Mutex // guards net and ready
 	net   fabric
 	ready [][]*link.Packet // per output: left the fabric, to be written
-	// settled is the time of the fabric's last event (or entry): a packet
-	// may enter at any time from then on without reordering its events.
-	settled time.Duration
 
 	trace tracer // ICMP echo packets' timestamps, for tests
 	// writing is held by the writer across a batch's writes and their
@@ -240,7 +234,6 @@ func (p *pipe) routineRead(in int) error {
 	pks := make([]*link.Packet, n)
 	bufs := make([][]byte, n)
 	sizes := make([]int, n)
-	arrived := make([]time.Duration, n)
 	lastRead := p.now()
 	for {
 		for i, pk := range pks {
@@ -266,8 +259,12 @@ func (p *pipe) routineRead(in int) error {
 			}
 			return err
 		}
-		p.arrivals(tp, in, bufs[:cnt], sizes, after, read, arrived)
-		p.enter(in, pks[:cnt], sizes, arrived[:cnt])
+		if cnt > 0 {
+			if waited, _ := tp.waited(bufs[0][headroom:headroom+sizes[0]], read); waited > LateLimit {
+				p.rx[in].InputWaits.Add(uint64(cnt))
+			}
+		}
+		p.enter(in, pks[:cnt], sizes)
 		select {
 		case p.wake <- struct{}{}:
 		default:
@@ -276,74 +273,21 @@ func (p *pipe) routineRead(in int) error {
 	}
 }
 
-// arrivals sets arrived[i], for each packet bufs[i] of a read that
-// returned at after (read on the wall clock), to when it reached the
-// input device: with a tap, the kernel's stamp of its entry (the copy
-// the device got), so packets that waited for a late reader enter the
-// path when they came, not bunched at the read. Without a tap, the
-// read's time; without a copy, the packet before it's (a segment of a
-// super-packet has its first segment's time), the read's for the first.
-// Each that waited more than LateLimit is counted (InputWaits).
-func (p *pipe) arrivals(tp *tap, in int, bufs [][]byte, sizes []int, after time.Duration, read time.Time, arrived []time.Duration) {
-	last := after // the previous packet's arrival
-	for i := range bufs {
-		arrived[i] = last
-		if tp == nil {
-			continue
-		}
-		ns, ok := tp.entered(bufs[i][headroom : headroom+sizes[i]])
-		if !ok {
-			continue
-		}
-		wait := max(0, time.Duration(read.UnixNano()-ns))
-		if wait > LateLimit {
-			p.rx[in].InputWaits.Add(1)
-		}
-		arrived[i] = max(0, after-wait)
-		last = arrived[i]
-	}
-}
-
-// advance moves the fabric on to t; the caller holds mu. With taps
-// (packets enter at their stamps, before the read) it goes event by
-// event, to know the last one's time (settled): an idle fabric advanced
-// to now still takes a packet that entered a moment ago. Without, every
-// packet enters at its read, after any t, so t itself is settled.
-func (p *pipe) advance(t time.Duration) {
-	if !p.stamped {
-		p.net.advance(t, p.collect)
-		p.settled = max(p.settled, t)
-		return
-	}
-	for {
-		n, ok := p.net.next()
-		if !ok || n > t {
-			return
-		}
-		p.net.advance(n, p.collect)
-		p.settled = max(p.settled, n)
-	}
-}
-
-// enter pushes the packets just read from input in into the fabric,
-// each at its arrival time (arrivals), none before the time the fabric
-// has reached or an earlier packet of the read; each one the fabric
-// keeps becomes nil in pks.
-func (p *pipe) enter(in int, pks []*link.Packet, sizes []int, arrived []time.Duration) {
+// enter pushes the packets just read from input in into the fabric, at
+// one arrival time; each one the fabric keeps becomes nil in pks.
+func (p *pipe) enter(in int, pks []*link.Packet, sizes []int) {
 	st := p.rx[in]
 	var bytes uint64
 	now := p.now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.net.advance(now, p.collect)
 	for i, pk := range pks {
-		at := max(min(arrived[i], now), p.settled)
-		p.advance(at)
-		p.settled = at
 		pk.Data = pk.Buf[headroom : headroom+sizes[i]]
 		pk.Class = classOf(pk.Data)
 		bytes += uint64(sizes[i])
-		p.arrive(at, in, pk)
-		if !p.net.push(at, in, pk) {
+		p.arrive(now, in, pk)
+		if !p.net.push(now, in, pk) {
 			st.NoRoute.Add(1)
 			pk.Tag = 0
 			continue // the packet stays for the next read
@@ -417,7 +361,7 @@ func (p *pipe) routineWrite(ctx context.Context) error {
 		asked := p.now()
 		p.mu.Lock()
 		p.stalled(stallLock, p.now()-asked)
-		p.advance(p.now())
+		p.net.advance(p.now(), p.collect)
 		batch, p.ready = p.ready, batch
 		next, pending := p.net.next()
 		p.mu.Unlock()

@@ -174,7 +174,7 @@ func Up(cfg Config) (l *Lab, err error) {
 		st := &DirStats{}
 		p := newPipe([]string{"up", "down"}[i], []tun.Device{l.tuns[i]}, []tun.Device{l.tuns[1-i]},
 			[]*DirStats{st}, []*DirStats{st}, start)
-		p.taps, p.stamped = []*tap{l.taps[i]}, l.taps[i] != nil
+		p.taps = []*tap{l.taps[i]}
 		back := func([]byte) int { return 0 } // frag-needed goes back into the one input
 		l.paths[i] = Build(d, cfg.Framing, cfg.Seed+uint64(i)*1000, p.dropper(st), p.tooBig(d, back, st))
 		p.net = single{path: l.paths[i]}

@@ -471,8 +471,7 @@ func TestMTU(t *testing.T) {
 // the forwarder runs wait there for it; the tap on the device stamps
 // each as it enters, so the forwarder, once it reads them, counts each
 // one that waited over LateLimit (forwarder_input_waits), where a read
-// time alone would have seen a punctual arrival (TestEnterAtStamps:
-// what the forwarder does with the stamps).
+// time alone would have seen a punctual arrival.
 func TestTapSeesInputWaits(t *testing.T) {
 	needRoot(t)
 	const n = 20

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/vishvananda/netns"
@@ -183,4 +184,17 @@ func samePacket(c, p []byte) bool {
 		return string(c[:4]) == string(p[:4]) && string(c[6:44]) == string(p[6:44])
 	}
 	return false
+}
+
+// waited is how long the packet ip, read at read (wall clock), waited
+// in the device; ok is false without a tap or a copy of it.
+func (t *tap) waited(ip []byte, read time.Time) (time.Duration, bool) {
+	if t == nil {
+		return 0, false
+	}
+	ns, ok := t.entered(ip)
+	if !ok {
+		return 0, false
+	}
+	return max(0, time.Duration(read.UnixNano()-ns)), true
 }
