@@ -32,6 +32,7 @@ type labWatch struct {
 // baseline RTT).
 type stepMarks struct {
 	step   method.Step
+	dir    string // the direction it measured, if one
 	name   string
 	m0, m1 lab.Mark
 }
@@ -88,7 +89,7 @@ func (w *labWatch) note(ev method.Event) {
 		if ev.Direction != "" {
 			name += " " + string(ev.Direction)
 		}
-		w.steps = append(w.steps, stepMarks{step: ev.Step, name: name, m0: w.open[n-1], m1: w.lab.Mark()})
+		w.steps = append(w.steps, stepMarks{step: ev.Step, dir: string(ev.Direction), name: name, m0: w.open[n-1], m1: w.lab.Mark()})
 		w.open = w.open[:n-1]
 	}
 }
@@ -105,9 +106,13 @@ func (w *labWatch) stamp(m *result.Meta, rtt time.Duration) {
 	if len(w.steps) == 1 {
 		whole = stepBudget(w.steps[0].step, rtt, w.train)
 	}
-	r := &result.LabRun{Name: w.m0.Name, LabAccount: judged(w.m0, w.lab.Mark(), whole)}
+	r := &result.LabRun{Name: w.m0.Name, LabAccount: judged(w.m0, w.lab.Mark(), "", whole)}
 	for _, s := range w.steps {
-		r.Steps = append(r.Steps, result.LabStep{Step: s.name, LabAccount: judged(s.m0, s.m1, stepBudget(s.step, rtt, w.train))})
+		dir := ""
+		if s.step == method.StepTrains {
+			dir = s.dir
+		}
+		r.Steps = append(r.Steps, result.LabStep{Step: s.name, LabAccount: judged(s.m0, s.m1, dir, stepBudget(s.step, rtt, w.train))})
 	}
 	for _, s := range r.Steps {
 		if s.LabLimited {
@@ -118,12 +123,17 @@ func (w *labWatch) stamp(m *result.Meta, rtt time.Duration) {
 	m.Lab = r
 }
 
-// judged is the lab's account from m0 to m1 for budget b. A lab whose
-// statistics cannot be read is not taken as held.
-func judged(m0, m1 lab.Mark, b lab.Budget) result.LabAccount {
+// judged is the lab's account from m0 to m1 for budget b, of the
+// direction dir alone when one is named and the lab tells it apart
+// (lab.Account.Toward: packet trains are timed where they arrive). A
+// lab whose statistics cannot be read is not taken as held.
+func judged(m0, m1 lab.Mark, dir string, b lab.Budget) result.LabAccount {
 	a, err := lab.Since(m0, m1)
 	if err != nil {
 		return result.LabAccount{LabLimited: true, Account: "LAB-LIMITED: whether the lab held its path is unknown: " + err.Error()}
+	}
+	if dir != "" {
+		a, _ = a.Toward(dir)
 	}
 	r := result.LabAccount{Account: a.Summary(b), IntervalS: a.Interval.Seconds(), ForwardedPackets: a.Forwarded(),
 		LatePackets: a.Late(b.LateThreshold()), LateByUs: b.LateThreshold().Microseconds(), MeanLateUs: float64(a.MeanLate()) / 1e3,

@@ -125,11 +125,44 @@ func Since(m0, m1 Mark) (Account, error) {
 		for c, n := range d1.Drops {
 			d.Drops[c] = n - d0.Drops[c]
 		}
-		d.LateHist = nil
+		d.LateHist = subHist(d1.LateHist, d0.LateHist)
 		d.LabLimited = d.ReadDrops+d.ReadStalls+d.WriteDrops+d.LatePackets > 0
 		a.Dirs = append(a.Dirs, NamedStats{d1.Name, d})
 	}
 	return a, nil
+}
+
+// subHist is the histogram h1 less h0 (either trimmed of its trailing
+// zeros), lateBuckets long; nil when h1 is (a direction with no lateness
+// of its own: a sites lab's sites).
+func subHist(h1, h0 []uint64) []uint64 {
+	if h1 == nil {
+		return nil
+	}
+	out := make([]uint64, lateBuckets)
+	copy(out, h1)
+	for i, n := range h0 {
+		out[i] -= n
+	}
+	return out
+}
+
+// Toward is the account of the direction called dir alone ("up" or
+// "down" of a two-way lab): its counters and its packets' lateness. A
+// step whose timing is one direction's (packet trains sent up are timed
+// where they arrive; what comes back carries their stamps, not its own
+// timing) is judged on that direction. ok is false when the account
+// has no such direction with its own lateness (a sites lab).
+func (a Account) Toward(dir string) (Account, bool) {
+	for _, d := range a.Dirs {
+		if d.Name == dir && d.LateHist != nil {
+			one := a
+			one.Dirs = []NamedStats{d}
+			one.Hist = d.LateHist
+			return one, true
+		}
+	}
+	return a, false
 }
 
 // Budget is how well the forwarder must keep the path's schedule for a

@@ -209,3 +209,43 @@ func TestWriterStalls(t *testing.T) {
 		t.Errorf("message %v lacks %q", err, want)
 	}
 }
+
+// TestAccountToward: a trains step is judged on the direction its
+// trains crossed. Up wrote 400 packets, 4 of them 1 ms late; down wrote
+// 200 replies, 20 of them 1 ms late. Both together are 4 % late against
+// the 2 % of TrainBudget; up alone 1 %. A sites lab's directions have
+// no lateness of their own: the whole account stands.
+func TestAccountToward(t *testing.T) {
+	hist := func(packets, late uint64) []uint64 {
+		h := make([]uint64, lateBuckets)
+		h[0], h[100] = packets-late, late
+		return h
+	}
+	at := func(t time.Time, up, upLate, down, downLate uint64) Mark {
+		u := DirectionStats{TxPackets: up, LateHist: trimZeros(hist(up, upLate))}
+		d := DirectionStats{TxPackets: down, LateHist: trimZeros(hist(down, downLate))}
+		return Mark{Name: "t", At: t, Dirs: []NamedStats{{"up", u}, {"down", d}}, Hist: addHist(u.LateHist, d.LateHist)}
+	}
+	t0 := time.Unix(0, 0)
+	a, err := Since(at(t0, 1000, 0, 500, 0), at(t0.Add(3*time.Second), 1400, 4, 700, 20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Judge(TrainBudget); err == nil {
+		t.Errorf("both directions: held, want limited (24 of 600 late)")
+	}
+	up, ok := a.Toward("up")
+	if !ok || up.Forwarded() != 400 || up.Late(TrainBudget.LateBy) != 4 || len(up.Dirs) != 1 {
+		t.Fatalf("toward up: ok %v, %d forwarded, %d late, %d directions; want 400, 4, 1", ok, up.Forwarded(), up.Late(TrainBudget.LateBy), len(up.Dirs))
+	}
+	if err := up.Judge(TrainBudget); err != nil {
+		t.Errorf("up alone: %v, want held", err)
+	}
+	if down, _ := a.Toward("down"); down.Judge(TrainBudget) == nil {
+		t.Errorf("down alone (20 of 200 late): held, want limited")
+	}
+	sites := Account{Name: "s", Dirs: []NamedStats{{"a up", DirectionStats{}}}, Hist: hist(10, 1)}
+	if s, ok := sites.Toward("up"); ok || s.Forwarded() != 10 {
+		t.Errorf("sites: ok %v, %d forwarded; want the whole account (10)", ok, s.Forwarded())
+	}
+}

@@ -90,8 +90,14 @@ func held(t *testing.T, m Marker, b Budget, measure func(try int)) Account {
 // lab did not hold it (a command's document, step by step).
 func heldBy(t *testing.T, m Marker, b Budget, measure func(try int) error) Account {
 	t.Helper()
+	return heldTries(t, m, b, 0, measure)
+}
+
+// heldTries is heldBy with at most tries runs (0: Holder's default).
+func heldTries(t *testing.T, m Marker, b Budget, tries int, measure func(try int) error) Account {
+	t.Helper()
 	logf := func(f string, args ...any) { t.Logf(f, args...); NoteHeld(t.Name() + ": " + fmt.Sprintf(f, args...)) }
-	a, err := Holder{Lab: m, Budget: b, Logf: logf}.Run(context.Background(), measure)
+	a, err := Holder{Lab: m, Budget: b, Tries: tries, Logf: logf}.Run(context.Background(), measure)
 	if err != nil {
 		NoteHeld(t.Name() + ": never held")
 		t.Fatal(err)

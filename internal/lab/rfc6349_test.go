@@ -54,6 +54,16 @@ func trainsRead(t *testing.T, r *rfcResult, kind train.Kind, rateIP, rateWire, l
 	}
 }
 
+// rfcTries is how many runs an RFC 6349 test may take to get one the
+// lab held: its packet trains need the forwarder punctual to a fraction
+// of a millisecond for a few seconds (TrainBudgetFor), which on a
+// virtual machine whose idle cores its host wakes late fails more often
+// than a rate's budget: on this machine, after write lateness was read
+// where the kernel stamps a packet and trains up were judged on the up
+// direction alone, 4 of 8 runs of TestRFC6349SmallBuffer held its
+// trains, and the project's CI failed one in 3 of 3 tries.
+const rfcTries = 5
+
 // rfcResult is the run's document, decoded with the model's own types.
 type rfcResult = result.RFC6349
 
@@ -70,7 +80,7 @@ type rfcResult = result.RFC6349
 func runRFC(t *testing.T, bin string, l *Lab, args ...string) (rfcResult, Account) {
 	t.Helper()
 	var r rfcResult
-	a := heldBy(t, l, RateBudget, func(int) error {
+	a := heldTries(t, l, RateBudget, rfcTries, func(int) error {
 		r = runRFCOnce(t, bin, l, args...)
 		if err := docHeld(t, r.Meta); err != nil {
 			return err
