@@ -535,8 +535,9 @@ func (p *pipe) writeOut(batch [][]*link.Packet) (wrote bool, err error) {
 				st.TxPackets.Add(uint64(len(chunk)))
 				st.TxBytes.Add(bytes)
 			}
+			returned := p.now()
 			for _, pk := range chunk {
-				p.written(st, pk, handed)
+				p.written(st, pk, handed, returned)
 			}
 			p.free.put(chunk...)
 		}

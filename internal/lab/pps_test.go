@@ -96,7 +96,7 @@ func TestWriteBurstOfSmallUDP(t *testing.T) {
 func TestLateCountsAsLabLimited(t *testing.T) {
 	var p pipe
 	st := &DirStats{}
-	p.written(st, &link.Packet{Time: 0}, LateLimit)
+	p.written(st, &link.Packet{Time: 0}, LateLimit, LateLimit)
 	if st.Late.Load() != 0 {
 		t.Fatalf("a packet exactly LateLimit late counted as late")
 	}
@@ -104,7 +104,7 @@ func TestLateCountsAsLabLimited(t *testing.T) {
 	if readStats(st, path).LabLimited {
 		t.Fatal("lab-limited without a late packet")
 	}
-	p.written(st, &link.Packet{Time: 0}, LateLimit+time.Nanosecond)
+	p.written(st, &link.Packet{Time: 0}, LateLimit+time.Nanosecond, LateLimit+time.Nanosecond)
 	if d := readStats(st, path); d.LatePackets != 1 || !d.LabLimited {
 		t.Fatalf("late %d, lab-limited %v; want 1, true", d.LatePackets, d.LabLimited)
 	}

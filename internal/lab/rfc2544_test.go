@@ -213,11 +213,10 @@ func TestRFC2544Latency(t *testing.T) {
 // queue within one frame. At 10 Mbit/s (812 frames/s of 1518 B) a
 // generator of ~100,000 frames/s makes line/generator about 1 %, so an
 // error of half in the generator's measured rate moves the buffer by a
-// quarter of a frame. Not yet handled (docs/rfc2544.md): the search
-// sends each length once at whatever rate the host manages, and the
-// buffer is read from the longest whole burst's own rate, a lower
-// bound; a 51-frame burst the host sent at 57,000 frames/s while a
-// 52-frame one went faster read 47.95 frames (CI run 36).
+// quarter of a frame. A longest whole burst the host sent slowly is a
+// lower bound (a 51-frame burst sent at 57,000 frames/s while a
+// 52-frame one went faster read 47.95 frames, CI run 36); the search
+// sends it again (docs/rfc2544.md).
 func TestRFC2544BackToBack(t *testing.T) {
 	needRoot(t)
 	const queue = 50

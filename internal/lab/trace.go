@@ -25,7 +25,11 @@ type TraceRecord struct {
 	QueuedAheadBytes, QueuedAheadPackets int
 	Arrived                              time.Duration // forwarder's clock: read from the source TUN
 	Departed                             time.Duration // virtual: when the emulated path released it (0 = not yet)
-	Written                              time.Duration // forwarder's clock: written to the far TUN (0 = not yet)
+	Written                              time.Duration // forwarder's clock: written to the far TUN (its write began; 0 = not yet)
+	// Returned is when that write returned: the receiving kernel had
+	// done its work on the packet on the writer's thread (an echo
+	// request's reply made and sent on).
+	Returned time.Duration
 }
 
 // Virtual is the time the emulated path held the packet.
@@ -33,6 +37,10 @@ func (r TraceRecord) Virtual() time.Duration { return r.Departed - r.Arrived }
 
 // Late is how long after its virtual departure the packet was written.
 func (r TraceRecord) Late() time.Duration { return r.Written - r.Departed }
+
+// Work is how long the receiving kernel worked on the packet within its
+// write.
+func (r TraceRecord) Work() time.Duration { return r.Returned - r.Written }
 
 // maxTrace bounds one direction's trace: a test pings a few hundred times.
 const maxTrace = 4096
@@ -103,7 +111,7 @@ func (p *pipe) depart(pk *link.Packet) {
 
 // written stamps the write time of a traced packet, and counts every
 // packet in the lateness histogram and, beyond LateLimit, in st.Late.
-func (p *pipe) written(st *DirStats, pk *link.Packet, now time.Duration) {
+func (p *pipe) written(st *DirStats, pk *link.Packet, now, returned time.Duration) {
 	p.late.add(now - pk.Time)
 	if now-pk.Time > LateLimit {
 		st.Late.Add(1)
@@ -113,6 +121,7 @@ func (p *pipe) written(st *DirStats, pk *link.Packet, now time.Duration) {
 	}
 	p.trace.mu.Lock()
 	p.trace.recs[pk.Tag-1].Written = now
+	p.trace.recs[pk.Tag-1].Returned = returned
 	p.trace.mu.Unlock()
 }
 

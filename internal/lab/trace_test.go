@@ -15,9 +15,13 @@ type pinged struct {
 	Seq     int
 	RTT     time.Duration // ping's figure (printed to 0.1 ms at 10-100 ms)
 	Virtual time.Duration // the emulated path's hold of the request plus the reply
-	Late    time.Duration // how late after their virtual departures the forwarder wrote them
-	Up      TraceRecord   // the request
-	Down    TraceRecord   // the reply
+	// Late is how long after their virtual departures the forwarder's
+	// writes of them returned: its lateness plus the kernels' work within
+	// the writes (the reply made and sent on within the request's), time
+	// the hosts add that the forwarder measures.
+	Late time.Duration
+	Up   TraceRecord // the request
+	Down TraceRecord // the reply
 }
 
 // Excess is what the hosts added to the emulated path: ping's RTT minus
@@ -59,7 +63,7 @@ func pingTrace(t *testing.T, ns string, addr netip.Addr, count int, gap time.Dur
 			t.Fatalf("ping %d answered but the forwarder has no record of its request and reply", seq)
 		}
 		ps = append(ps, pinged{Seq: seq, RTT: time.Duration(ms * float64(time.Millisecond)), Virtual: u.Virtual() + d.Virtual(),
-			Late: u.Late() + d.Late(), Up: u, Down: d})
+			Late: u.Late() + u.Work() + d.Late() + d.Work(), Up: u, Down: d})
 	}
 	if len(ps) == 0 {
 		t.Fatalf("no ping answered:\n%s", out)

@@ -124,6 +124,44 @@ func TestRFC2544BackToBackHeldSender(t *testing.T) {
 	}
 }
 
+// TestRFC2544BackToBackSlowLongest: CI run 36's case. A 10 Mbit/s line
+// with a queue of 50 packets; the first send of a 51-frame burst is held
+// 1 ms halfway (a busy host), every other burst leaves at the
+// generator's rate. 51 frames pass whatever their rate (one in service,
+// 50 waiting), 52 at the generator's rate do not: the search ends with
+// 51 as its longest whole burst, sent slowly, which reads the queue
+// below 49 frames. Sent again at the usual rate it reads 50 ± 1.
+func TestRFC2544BackToBackSlowLongest(t *testing.T) {
+	const q = 50
+	p := &fakenet.Path{BaseRTT: 2 * time.Millisecond, RateBps: 10e6, QueuePackets: q, TrainHold: time.Millisecond, HeldTries: 1, HeldLength: q + 1}
+	res := run2544(t, p, result.RFC2544Config{LineRateBps: 10e6, FrameSizes: []int{512}, Directions: []vocab.Direction{vocab.Up},
+		Tests: []string{result.BenchBackToBack}, BurstTrials: 1})
+	s := res.Directions[vocab.Up].Sizes[0]
+	b := s.BackToBack
+	if b == nil {
+		t.Fatal("no back-to-back")
+	}
+	var slow float64 // the first, held, send of q+1 frames
+	sends := 0
+	for _, tr := range b.Trials {
+		if tr.Frames == q+1 {
+			sends++
+			if slow == 0 {
+				slow = tr.SendFPS
+			}
+		}
+	}
+	held := rfc2544.Buffer(q+1, s.LineFPS, slow)
+	t.Logf("longest %v, %d sends of %d frames, the first at %.0f frames/s (reads %.2f); generator %.0f frames/s; buffer %.2f frames (%d bursts)",
+		b.Longest, sends, q+1, slow, held, b.GeneratorFPS, b.BufferFrames, len(b.Trials))
+	if sends < 2 || held > q-1 {
+		t.Errorf("the fake did not make the case: %d sends of %d frames, the held one reads %.2f", sends, q+1, held)
+	}
+	if math.Abs(b.BufferFrames-q) > 1 || b.NoLimit {
+		t.Errorf("buffer %.2f frames, want %d ± 1", b.BufferFrames, q)
+	}
+}
+
 // TestRFC2544Lossy: a 2 Mbit/s line with BER 1e-6 loses at every rate:
 // zero-loss throughput collapses, the loss is judged rate-independent,
 // and the BER fitted to loss against size is within ×1.5, with the

@@ -47,13 +47,19 @@ func (b *BurstSearch) Record(n, lost int) {
 	}
 }
 
-// MaxTrials bounds a burst search's trials: two bisections of 1 … Max.
+// MaxResends bounds the sends again of a search's longest whole burst
+// when it left slower than the search's usual rate (it may have passed
+// a queue it did not fill; the method's back-to-back step).
+const MaxResends = 3
+
+// MaxTrials bounds a burst search's trials: two bisections of 1 … Max
+// and MaxResends.
 func (b *BurstSearch) MaxTrials() int {
 	n := 1
 	for m := b.Max; m > 0; m /= 2 {
 		n++
 	}
-	return 2*n + 1
+	return 2*n + 1 + MaxResends
 }
 
 // Buffer is the queue a burst of burst frames implies on a line carrying

@@ -60,6 +60,9 @@ type Path struct {
 	// (scheduled out between a stamp and its write, and saying so).
 	TrainHold time.Duration
 	HeldTries int
+	// HeldLength, with TrainHold and HeldTries, holds only trains of
+	// this many packets (0: of every length).
+	HeldLength int
 	// HeldShorter, with TrainHold, holds every send of a train shorter
 	// than this many packets as well: a host busy while a search's short
 	// bursts went and idle for its longest.
@@ -296,7 +299,7 @@ func (p *Path) heldTrain(cfg result.TrainConfig) bool {
 	}
 	k := trainKey{cfg.Packets, cfg.Size, cfg.Reverse}
 	p.trainSends[k]++
-	return p.trainSends[k] <= p.HeldTries
+	return p.trainSends[k] <= p.HeldTries && (p.HeldLength == 0 || cfg.Packets == p.HeldLength)
 }
 
 // chain builds the path's stages: MTU, policer, bottleneck, loss, delay.
