@@ -87,6 +87,19 @@ func TestRFC2544BackToBack(t *testing.T) {
 	}
 }
 
+// backToBack512 runs one back-to-back search of 512-byte frames up a
+// 10 Mbit/s line on p.
+func backToBack512(t *testing.T, p *fakenet.Path) (*result.RFC2544Size, *result.RFC2544BackToBack) {
+	t.Helper()
+	res := run2544(t, p, result.RFC2544Config{LineRateBps: 10e6, FrameSizes: []int{512}, Directions: []vocab.Direction{vocab.Up},
+		Tests: []string{result.BenchBackToBack}, BurstTrials: 1})
+	s := res.Directions[vocab.Up].Sizes[0]
+	if s.BackToBack == nil {
+		t.Fatal("no back-to-back")
+	}
+	return s, s.BackToBack
+}
+
 // TestRFC2544BackToBackHeldSender: a 10 Mbit/s line with a queue of 50
 // packets, its sender held 1 ms halfway through every burst shorter than
 // 50 frames (a busy host, CI beside a busy core) and not in the longer
@@ -97,13 +110,7 @@ func TestRFC2544BackToBack(t *testing.T) {
 func TestRFC2544BackToBackHeldSender(t *testing.T) {
 	const q = 50
 	p := &fakenet.Path{BaseRTT: 2 * time.Millisecond, RateBps: 10e6, QueuePackets: q, TrainHold: time.Millisecond, HeldShorter: q}
-	res := run2544(t, p, result.RFC2544Config{LineRateBps: 10e6, FrameSizes: []int{512}, Directions: []vocab.Direction{vocab.Up},
-		Tests: []string{result.BenchBackToBack}, BurstTrials: 1})
-	s := res.Directions[vocab.Up].Sizes[0]
-	b := s.BackToBack
-	if b == nil {
-		t.Fatal("no back-to-back")
-	}
+	s, b := backToBack512(t, p)
 	var fastest float64
 	for _, tr := range b.Trials {
 		fastest = max(fastest, tr.SendFPS)
@@ -134,13 +141,7 @@ func TestRFC2544BackToBackHeldSender(t *testing.T) {
 func TestRFC2544BackToBackSlowLongest(t *testing.T) {
 	const q = 50
 	p := &fakenet.Path{BaseRTT: 2 * time.Millisecond, RateBps: 10e6, QueuePackets: q, TrainHold: time.Millisecond, HeldTries: 1, HeldLength: q + 1}
-	res := run2544(t, p, result.RFC2544Config{LineRateBps: 10e6, FrameSizes: []int{512}, Directions: []vocab.Direction{vocab.Up},
-		Tests: []string{result.BenchBackToBack}, BurstTrials: 1})
-	s := res.Directions[vocab.Up].Sizes[0]
-	b := s.BackToBack
-	if b == nil {
-		t.Fatal("no back-to-back")
-	}
+	s, b := backToBack512(t, p)
 	var slow float64 // the first, held, send of q+1 frames
 	sends := 0
 	for _, tr := range b.Trials {
