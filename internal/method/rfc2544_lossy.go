@@ -70,8 +70,7 @@ func (r *rfc2544Runner) backToBack(dir vocab.Direction, s *result.RFC2544Size) (
 		b2b.MeanLong += float64(n) / float64(len(b2b.Longest))
 		b2b.BufferFrames += buffers[i] / float64(len(buffers))
 	}
-	slices.Sort(gen)
-	b2b.GeneratorFPS = stats.Percentile(gen, 50) // the median; 0 when no burst arrived whole
+	b2b.GeneratorFPS = median(gen) // 0 when no burst arrived whole
 	b2b.BufferBytes = b2b.BufferFrames * float64(s.FrameBytes)
 	if b2b.GeneratorFPS > 0 && b2b.GeneratorFPS <= s.LineFPS {
 		r.warn(fmt.Sprintf("%s %d B: the bursts left this host at %.0f frames/s, no faster than the line's %.0f: nothing queued, so back-to-back measured the generator, not a buffer", dir, s.FrameBytes, b2b.GeneratorFPS, s.LineFPS))
@@ -82,7 +81,7 @@ func (r *rfc2544Runner) backToBack(dir vocab.Direction, s *result.RFC2544Size) (
 
 // resent is whether a search's longest whole burst, low frames whose
 // fastest whole send left at fps, should be sent again: it reads the
-// buffer more than half a frame below what the rate usual would at its
+// buffer more than half a frame below what the usual rate would at its
 // length (the median of the whole bursts' rates so far, or the shortest
 // lost burst's rate when that was faster: CI run 40, beside a busy
 // core, read 48.51 frames for 50 from a 51-frame burst sent at the
