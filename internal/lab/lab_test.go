@@ -181,7 +181,7 @@ func checkHostNoise(t *testing.T, excess []time.Duration, lateMedian, floor time
 		t.Errorf("a ping saw %v less than the emulator held it: ping truncates to 0.1 ms, no more can be missing", -m)
 	}
 	if m, bound := quantile(excess, .5), floor+lateMedian; m > bound {
-		t.Errorf("ping's median RTT is %v above the emulator's hold, want at most %v (hosts %v + the forwarder's median lateness %v)", m, bound, floor, lateMedian)
+		t.Errorf("ping's median RTT is %v above the emulator's hold, want at most %v (hosts %v + the forwarder's median lateness and write work %v)", m, bound, floor, lateMedian)
 	}
 }
 
@@ -236,7 +236,7 @@ func TestAddedRTT(t *testing.T) {
 			for i, p := range ps {
 				rtts[i] = ms(p.RTT)
 			}
-			t.Logf("emulator %.6f ms (20 ms + %.6f ms serialisation); forwarder late median %.3f ms, max %.3f ms (both ways); "+
+			t.Logf("emulator %.6f ms (20 ms + %.6f ms serialisation); forwarder late + write work median %.3f ms, max %.3f ms (both ways); "+
 				"ping median %.1f ms, excess over the emulator min %.3f, median %.3f, max %.3f ms",
 				ms(want), ms(2*ser), ms(quantile(late, .5)), ms(quantile(late, 1)), median(rtts),
 				ms(quantile(excess, 0)), ms(quantile(excess, .5)), ms(quantile(excess, 1)))
@@ -372,7 +372,7 @@ func TestQueueDelay(t *testing.T) {
 	idleEx := excesses(idle)
 	t.Logf("emulator's hold of a ping: min %.3f, median %.3f, max %.3f ms; the issue's base + queue × 8 / rate %.3f ms",
 		ms(quantile(virtual, 0)), ms(quantile(virtual, .5)), ms(quantile(virtual, 1)), ms(issue))
-	t.Logf("ping: median %.1f, p90 %.1f, max %.1f ms; excess over the emulator idle median %.3f p95 %.3f, loaded median %.3f max %.3f ms; forwarder late median %.3f ms",
+	t.Logf("ping: median %.1f, p90 %.1f, max %.1f ms; excess over the emulator idle median %.3f p95 %.3f, loaded median %.3f max %.3f ms; forwarder late + write work median %.3f ms",
 		ms(quantile(rtt, .5)), ms(quantile(rtt, .9)), ms(quantile(rtt, 1)), ms(quantile(idleEx, .5)), ms(quantile(idleEx, .95)),
 		ms(quantile(excess, .5)), ms(quantile(excess, 1)), ms(quantile(late, .5)))
 	if got := quantile(virtual, 1); math.Abs(float64(got-issue))/float64(issue) > 0.05 {

@@ -148,7 +148,7 @@ func sitesRTT(t *testing.T, s *Sites, i, j int) {
 		t.Fatalf("only %d of %d pings met an empty path", len(excess), len(ps))
 	}
 	med := median(rtts)
-	t.Logf("truth %.3f ms; emulator %.6f ms; ping median %.2f ms, excess median %.3f ms; forwarder late median %.3f ms",
+	t.Logf("truth %.3f ms; emulator %.6f ms; ping median %.2f ms, excess median %.3f ms; forwarder late + write work median %.3f ms",
 		ms(rtt), ms(want), med, ms(quantile(excess, .5)), ms(quantile(late, .5)))
 	checkHostNoise(t, excess, quantile(late, .5), tunFloor)
 	if math.Abs(med-ms(rtt)) > 1 {
