@@ -109,13 +109,14 @@ func cloneValues(v url.Values) url.Values {
 	return c
 }
 
-// migrateSQLite migrates under an exclusive flock(2) on PATH-lock, a
-// file beside the database that stays: SQLite's own locks cannot cover
-// goose's several transactions.
+// migrateSQLite opens the writer's connection and migrates under an
+// exclusive flock(2) on PATH-lock, a file beside the database that
+// stays: SQLite's own locks cannot cover goose's several transactions,
+// nor a new database's first switch to WAL, which two processes opening
+// it at once would race (the loser's PRAGMA journal_mode fails with
+// SQLITE_BUSY at once, without waiting out the busy timeout: CI saw
+// it in TestTwoProcesses).
 func (d *DB) migrateSQLite(ctx context.Context, path string) error {
-	if err := d.w.PingContext(ctx); err != nil {
-		return fmt.Errorf("store: cannot open SQLite database %s: %w (is it writable, its directory too?)", path, err)
-	}
 	lockPath := path + "-lock"
 	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
@@ -126,6 +127,9 @@ func (d *DB) migrateSQLite(ctx context.Context, path string) error {
 		return fmt.Errorf("store: locking %s to migrate: %w", lockPath, err)
 	}
 	defer syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	if err := d.w.PingContext(ctx); err != nil {
+		return fmt.Errorf("store: cannot open SQLite database %s: %w (is it writable, its directory too?)", path, err)
+	}
 	return d.migrate(ctx, goose.DialectSQLite3)
 }
 
