@@ -117,9 +117,10 @@ func (p *prober) routineRead() {
 			}
 			continue // ICMP errors surface as read errors on connected UDP
 		}
-		now := p.clk.Since()
+		read := time.Now()
+		now := read.Sub(p.clk.Start())
 		if stamped {
-			now = arrival(now, sockopt.ParseRxStamp(oob[:oobn]))
+			now = arrival(now, read, sockopt.ParseRxStamp(oob[:oobn]))
 		}
 		h, err := wire.ParseUDP(buf[:n])
 		if err != nil || h.Type != wire.UDPEchoReply || h.Cookie != p.cookie {
@@ -168,18 +169,23 @@ func (p *prober) lessHold(rtt time.Duration, h wire.UDPHeader, b []byte) time.Du
 	return rtt - time.Duration(ns)
 }
 
-// arrival is when a reply read at now (on the prober's clock) reached
-// this host: the kernel's receive stamp, moved onto the clock by the
-// wall time between the stamp and the read, so the round trip does not
+// arrival is when a reply read at now (on the prober's clock; read is
+// the same instant as one time.Now, wall and monotonic) reached this
+// host: the kernel's receive stamp, moved onto the clock by the wall
+// time between the stamp and the read. Both readings are one: a lag
+// taken by a second clock reading after now would count any pause
+// between the two (a preempted reader) as the reply's lag and make the
+// round trip shorter than the path (CI's fleet mesh read a 16 ms path
+// as 15.59 ms). The stamp is used so that the round trip does not
 // count how long this reader took to be scheduled (on a 2-vCPU VM a
 // halted CPU's wake-up alone is up to 1 ms at p99: docs/lab.md). A
 // stamp missing, ahead of the wall clock or more than maxReadLag before
 // it (the wall clock stepped) leaves the read time.
-func arrival(now time.Duration, st sockopt.RxStamp) time.Duration {
+func arrival(now time.Duration, read time.Time, st sockopt.RxStamp) time.Duration {
 	if !st.Stamped {
 		return now
 	}
-	if lag := time.Since(st.At); lag >= 0 && lag <= maxReadLag && lag <= now {
+	if lag := read.Round(0).Sub(st.At); lag >= 0 && lag <= maxReadLag && lag <= now {
 		return now - lag
 	}
 	return now

@@ -135,7 +135,6 @@ func (u *udpRun) receive(ctx context.Context) {
 	stop := context.AfterFunc(ctx, func() { _ = u.uc.SetReadDeadline(time.Unix(1, 0)) })
 	defer stop()
 	in := flow.NewUDPIn(u.uc, flow.MaxBatch, 65536, sockopt.RxStampSpace)
-	startNs := u.clk.Start().UnixNano()
 	for {
 		n, err := in.Read()
 		if err != nil {
@@ -146,21 +145,22 @@ func (u *udpRun) receive(ctx context.Context) {
 		}
 		for i := range n {
 			b, oob := in.Buf(i)
-			now := u.clk.Since()
+			read := time.Now()
 			st := sockopt.ParseRxStamp(oob)
 			if st.Counted {
 				// the socket is this test's own, and the kernel sends its
 				// count only once it has dropped one: all are this test's
 				u.drops.Store(uint64(st.Drops))
 			}
-			flow.Segments(b, st.GSOSize, func(seg []byte) { u.datagram(seg, now, st, startNs) })
+			flow.Segments(b, st.GSOSize, func(seg []byte) { u.datagram(seg, read, st) })
 		}
 	}
 }
 
-// datagram accounts for one datagram received at now (st: what the
-// kernel said of its arrival): the stream's data, or a probe's reply.
-func (u *udpRun) datagram(b []byte, now time.Duration, st sockopt.RxStamp, startNs int64) {
+// datagram accounts for one datagram read at read (st: what the kernel
+// said of its arrival): the stream's data, or a probe's reply.
+func (u *udpRun) datagram(b []byte, read time.Time, st sockopt.RxStamp) {
+	now := read.Sub(u.clk.Start())
 	h, err := wire.ParseUDP(b)
 	if err != nil || !h.Matches(u.s.accept.Cookie) {
 		return
@@ -171,10 +171,12 @@ func (u *udpRun) datagram(b []byte, now time.Duration, st sockopt.RxStamp, start
 	case wire.UDPEchoReply:
 		rtt := now - time.Duration(h.SentNs)
 		// The kernel's stamp is on the wall clock, the send's on the
-		// monotonic one: the stamp's round trip is taken only when the
-		// two agree (above 0 and not after the read), as icmpping does.
-		if k := time.Duration(st.At.UnixNano() - startNs - h.SentNs); st.Stamped && k > 0 && k <= rtt {
-			rtt = k
+		// monotonic one: the read's lag behind the stamp is measured on
+		// the wall clock at the read's own instant and taken out of the
+		// monotonic round trip when believable (not negative, not the
+		// whole round trip), as the prober does (arrival).
+		if lag := read.Round(0).Sub(st.At); st.Stamped && lag >= 0 && lag < rtt {
+			rtt -= lag
 		}
 		u.lat.Add(u.probeIndex(h.Seq), rtt)
 	}
