@@ -24,8 +24,6 @@ func TestEngineMirror(t *testing.T) {
 		file, name string
 		want       time.Duration
 	}{
-		{"serve/serve.go", "endGrace", endGrace},
-		{"flow/tcp.go", "drainMax", endGrace - time.Second}, // endGrace is the drain and a second
 		{"tester/tcp.go", "bytesModeMaxRun", bytesModeMaxRun},
 		{"tester/tcp.go", "idleProbeGap", idleProbeGap},
 		{"tester/sweep.go", "probeReplyWait", probeReplyWait},
