@@ -52,15 +52,15 @@ const (
 
 // sessionMargin is one session's time beyond its own, at rtt.
 func sessionMargin(rtt time.Duration) time.Duration {
-	return satAdd(satMul(handshakeRTTs+endRTTs, max(rtt, 0)), sessionSetup)
+	return SatAdd(SatMul(handshakeRTTs+endRTTs, max(rtt, 0)), sessionSetup)
 }
 
-// slot is c's slot at rtt: its own time, each session's margin, each
+// Slot is c's slot at rtt: its own time, each session's margin, each
 // TCP test's end grace, and the guard.
-func (c cost) slot(rtt time.Duration) time.Duration {
-	s := satAdd(guard, c.run)
-	s = satAdd(s, satMul(c.sessions, sessionMargin(rtt)))
-	return satAdd(s, satMul(c.tcp, wire.EndGrace))
+func (c Cost) Slot(rtt time.Duration) time.Duration {
+	s := SatAdd(guard, c.Run)
+	s = SatAdd(s, SatMul(c.Sessions, sessionMargin(rtt)))
+	return SatAdd(s, SatMul(c.TCP, wire.EndGrace))
 }
 
 // Slot is the time to book for one session of length on a path of round
@@ -71,7 +71,7 @@ func (c cost) slot(rtt time.Duration) time.Duration {
 // and the path MTU search waits for timeouts of 4 RTTs: SlotFor costs
 // any kind whole.
 func Slot(length, rtt time.Duration) time.Duration {
-	return cost{run: length, sessions: 1, tcp: 1}.slot(rtt)
+	return Cost{Run: length, Sessions: 1, TCP: 1}.Slot(rtt)
 }
 
 // SlotFor is the time to book for a test of this kind with cfg (as
@@ -83,9 +83,9 @@ func Slot(length, rtt time.Duration) time.Duration {
 // maximum, not its mean), and a pessimistic one for a path not yet
 // measured.
 func (k Costing) SlotFor(cfg json.RawMessage, rtt time.Duration) (time.Duration, error) {
-	c, err := k.costFor(cfg, rtt)
+	c, err := k.CostAt(cfg, rtt)
 	if err != nil {
 		return 0, err
 	}
-	return c.slot(rtt), nil
+	return c.Slot(rtt), nil
 }
