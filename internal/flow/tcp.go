@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fullpipe/fullpipe/internal/sockopt"
+	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
 // DefaultWriteSize is the size of one write on a TCP stream when the test
@@ -103,20 +104,16 @@ func SendTCP(ctx context.Context, c *net.TCPConn, spec SendSpec, ctr *Counter) e
 	return err
 }
 
-// drainMax bounds how long a sender waits for its last bytes to be
-// acknowledged.
-const drainMax = 5 * time.Second
-
 // drain waits until everything written has been acknowledged (SIOCOUTQ
 // is 0), so that the TCP_INFO sampled after the sender returns counts
-// every byte sent and retransmitted. It gives up after drainMax, when ctx
-// ends, or when the socket fails.
+// every byte sent and retransmitted. It gives up after wire.DrainMax,
+// when ctx ends, or when the socket fails.
 func drain(ctx context.Context, c *net.TCPConn) {
 	rc, err := c.SyscallConn()
 	if err != nil {
 		return
 	}
-	deadline := time.Now().Add(drainMax)
+	deadline := time.Now().Add(wire.DrainMax)
 	for ctx.Err() == nil && time.Now().Before(deadline) {
 		if q, err := sockopt.OutQ(rc); err != nil || q == 0 {
 			return

@@ -8,12 +8,13 @@
 // kind's own code) and need not list the kinds themselves.
 //
 // The table holds each kind's document and config (result's row), what
-// it costs a schedule (schedule's Costing), how it runs (method's
-// Runner), its text and page (report's Renderer) and its headline
-// figures (this package's); the test walks every row end to end
-// (TestEveryKind). A new kind is its own files in those packages (its
-// document and config with a row in result.Kinds, its Costing, Runner
-// and Renderer, its page template in report's list), a row here, a
+// it costs a schedule (a schedule.Costing of method's cost of the kind:
+// its plan, or its one engine test's), how it runs (method's Runner),
+// its text and page (report's Renderer) and its headline figures (this
+// package's); the test walks every row end to end (TestEveryKind). A
+// new kind is its own files in those packages (its document and config
+// with a row in result.Kinds, its cost and Runner, its Renderer, its
+// page template in report's list), a row here, a
 // command in the CLI's table and the kind's name in the docs' lists:
 // TestEveryKind, TestDocsNameEveryKind and the CLI's TestCommandPerKind
 // fail on any one forgotten.
@@ -45,19 +46,23 @@ type Kind struct {
 }
 
 // table is every kind, in the order the tool lists them.
+// The cost column is each kind's own (method's TCPCost, RFC6349Cost,
+// ...) and whether it needs its agents to itself: the throughput tests
+// do (two on one agent at once would measure each other); rtt, mtu and
+// stamp send a few small probes and share them.
 var table = []Kind{
-	row("tcp", schedule.TCP, method.TCPRunner, report.RenderTCP, figuresOf(tcpFigures)),
-	row("udp", schedule.UDP, method.UDPRunner, report.RenderUDP, figuresOf(udpFigures)),
-	row("rtt", schedule.RTT, method.RTTRunner, report.RenderRTT, figuresOf(rttFigures)),
-	row("mtu", schedule.MTU, method.PMTURunner, report.RenderMTU, nil),
-	row("trains", schedule.Trains, method.TrainsRunner, report.RenderTrains, figuresOf(trainsFigures)),
-	row("rfc6349", schedule.RFC6349, method.RFC6349Runner, report.RenderRFC6349, figuresOf(rfc6349Figures)),
-	row("sweep-window", schedule.WindowSweep, method.WindowSweepRunner, report.RenderWindowSweep, figuresOf(windowSweepFigures)),
-	row("sweep-msglen", schedule.MsgLenSweep, method.MsgLenSweepRunner, report.RenderMsgLenSweep, figuresOf(msgLenSweepFigures)),
-	row("ping", schedule.Ping, method.PingRunner, report.RenderPing, figuresOf(pingFigures)),
-	row("stamp", schedule.STAMP, method.STAMPRunner, report.RenderSTAMP, figuresOf(stampFigures)),
-	row("rfc2544", schedule.RFC2544, method.RFC2544Runner, report.RenderRFC2544, figuresOf(rfc2544Figures)),
-	row("y1564", schedule.Y1564, method.Y1564Runner, report.RenderY1564, figuresOf(y1564Figures)),
+	row("tcp", schedule.Costed(true, method.TCPCost), method.TCPRunner, report.RenderTCP, figuresOf(tcpFigures)),
+	row("udp", schedule.Costed(true, method.UDPCost), method.UDPRunner, report.RenderUDP, figuresOf(udpFigures)),
+	row("rtt", schedule.Costed(false, method.RTTCost), method.RTTRunner, report.RenderRTT, figuresOf(rttFigures)),
+	row("mtu", schedule.Costed(false, method.PMTUCost), method.PMTURunner, report.RenderMTU, nil),
+	row("trains", schedule.Costed(true, method.TrainsCost), method.TrainsRunner, report.RenderTrains, figuresOf(trainsFigures)),
+	row("rfc6349", schedule.Costed(true, method.RFC6349Cost), method.RFC6349Runner, report.RenderRFC6349, figuresOf(rfc6349Figures)),
+	row("sweep-window", schedule.Costed(true, method.WindowSweepCost), method.WindowSweepRunner, report.RenderWindowSweep, figuresOf(windowSweepFigures)),
+	row("sweep-msglen", schedule.Costed(true, method.MsgLenSweepCost), method.MsgLenSweepRunner, report.RenderMsgLenSweep, figuresOf(msgLenSweepFigures)),
+	row("ping", schedule.Costed(true, method.PingCost), method.PingRunner, report.RenderPing, figuresOf(pingFigures)),
+	row("stamp", schedule.Costed(false, method.STAMPCost), method.STAMPRunner, report.RenderSTAMP, figuresOf(stampFigures)),
+	row("rfc2544", schedule.Costed(true, method.RFC2544Cost), method.RFC2544Runner, report.RenderRFC2544, figuresOf(rfc2544Figures)),
+	row("y1564", schedule.Costed(true, method.Y1564Cost), method.Y1564Runner, report.RenderY1564, figuresOf(y1564Figures)),
 }
 
 // row is the kind a schedule calls name, with its columns. A name no

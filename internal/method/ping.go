@@ -10,7 +10,9 @@ import (
 
 	"github.com/fullpipe/fullpipe/internal/ping"
 	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/schedule"
 	"github.com/fullpipe/fullpipe/internal/stats"
+	"github.com/fullpipe/fullpipe/internal/tester"
 	"github.com/fullpipe/fullpipe/internal/version"
 )
 
@@ -46,6 +48,19 @@ func Ping(ctx context.Context, n Network, cfg result.PingConfig, progress Progre
 	}
 	out.Warnings = append(out.Warnings, pingWarnings(out)...)
 	return out, err
+}
+
+// PingCost is a single-ended test's plan (Ping): one run, or a rate
+// search of at most ping.MaxTrials trials, each its probes, which fill
+// at most TrialDuration (result.PingConfig.Trial), and the wait for late
+// replies. No session (no responder); exclusive all the same, as a rate
+// search loads the path.
+func PingCost(cfg result.PingConfig, _ time.Duration) (schedule.Cost, error) {
+	if !cfg.RateSearch {
+		return tester.PingCost(cfg), nil
+	}
+	trial := schedule.Cost{Run: schedule.SatAdd(cfg.TrialDuration, cfg.Wait)}
+	return trial.Times(ping.MaxTrials), nil
 }
 
 // host is the host of a target's HOST:PORT: single-ended tests use no

@@ -11,6 +11,8 @@ import (
 	"github.com/fullpipe/fullpipe/internal/frame"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/rfc2544"
+	"github.com/fullpipe/fullpipe/internal/schedule"
+	"github.com/fullpipe/fullpipe/internal/tester"
 	"github.com/fullpipe/fullpipe/internal/version"
 	"github.com/fullpipe/fullpipe/internal/vocab"
 )
@@ -70,10 +72,65 @@ func RunRFC2544(ctx context.Context, n Network, cfg result.RFC2544Config, progre
 	return r.res, nil
 }
 
+// latencyReplyAllowance is what the plan allows each latency trial past
+// its drain for its probes' last replies: the stream reads them within
+// the drain, and the allowance keeps the slot the fleet has always
+// booked for a trial.
+const latencyReplyAllowance = 500 * time.Millisecond
+
+// RFC2544Cost is an RFC 2544 run's plan (RunRFC2544) on a path of round
+// trip rtt: the idle RTT test first when latency is asked, then each
+// direction's frame sizes at their longest (rfc2544SizePlan).
+func RFC2544Cost(cfg result.RFC2544Config, rtt time.Duration) (schedule.Cost, error) {
+	var all schedule.Cost
+	if cfg.Has(result.BenchLatency) {
+		all = all.Plus(tester.RTTCost(idleRTTTest()))
+	}
+	for _, dir := range cfg.Directions {
+		for _, bytes := range cfg.FrameSizes {
+			all = all.Plus(rfc2544SizePlan(cfg, dir, bytes, rtt))
+		}
+	}
+	return all, nil
+}
+
+// rfc2544SizePlan is the benchmarks at one frame size (size), every
+// stream trial run maxTries times: the throughput search's most trials,
+// the latency trials with latencyReplyAllowance each, the frame-loss
+// steps, and each burst search's most bursts. A burst's frames leave
+// back to back at the generator's fastest, which may be slower than the
+// line (and then nothing queues): each is allowed BurstTime to arrive,
+// what the longest burst takes at the line rate.
+func rfc2544SizePlan(cfg result.RFC2544Config, dir vocab.Direction, bytes int, rtt time.Duration) schedule.Cost {
+	line := rfc2544.LineFPS(float64(cfg.LineRateBps), bytes)
+	trial := tester.UDPCost(trialStream(cfg, dir, frame.UDPPayload(bytes, cfg.IPv6), line, 0)).Times(maxTries)
+	var s schedule.Cost
+	if cfg.Has(result.BenchThroughput) {
+		s = s.Plus(trial.Times(throughputSearch(cfg, line).MaxTrials()))
+		if cfg.Has(result.BenchLatency) {
+			s = s.Plus(trial.Plus(schedule.Cost{Run: latencyReplyAllowance}).Times(cfg.LatencyTrials))
+		}
+	}
+	if cfg.Has(result.BenchLoss) {
+		s = s.Plus(trial.Times(len(rfc2544.LossSteps())))
+	}
+	if cfg.Has(result.BenchBackToBack) {
+		most := longestBurst(cfg, line)
+		b := burstTrain(cfg, dir, bytes, most)
+		span := max(tester.TrainSpan(b, float64(cfg.LineRateBps)), cfg.BurstTime)
+		s = s.Plus(tester.TrainCost(b, span, rtt).Times(rfc2544.NewBurstSearch(most).MaxTrials() * cfg.BurstTrials))
+	}
+	return s
+}
+
+// idleRTTTest is the idle RTT test the latency table is set against: 20
+// probes, the rest at the defaults.
+func idleRTTTest() result.RTTConfig { return result.RTTConfig{Count: 20} }
+
 // measureBase measures the idle round trip the latency table is set
 // against.
 func (r *rfc2544Runner) measureBase() error {
-	rt, err := r.net.RTT(r.ctx, result.RTTConfig{Count: 20}, nil)
+	rt, err := r.net.RTT(r.ctx, idleRTTTest(), nil)
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, result.ErrPartial) {
 			return err
@@ -123,6 +180,14 @@ func (r *rfc2544Runner) size(dir vocab.Direction, bytes int) (*result.RFC2544Siz
 	return s, nil
 }
 
+// trialStream is a trial's stream in direction dir: payload-byte
+// datagrams at fps frames/s for the trial's time, a latency probe every
+// echo of them (0: none), then the drain.
+func trialStream(c result.RFC2544Config, dir vocab.Direction, payload int, fps float64, echo int) result.UDPConfig {
+	return result.UDPConfig{RateBps: max(1, int64(math.Round(fps*float64(payload)*8))), Size: payload,
+		Duration: c.Trial, Reverse: dir == vocab.Down, Drain: c.Drain, EchoEvery: echo, Interval: c.Trial}
+}
+
 // trial runs one stream of frame bytes at fps frames/s, with a latency
 // probe every echo frames (0: none). A stream that lost frames while its
 // sender fell behind its schedule (and caught up in a burst, which a
@@ -131,8 +196,7 @@ func (r *rfc2544Runner) size(dir vocab.Direction, bytes int) (*result.RFC2544Siz
 // times in all: on a shared host that may pass. When none passes, the
 // trial is generator-limited: its loss is not the path's to read.
 func (r *rfc2544Runner) trial(dir vocab.Direction, s *result.RFC2544Size, fps float64, echo int) (result.RFC2544Trial, *result.UDP, error) {
-	cfg := result.UDPConfig{RateBps: max(1, int64(math.Round(fps*float64(s.PayloadBytes)*8))), Size: s.PayloadBytes,
-		Duration: r.cfg.Trial, Reverse: dir == vocab.Down, Drain: r.cfg.Drain, EchoEvery: echo, Interval: r.cfg.Trial}
+	cfg := trialStream(r.cfg, dir, s.PayloadBytes, fps, echo)
 	var t result.RFC2544Trial
 	for try := 1; ; try++ {
 		res, err := r.net.UDP(r.ctx, cfg, nil)
@@ -198,11 +262,17 @@ func trialLine(what string, t result.RFC2544Trial) string {
 	return fmt.Sprintf("%s at %.0f frames/s (%.1f %% of the line): %d sent, %d lost (%.3g %%)%s", what, t.OfferedFPS, t.PctOfLine, t.Sent, t.Sent-t.Received, t.LossPct, gen)
 }
 
+// throughputSearch is §26.1's search at a line of lineFPS frames/s: to
+// the resolution, for zero loss and the loss ratio at once.
+func throughputSearch(c result.RFC2544Config, lineFPS float64) *rfc2544.Search {
+	return rfc2544.NewSearch(lineFPS, lineFPS*c.ResolutionPct/100, c.LossRatioPct/100)
+}
+
 // searchThroughput is §26.1: the search (rfc2544.Search) from the line
 // rate down, to the resolution, for zero loss and the loss ratio at once.
 // A generator-limited trial ends it: the path was not what limited.
 func (r *rfc2544Runner) searchThroughput(dir vocab.Direction, s *result.RFC2544Size) (*result.RFC2544Throughput, error) {
-	srch := rfc2544.NewSearch(s.LineFPS, s.LineFPS*r.cfg.ResolutionPct/100, r.cfg.LossRatioPct/100)
+	srch := throughputSearch(r.cfg, s.LineFPS)
 	tp := &result.RFC2544Throughput{}
 	for i, max := 0, srch.MaxTrials(); i < max; i++ {
 		fps, ok := srch.Next()

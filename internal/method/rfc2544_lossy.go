@@ -31,7 +31,7 @@ import (
 // burst sent at 57,000 frames/s when a 52-frame one, lost, went at the
 // generator's usual rate.
 func (r *rfc2544Runner) backToBack(dir vocab.Direction, s *result.RFC2544Size) (*result.RFC2544BackToBack, error) {
-	most := min(result.MaxRFC2544Burst, max(2, int(s.LineFPS*r.cfg.BurstTime.Seconds())))
+	most := longestBurst(r.cfg, s.LineFPS)
 	b2b := &result.RFC2544BackToBack{MaxTried: most}
 	var gen, buffers []float64
 	for range r.cfg.BurstTrials {
@@ -99,13 +99,27 @@ func median(v []float64) float64 {
 	return stats.Percentile(slices.Sorted(slices.Values(v)), 50)
 }
 
+// longestBurst is the longest burst a search tries at a line of lineFPS
+// frames/s: BurstTime's frames at the line rate, at least 2 and at most
+// result.MaxRFC2544Burst.
+func longestBurst(c result.RFC2544Config, lineFPS float64) int {
+	return min(result.MaxRFC2544Burst, max(2, int(lineFPS*c.BurstTime.Seconds())))
+}
+
+// burstTrain is a burst of n frames of frameBytes in direction dir, back
+// to back (no pace: the generator's fastest), its overhead the frame's
+// headers and the gap around the payload, then the drain.
+func burstTrain(c result.RFC2544Config, dir vocab.Direction, frameBytes, n int) result.TrainConfig {
+	payload := frame.UDPPayload(frameBytes, c.IPv6)
+	return result.TrainConfig{Packets: n, Size: payload, Overhead: frameBytes + frame.EthernetGap - payload,
+		Reverse: dir == vocab.Down, Drain: c.Drain}
+}
+
 // burst sends one back-to-back burst of n frames of size s and returns
 // how many arrived and the rate it left at (frames/s, on the sender's
 // clock over the burst).
 func (r *rfc2544Runner) burst(dir vocab.Direction, s *result.RFC2544Size, n int) (got int, fps float64, err error) {
-	cfg := result.TrainConfig{Packets: n, Size: s.PayloadBytes, Overhead: s.FrameBytes + frame.EthernetGap - s.PayloadBytes,
-		Reverse: dir == vocab.Down, Drain: r.cfg.Drain}
-	res, err := r.net.Train(r.ctx, cfg)
+	res, err := r.net.Train(r.ctx, burstTrain(r.cfg, dir, s.FrameBytes, n))
 	if err != nil {
 		return 0, 0, fmt.Errorf("%s %d B: burst of %d frames: %w", dir, s.FrameBytes, n, err)
 	}

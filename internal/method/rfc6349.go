@@ -15,8 +15,11 @@ import (
 
 	"github.com/fullpipe/fullpipe/internal/ber"
 	"github.com/fullpipe/fullpipe/internal/frame"
+	"github.com/fullpipe/fullpipe/internal/pathmtu"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/rfc6349"
+	"github.com/fullpipe/fullpipe/internal/schedule"
+	"github.com/fullpipe/fullpipe/internal/tester"
 	"github.com/fullpipe/fullpipe/internal/version"
 	"github.com/fullpipe/fullpipe/internal/vocab"
 	"github.com/fullpipe/fullpipe/internal/wire"
@@ -147,6 +150,20 @@ func (r *runner) stepBaseline() error {
 	return nil
 }
 
+// Step 2's baseline: at most baselineSeries series of probes (a second
+// when the first disagrees with TCP), each of baselineProbeCount small
+// UDP probes baselineProbeGap apart.
+const (
+	baselineSeries     = 2
+	baselineProbeCount = 20
+	baselineProbeGap   = 20 * time.Millisecond
+)
+
+// baselineProbes is one series of step 2's baseline.
+func baselineProbes() result.RTTConfig {
+	return result.RTTConfig{Count: baselineProbeCount, Interval: baselineProbeGap, Size: 64}
+}
+
 // measureBaseline takes the minimum of 20 UDP probes before any load and
 // checks it against TCP's own minimum RTT on the probe session's control
 // connection (rfc6349.BaselineAgrees). A series that disagrees is not
@@ -156,8 +173,8 @@ func (r *runner) stepBaseline() error {
 func (r *runner) measureBaseline() error {
 	var tcpMin time.Duration
 	var whys []string
-	for range 2 {
-		rt, err := r.net.RTT(r.ctx, result.RTTConfig{Count: 20, Interval: 20 * time.Millisecond, Size: 64}, nil)
+	for range baselineSeries {
+		rt, err := r.net.RTT(r.ctx, baselineProbes(), nil)
 		if err != nil {
 			return err
 		}
@@ -220,6 +237,23 @@ func (r *runner) crossCheckBaseline(dir vocab.Direction, tcpMin time.Duration) {
 	}
 }
 
+// Step 2's bottleneck search: streams of bbStreamTime, counted for
+// bbDrain more, each sent at most bbTries times (one its sender's host
+// held back, a moment of CPU starvation or hypervisor steal that is
+// often brief, is sent again, once).
+const (
+	bbStreamTime = 2 * time.Second
+	bbDrain      = 300 * time.Millisecond
+	bbTries      = 2
+)
+
+// bbStream is one of step 2's streams in direction dir: payload-byte
+// datagrams at rateBps.
+func bbStream(dir vocab.Direction, rateBps int64, payload int) result.UDPConfig {
+	return result.UDPConfig{RateBps: rateBps, Size: payload, Duration: bbStreamTime,
+		Reverse: dir == vocab.Down, Interval: time.Second, Drain: bbDrain}
+}
+
 // measureBB searches for the bottleneck bandwidth (rfc6349.BBSearch)
 // with paced UDP streams of the largest packets the path MTU allows,
 // rates at layer 2. It returns BB, the loss of the stream at the CIR,
@@ -229,15 +263,13 @@ func (r *runner) measureBB(dir vocab.Direction) (bb, loss, line float64, err err
 	ip := r.mtu[dir]
 	payload := ip - frame.IPv4UDP
 	wire := float64(ip + r.link.Overhead)
-	hostHeld := false // a probe the sender could not send as asked, twice
-	// udp sends one probe; one its sender's host held back (a moment of
-	// CPU starvation or hypervisor steal is often brief) is sent again,
-	// once.
+	hostHeld := false // a probe the sender could not send as asked, bbTries times
+	// udp sends one probe, up to bbTries times while its sender's host
+	// held it back.
 	udp := func(l2 float64) (res *result.UDP, got float64, err error) {
 		rate := int64(l2 * float64(payload) / wire)
-		for try := 0; try < 2; try++ {
-			res, err = r.net.UDP(r.ctx, result.UDPConfig{RateBps: rate, Size: payload, Duration: 2 * time.Second,
-				Reverse: dir == vocab.Down, Interval: time.Second, Drain: 300 * time.Millisecond}, r.udpSample(dir))
+		for try := 0; try < bbTries; try++ {
+			res, err = r.net.UDP(r.ctx, bbStream(dir, rate, payload), r.udpSample(dir))
 			if err != nil {
 				return nil, 0, err
 			}
@@ -348,9 +380,17 @@ func (r *runner) ceiling(dir vocab.Direction, mss int) float64 {
 	return rfc6349.MaxTCPThroughput(r.bb[dir], r.mtu[dir], mss, r.link)
 }
 
+// stepTCP is what every step's TCP test in direction dir shares: its
+// duration d, its direction, one-second intervals. r.tcp adds its
+// streams, window, congestion control and MSS.
+func stepTCP(dir vocab.Direction, d time.Duration) result.TCPConfig {
+	return result.TCPConfig{Duration: d, Reverse: dir == vocab.Down, Interval: time.Second}
+}
+
 func (r *runner) tcp(dir vocab.Direction, conns, window int, d time.Duration, cc string) (*result.TCP, *result.TCPDirection, error) {
-	res, err := r.net.TCP(r.ctx, result.TCPConfig{Streams: conns, Duration: d, Window: window, CC: cc,
-		Reverse: dir == vocab.Down, Interval: time.Second, MSS: r.mss()}, r.tcpSample(dir))
+	cfg := stepTCP(dir, d)
+	cfg.Streams, cfg.Window, cfg.CC, cfg.MSS = conns, window, cc, r.mss()
+	res, err := r.net.TCP(r.ctx, cfg, r.tcpSample(dir))
 	if err != nil {
 		return res, nil, err
 	}
@@ -419,23 +459,30 @@ func (r *runner) stepWalk() error {
 // up to twice the BDP fills and overflows within the sweep.
 const sweepSpan = 3.0
 
-// stepSweep runs sweep window per direction: SweepPoints windows evenly
-// from sweepSpan × BDP / SweepPoints to sweepSpan × BDP, reno (a window-
-// only limit before loss), delay probes every 100 ms.
+// sweepConfig is step 3b's sweep window in direction dir, for segments
+// of seg bytes (0: a 1500-byte MTU's) and a BDP of bdp bytes:
+// SweepPoints windows evenly from sweepSpan × BDP / SweepPoints to
+// sweepSpan × BDP (none below a segment), reno (a window-only limit
+// before loss), delay probes every 100 ms.
+func sweepConfig(c result.RFC6349Config, dir vocab.Direction, seg int, bdp float64) result.WindowSweepConfig {
+	if seg <= 0 {
+		seg = 1448
+	}
+	cfg := result.WindowSweepConfig{MSS: seg, Duration: c.StepDuration, Reverse: dir == vocab.Down, CC: "reno",
+		ProbeDSCPs: []int{0}, ProbeGap: 100 * time.Millisecond, BaselineProbes: 10, Settle: c.StepDuration / 3,
+		Interval: 200 * time.Millisecond, Seed: 1}
+	for i := 1; i <= c.SweepPoints; i++ {
+		cfg.Windows = append(cfg.Windows, max(seg, int(sweepSpan*bdp*float64(i)/float64(c.SweepPoints))))
+	}
+	return cfg
+}
+
+// stepSweep runs sweep window per direction (sweepConfig).
 func (r *runner) stepSweep() error {
 	r.res.Sweep = map[vocab.Direction]*result.WindowSweep{}
 	for _, dir := range r.cfg.Directions {
 		bdp := rfc6349.BDPBytes(r.bb[dir], r.baseline)
-		seg := r.mtu[dir] - 52 // IP, TCP and timestamps
-		if seg <= 0 {
-			seg = 1448
-		}
-		cfg := result.WindowSweepConfig{MSS: seg, Duration: r.cfg.StepDuration, Reverse: dir == vocab.Down, CC: "reno",
-			ProbeDSCPs: []int{0}, ProbeGap: 100 * time.Millisecond, BaselineProbes: 10, Settle: r.cfg.StepDuration / 3,
-			Interval: 200 * time.Millisecond, Seed: 1}
-		for i := 1; i <= r.cfg.SweepPoints; i++ {
-			cfg.Windows = append(cfg.Windows, max(seg, int(sweepSpan*bdp*float64(i)/float64(r.cfg.SweepPoints))))
-		}
+		cfg := sweepConfig(r.cfg, dir, r.mtu[dir]-52, bdp) // IP, TCP and timestamps
 		sw, err := RunWindowSweep(r.ctx, r.net, cfg, func(e Event) {
 			if p := e.Window; e.Kind == Sample && p != nil {
 				e.Step, e.Direction = StepSweep, dir
@@ -578,4 +625,47 @@ func (r *runner) judge() {
 		}
 	}
 	r.res.Verdict = v
+}
+
+// RFC6349Cost is an RFC 6349 run's plan (Run) on a path of round trip
+// rtt: its steps in order, each direction at its longest, every resend
+// taken. Steps 3 to 5 depend on the bottleneck bandwidth step 2 finds:
+// they are planned for a path that carries the CIR (a path far below it
+// sends longer trains in step 5 than the slot allows), with the baseline
+// RTT rtt, and the trains at each of the path MTUs the run may measure in
+// step 1 (the search's floor, Ethernet's, a jumbo frame's), the longest
+// counting.
+func RFC6349Cost(c result.RFC6349Config, rtt time.Duration) (schedule.Cost, error) {
+	l, err := rfc6349.LinkByName(c.Link)
+	if err != nil {
+		return schedule.Cost{}, err
+	}
+	all := tester.PMTUCost(result.PMTUConfig{}, rtt).Plus(tester.RTTCost(baselineProbes()).Times(baselineSeries))
+	for _, dir := range c.Directions {
+		all = all.Plus(rfc6349Direction(c, l, dir, rtt))
+	}
+	return all, nil
+}
+
+// rfc6349Direction is one direction's steps 2 to 5: step 2's streams
+// (at a quarter of the CIR, then the search's), each sent bbTries times;
+// the walk's tests; the sweep's points; the throughput test; the trains
+// at their longest, then the shaping step's TCP test, which a refused
+// cubic sends again with reno after a session that ended at its
+// handshake (lossBasedTCP).
+func rfc6349Direction(c result.RFC6349Config, l rfc6349.Link, dir vocab.Direction, rtt time.Duration) schedule.Cost {
+	cir := float64(c.CIRBps)
+	bb := tester.UDPCost(bbStream(dir, c.CIRBps, 0)).Times(bbTries * (1 + rfc6349.BBMaxStreams))
+	step := tester.TCPCost(stepTCP(dir, c.StepDuration))
+	walk := step.Times(len(rfc6349.Walk(1, time.Millisecond, 0, 1)))
+	var sweep schedule.Cost
+	if c.SweepPoints > 0 {
+		sweep = windowSweepPlan(sweepConfig(c, dir, 0, 0).WithDefaults())
+	}
+	var trains schedule.Cost
+	for _, mtu := range []int{pathmtu.Floor(false), 1500, 9000} {
+		trains = schedule.Longer(trains, trainsPlan(fullSize(cir, cir, rtt, mtu, l.Overhead), dir, rtt), rtt)
+	}
+	shaping := trains.Plus(schedule.Cost{Sessions: 1}).Plus(step)
+	return bb.Plus(walk).Plus(sweep).Plus(tester.TCPCost(stepTCP(dir, c.Duration))).Plus(shaping)
 }

@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/schedule"
 	"github.com/fullpipe/fullpipe/internal/sweep"
+	"github.com/fullpipe/fullpipe/internal/tester"
 	"github.com/fullpipe/fullpipe/internal/vocab"
 )
 
@@ -60,6 +62,26 @@ func RunWindowSweep(ctx context.Context, n Network, cfg result.WindowSweepConfig
 	}
 	res.Partial, res.PartialReason, stopErr = partial(stopErr)
 	return res, stopErr
+}
+
+// WindowSweepCost is a window sweep's plan (RunWindowSweep): every
+// window's point, one after another, each checked first as the engine
+// will run it.
+func WindowSweepCost(cfg result.WindowSweepConfig, _ time.Duration) (schedule.Cost, error) {
+	if err := checkPoints(cfg); err != nil {
+		return schedule.Cost{}, err
+	}
+	return windowSweepPlan(cfg), nil
+}
+
+// windowSweepPlan is every window's point of cfg (its defaults filled),
+// one after another.
+func windowSweepPlan(cfg result.WindowSweepConfig) schedule.Cost {
+	var all schedule.Cost
+	for i, w := range cfg.Windows {
+		all = all.Plus(tester.WindowPointCost(point(cfg, i, w)))
+	}
+	return all
 }
 
 // stopped decides after one point of a sweep: a point that failed before

@@ -8,6 +8,8 @@ import (
 	"github.com/fullpipe/fullpipe/internal/frame"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/rfc6349"
+	"github.com/fullpipe/fullpipe/internal/schedule"
+	"github.com/fullpipe/fullpipe/internal/tester"
 	"github.com/fullpipe/fullpipe/internal/train"
 	"github.com/fullpipe/fullpipe/internal/units"
 	"github.com/fullpipe/fullpipe/internal/version"
@@ -19,6 +21,104 @@ import (
 // sender's reads of its clock between writes, which a busy 2-core host
 // delays by tens of µs.
 const trainNoise = 50 * time.Microsecond
+
+// The trains' shape.
+const (
+	// trainFirst is a series' first train, in packets; each next one
+	// doubles, up to the longest the path calls for (train.Longest).
+	trainFirst = 16
+	// trainPace paces the trains at this many times the larger of BB and
+	// the CIR: fast enough that a queue fills (by 3/4 of what arrives)
+	// and a bucket empties, slow enough not to queue first in this
+	// host's own device queue.
+	trainPace = 4
+	// trainRefill ends each train's drain: time for a policer's bucket
+	// to fill again before the next train.
+	trainRefill = 250 * time.Millisecond
+	// trainSmallHead: a first loss within this many full-size packets (a
+	// bucket or queue of a few kB) sends the series again with packets
+	// it holds several of.
+	trainSmallHead = 8
+)
+
+// trainShape is what one series of trains is made from.
+type trainShape struct {
+	bb, cir  float64       // the bottleneck's rate and the CIR, bit/s at layer 2
+	baseline time.Duration // the RTT the drains and the longest train are sized by
+	size     int           // a packet's payload, bytes
+	overhead int           // the IPv4 and UDP headers and the link's framing around it
+}
+
+// trainShape is the shape of dir's first series: its full-size packets.
+func (r *runner) trainShape(dir vocab.Direction) trainShape {
+	return fullSize(r.bb[dir], float64(r.cfg.CIRBps), r.baseline, r.mtu[dir], r.link.Overhead)
+}
+
+// fullSize is the shape of trains of full-size packets on a path of MTU
+// mtu and a link of linkOverhead bytes of framing.
+func fullSize(bb, cir float64, baseline time.Duration, mtu, linkOverhead int) trainShape {
+	return trainShape{bb: bb, cir: cir, baseline: baseline, size: mtu - frame.IPv4UDP, overhead: frame.IPv4UDP + linkOverhead}
+}
+
+// smaller is s with packets that a bucket or queue of head full-size
+// packets holds several of (train.PacketSize), for a second series.
+func (s trainShape) smaller(head int) trainShape {
+	s.size = max(train.MinPacket, train.PacketSize(float64(head*(s.size+s.overhead)))-s.overhead)
+	return s
+}
+
+// sender is the trains' pace, bit/s at layer 2.
+func (s trainShape) sender() float64 { return trainPace * max(s.bb, s.cir) }
+
+// lengths are the series' trains, in packets: from trainFirst, doubling,
+// to the longest the path calls for.
+func (s trainShape) lengths() []int {
+	per := s.size + s.overhead
+	longest := max(2, train.Longest(s.bb, rfc6349.BDPBytes(s.bb, s.baseline), s.sender(), per)/per)
+	var out []int
+	for n := trainFirst; ; n *= 2 {
+		n = min(n, longest)
+		out = append(out, n)
+		if n >= longest {
+			return out
+		}
+	}
+}
+
+// config is the train of n packets in direction dir. Its drain: the
+// path's delay twice, a full queue of the train's bytes at the
+// bottleneck, and trainRefill.
+func (s trainShape) config(n int, dir vocab.Direction) result.TrainConfig {
+	per := s.size + s.overhead
+	drain := schedule.SatAdd(schedule.SatAdd(2*s.baseline, schedule.BitsTime(float64(n*per)*8, s.bb)), trainRefill)
+	return result.TrainConfig{Packets: n, Size: s.size, Overhead: s.overhead, Reverse: dir == vocab.Down, Drain: drain,
+		RateBps: int64(s.sender() * float64(s.size) / float64(per))}
+}
+
+// trainsPlan is one direction's trains at their longest (trains): the
+// series of full-size packets, then the longest second series of
+// smaller ones, every train sent trainTries times (sendTrain).
+func trainsPlan(s trainShape, dir vocab.Direction, rtt time.Duration) schedule.Cost {
+	first := seriesPlan(s, dir, rtt)
+	var second schedule.Cost
+	if s.size > train.MinPacket {
+		for head := 1; head < trainSmallHead; head++ {
+			second = schedule.Longer(second, seriesPlan(s.smaller(head), dir, rtt), rtt)
+		}
+	}
+	return first.Plus(second).Times(trainTries)
+}
+
+// seriesPlan is one series (trainSeries) to its longest train, each
+// train sent once and arriving at the bottleneck's rate.
+func seriesPlan(s trainShape, dir vocab.Direction, rtt time.Duration) schedule.Cost {
+	var out schedule.Cost
+	for _, n := range s.lengths() {
+		cfg := s.config(n, dir)
+		out = out.Plus(tester.TrainCost(cfg, tester.TrainSpan(cfg, s.bb), rtt))
+	}
+	return out
+}
 
 // trains probes dir with back-to-back UDP trains of doubling length
 // until they decide (train.Enough) or reach train.Longest for the path,
@@ -32,16 +132,14 @@ func (r *runner) trains(dir vocab.Direction) (*train.Verdict, []result.TrainRow,
 	// spacing needs it far more punctual than the TCP test after them.
 	r.p.emit(Event{Kind: Started, Step: StepTrains, Direction: dir, Text: "5a. packet trains, " + string(dir)})
 	defer r.p.emit(Event{Kind: Finished, Step: StepTrains, Direction: dir})
-	overhead := frame.IPv4UDP + r.link.Overhead // IPv4 and UDP headers, link framing
-	size := r.mtu[dir] - frame.IPv4UDP
-	rs, rows, err := r.trainSeries(dir, size, overhead)
+	shape := r.trainShape(dir)
+	rs, rows, err := r.trainSeries(dir, shape)
 	if err != nil {
 		return nil, rows, err
 	}
-	if small := smallestLossyHead(rs); small > 0 && small < 8 && size > train.MinPacket {
-		size = max(train.MinPacket, train.PacketSize(float64(small*(size+overhead)))-overhead)
+	if small := smallestLossyHead(rs); small > 0 && small < trainSmallHead && shape.size > train.MinPacket {
 		var more []result.TrainRow
-		rs, more, err = r.trainSeries(dir, size, overhead)
+		rs, more, err = r.trainSeries(dir, shape.smaller(small))
 		rows = append(rows, more...)
 		if err != nil {
 			return nil, rows, err
@@ -51,27 +149,14 @@ func (r *runner) trains(dir vocab.Direction) (*train.Verdict, []result.TrainRow,
 	return &v, rows, nil
 }
 
-// trainSeries sends the trains of one packet size, doubling from 16
-// packets.
-func (r *runner) trainSeries(dir vocab.Direction, size, overhead int) ([]train.Reading, []result.TrainRow, error) {
-	bb := r.bb[dir]
-	bdp := rfc6349.BDPBytes(bb, r.baseline)
-	per := size + overhead
-	// Paced at 4 × the larger of BB and the CIR: fast enough that a queue
-	// fills (by 3/4 of what arrives) and a bucket empties, slow enough not
-	// to queue first in this host's own device queue.
-	sender := 4 * max(bb, float64(r.cfg.CIRBps))
+// trainSeries sends the trains of one shape, doubling from trainFirst
+// packets, until they decide or reach the longest.
+func (r *runner) trainSeries(dir vocab.Direction, shape trainShape) ([]train.Reading, []result.TrainRow, error) {
+	size, sender := shape.size, shape.sender()
 	var rs []train.Reading
 	var rows []result.TrainRow
-	for n := 16; ; n *= 2 {
-		longest := max(2, train.Longest(bb, bdp, sender, per)/per)
-		n = min(n, longest)
-		// Drain: the path's delay twice, a full queue of the train's
-		// bytes at the bottleneck, and 250 ms for a policer's bucket to
-		// fill again before the next train.
-		drain := 2*r.baseline + time.Duration(float64(n*per)*8/bb*1e9) + 250*time.Millisecond
-		cfg := result.TrainConfig{Packets: n, Size: size, Overhead: overhead, Reverse: dir == vocab.Down, Drain: drain, RateBps: int64(sender * float64(size) / float64(per))}
-		res, tries, err := r.sendTrain(dir, cfg)
+	for _, n := range shape.lengths() {
+		res, tries, err := r.sendTrain(dir, shape.config(n, dir))
 		rows = append(rows, tries...)
 		if err != nil {
 			return rs, rows, err
@@ -92,10 +177,11 @@ func (r *runner) trainSeries(dir vocab.Direction, size, overhead int) ([]train.R
 		default:
 			rs = append(rs, res.Reading)
 		}
-		if train.Enough(rs, trainNoise) || n >= longest {
+		if train.Enough(rs, trainNoise) {
 			return rs, rows, nil
 		}
 	}
+	return rs, rows, nil
 }
 
 // trainTries bounds the sends of one train whose sender was held. A
@@ -168,13 +254,12 @@ func Trains(ctx context.Context, n Network, cfg result.TrainsConfig, progress Pr
 	if cfg.CIRBps <= 0 {
 		cfg.CIRBps = cfg.RateBps
 	}
-	r := &runner{ctx: ctx, net: n, p: progress, baseline: cfg.RTT, bb: map[vocab.Direction]float64{}, mtu: map[vocab.Direction]int{},
-		cfg: result.RFC6349Config{CIRBps: int64(cfg.CIRBps)}, link: l, res: &result.RFC6349{Warnings: []string{}}}
+	r := trainsRunner(cfg, l)
+	r.ctx, r.net, r.p = ctx, n, progress
 	out := &result.Trains{Directions: map[vocab.Direction]*result.TrainsDirection{}}
 	out.Config, out.Meta = cfg, result.Meta{Schema: result.Schema, Tool: "fullpipe", Version: version.Release, Test: "trains", Started: time.Now(),
 		Target: n.Target(), Client: result.Host{Software: version.Software(), Kernel: version.Kernel()}}
 	for _, dir := range cfg.Directions {
-		r.bb[dir], r.mtu[dir] = cfg.RateBps, cfg.MTU
 		v, rows, err := r.trains(dir)
 		bdp := rfc6349.BDPBytes(cfg.RateBps, cfg.RTT)
 		d := &result.TrainsDirection{BDPBytes: bdp, Verdict: v, Rows: rows}
@@ -189,4 +274,32 @@ func Trains(ctx context.Context, n Network, cfg result.TrainsConfig, progress Pr
 	}
 	out.Warnings, out.Server = r.res.Warnings, r.res.Server
 	return out, nil
+}
+
+// trainsRunner is the runner the trains method sends cfg's trains with
+// (cfg with its defaults and its CIR): the path as cfg states it, in
+// each of its directions.
+func trainsRunner(cfg result.TrainsConfig, l rfc6349.Link) *runner {
+	r := &runner{baseline: cfg.RTT, bb: map[vocab.Direction]float64{}, mtu: map[vocab.Direction]int{},
+		cfg: result.RFC6349Config{CIRBps: int64(cfg.CIRBps)}, link: l, res: &result.RFC6349{Warnings: []string{}}}
+	for _, dir := range cfg.Directions {
+		r.bb[dir], r.mtu[dir] = cfg.RateBps, cfg.MTU
+	}
+	return r
+}
+
+// TrainsCost is the trains method's plan (Trains): each direction's
+// trains at their longest, at the rate and RTT cfg states, on a path of
+// round trip rtt.
+func TrainsCost(cfg result.TrainsConfig, rtt time.Duration) (schedule.Cost, error) {
+	l, err := rfc6349.LinkByName(cfg.Link)
+	if err != nil {
+		return schedule.Cost{}, err
+	}
+	r := trainsRunner(cfg, l)
+	var all schedule.Cost
+	for _, dir := range cfg.Directions {
+		all = all.Plus(trainsPlan(r.trainShape(dir), dir, rtt))
+	}
+	return all, nil
 }

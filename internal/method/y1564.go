@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/schedule"
+	"github.com/fullpipe/fullpipe/internal/tester"
 	"github.com/fullpipe/fullpipe/internal/units"
 	"github.com/fullpipe/fullpipe/internal/version"
 	"github.com/fullpipe/fullpipe/internal/vocab"
@@ -56,6 +58,38 @@ func RunY1564(ctx context.Context, n Network, cfg result.Y1564Config, progress P
 		}
 	}
 	return r.out, err
+}
+
+// stepReplyAllowance is what the plan allows each step's stream past its
+// drain for its delay probes' last replies: the stream reads them within
+// the drain, and the allowance keeps the slot the fleet has always
+// booked for a step.
+const stepReplyAllowance = result.ReplyWait
+
+// Y1564Cost is a Y.1564 run's plan (RunY1564): each service's
+// configuration steps in each direction one after another, then the
+// performance test's streams all at once (one session's time: they run
+// side by side, so the longest counts). Each stream is a UDP test of
+// its step's time and drain (result.Y1564Config.Trial) and
+// stepReplyAllowance.
+func Y1564Cost(cfg result.Y1564Config, _ time.Duration) (schedule.Cost, error) {
+	stream := func(s y1564.Service, st y1564.Step, dir vocab.Direction) schedule.Cost {
+		return tester.UDPCost(cfg.Trial(s, st, dir)).Plus(schedule.Cost{Run: stepReplyAllowance})
+	}
+	var total, perf schedule.Cost
+	for _, dir := range cfg.Directions {
+		for _, s := range cfg.Services {
+			if !cfg.SkipConfig {
+				for _, st := range y1564.Steps(s, cfg.StepsPct) {
+					total = total.Plus(stream(s, st, dir))
+				}
+			}
+			if !cfg.SkipPerf {
+				perf = schedule.Longer(perf, stream(s, y1564.PerformanceStep(s), dir), 0)
+			}
+		}
+	}
+	return total.Plus(perf), nil
 }
 
 // service is the config of the run's i-th service result.

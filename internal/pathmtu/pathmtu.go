@@ -3,13 +3,14 @@
 // (packetization-layer PMTU discovery, RFC 4821 / RFC 8899 style).
 package pathmtu
 
+import "math/bits"
+
 // Search finds the largest size in [lo, hi] that passes: hi first (the
 // common case: the path carries the local MTU), then lo (the floor),
 // then a binary search between them. passes probes one size (the probe
 // layer retries it as it sees fit); stopped ends the search early with
 // the largest size known to pass. It returns 0 when not even lo passes.
-// A path where sizes pass up to some MTU and fail above it is found in
-// at most 2 + ⌈log2(hi − lo)⌉ probes.
+// It probes at most MaxSizes(lo, hi) sizes.
 func Search(lo, hi int, passes func(size int) bool, stopped func() bool) int {
 	if hi < lo {
 		return 0
@@ -30,6 +31,19 @@ func Search(lo, hi int, passes func(size int) bool, stopped func() bool) int {
 		}
 	}
 	return a
+}
+
+// MaxSizes is the most sizes Search probes in [lo, hi]: hi, lo, then
+// the binary search's ⌈log2(hi − lo)⌉ halvings (each size once, however
+// the path answers).
+func MaxSizes(lo, hi int) int {
+	switch {
+	case hi < lo:
+		return 0
+	case hi == lo:
+		return 1
+	}
+	return 2 + bits.Len(uint(hi-lo))
 }
 
 // Floor is the smallest IP packet a search starts from when not told:

@@ -31,6 +31,9 @@ func TestSearch(t *testing.T) {
 		if got != c.want || n > budget {
 			t.Errorf("lo %d hi %d path %d: found %d in %d probes; want %d in at most %d", c.lo, c.hi, c.mtu, got, n, c.want, budget)
 		}
+		if n > MaxSizes(c.lo, c.hi) {
+			t.Errorf("lo %d hi %d path %d: %d probes, over MaxSizes %d", c.lo, c.hi, c.mtu, n, MaxSizes(c.lo, c.hi))
+		}
 	}
 	n := 0
 	got := Search(1200, 1500, func(s int) bool { return s <= 1400 }, func() bool { n++; return n > 2 })

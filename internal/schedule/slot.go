@@ -3,6 +3,8 @@ package schedule
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
 // The margin around a test: what the engine does before and after the
@@ -20,16 +22,17 @@ import (
 //     result in the client's hands: the responder's clock starts half a
 //     round trip before the client's; the last bytes, FIN or stop take
 //     half a round trip to the far end; the result half a round trip
-//     back (and a TCP sender's drain at least one, within endGrace).
+//     back (and a TCP sender's drain at least one, within wire.EndGrace).
 //   - sessionSetup, the work between the round trips: a DNS answer from
 //     a local cache, the dials, TLS's key exchange and certificate check,
 //     sockets and goroutines, on a busy host.
-//   - endGrace for a TCP test, the responder's hard bound on a session
-//     past its duration (serve.endGrace): the sender's wait for its last
-//     acknowledgements (flow.drainMax, 5 s, a full send buffer into a
-//     slow bottleneck) and a second for the result. A healthy test
-//     takes a round trip or two of it; the slot takes all of it, so that
-//     the agent's cancel at the slot's end never cuts one.
+//   - wire.EndGrace for a TCP test, the responder's hard bound on a
+//     session past its duration (package serve keeps it): the sender's
+//     wait for its last acknowledgements (wire.DrainMax, 5 s, a full send
+//     buffer into a slow bottleneck, package flow's) and a second for the
+//     result. A healthy test takes a round trip or two of it; the slot
+//     takes all of it, so that the agent's cancel at the slot's end
+//     never cuts one.
 //
 // And once per slot, guard: the agent's timer and the start of its run,
 // and the offset between the two agents' clocks (NTP holds it to
@@ -44,21 +47,20 @@ const (
 	handshakeRTTs = 6
 	endRTTs       = 2
 	sessionSetup  = 100 * time.Millisecond
-	endGrace      = 6 * time.Second
 	guard         = time.Second
 )
 
 // sessionMargin is one session's time beyond its own, at rtt.
 func sessionMargin(rtt time.Duration) time.Duration {
-	return satAdd(satMul(handshakeRTTs+endRTTs, max(rtt, 0)), sessionSetup)
+	return SatAdd(SatMul(handshakeRTTs+endRTTs, max(rtt, 0)), sessionSetup)
 }
 
-// slot is c's slot at rtt: its own time, each session's margin, each
+// Slot is c's slot at rtt: its own time, each session's margin, each
 // TCP test's end grace, and the guard.
-func (c cost) slot(rtt time.Duration) time.Duration {
-	s := satAdd(guard, c.run)
-	s = satAdd(s, satMul(c.sessions, sessionMargin(rtt)))
-	return satAdd(s, satMul(c.tcp, endGrace))
+func (c Cost) Slot(rtt time.Duration) time.Duration {
+	s := SatAdd(guard, c.Run)
+	s = SatAdd(s, SatMul(c.Sessions, sessionMargin(rtt)))
+	return SatAdd(s, SatMul(c.TCP, wire.EndGrace))
 }
 
 // Slot is the time to book for one session of length on a path of round
@@ -69,7 +71,7 @@ func (c cost) slot(rtt time.Duration) time.Duration {
 // and the path MTU search waits for timeouts of 4 RTTs: SlotFor costs
 // any kind whole.
 func Slot(length, rtt time.Duration) time.Duration {
-	return cost{run: length, sessions: 1, tcp: 1}.slot(rtt)
+	return Cost{Run: length, Sessions: 1, TCP: 1}.Slot(rtt)
 }
 
 // SlotFor is the time to book for a test of this kind with cfg (as
@@ -81,9 +83,9 @@ func Slot(length, rtt time.Duration) time.Duration {
 // maximum, not its mean), and a pessimistic one for a path not yet
 // measured.
 func (k Costing) SlotFor(cfg json.RawMessage, rtt time.Duration) (time.Duration, error) {
-	c, err := k.costFor(cfg, rtt)
+	c, err := k.CostAt(cfg, rtt)
 	if err != nil {
 		return 0, err
 	}
-	return c.slot(rtt), nil
+	return c.Slot(rtt), nil
 }

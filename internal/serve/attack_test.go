@@ -308,7 +308,7 @@ func TestAttackSlotHog(t *testing.T) {
 	if !testkit.Poll(10*time.Second, func() bool { return srv.Sessions() == 0 }) {
 		t.Fatalf("%d sessions still held", srv.Sessions())
 	}
-	if took := time.Since(started); took > time.Second+endGrace+2*time.Second {
+	if took := time.Since(started); took > time.Second+wire.EndGrace+2*time.Second {
 		t.Errorf("the hog's sessions lasted %v, want ≤ 9 s", took)
 	}
 }
@@ -333,7 +333,7 @@ func TestAttackStalledReader(t *testing.T) {
 	}
 	took := time.Since(started)
 	t.Logf("stalled sessions ended %v after they started", took)
-	if took > time.Second+endGrace+2*time.Second {
+	if took > time.Second+wire.EndGrace+2*time.Second {
 		t.Errorf("the stalled sessions lasted %v, want ≤ 9 s", took)
 	}
 }

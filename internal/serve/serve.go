@@ -66,10 +66,6 @@ const (
 	// preambleTimeout bounds the wait for a connection's preamble and,
 	// on a data connection, its data frame.
 	preambleTimeout = 2 * time.Second
-	// endGrace is how long past its duration a session may take to
-	// drain: a sender's wait for its last acknowledgements (5 s) and a
-	// second for the result.
-	endGrace = 6 * time.Second
 	// writeTimeout bounds each write to a control connection once the
 	// test runs: a client that stops reading cannot hold its session.
 	writeTimeout = 2 * time.Second

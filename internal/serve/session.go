@@ -293,12 +293,12 @@ func expectedPackets(req wire.Request) uint64 {
 }
 
 // hardDeadline is how long a session may run after its start: its
-// duration plus endGrace, or --max-duration for a byte-count test.
+// duration plus wire.EndGrace, or --max-duration for a byte-count test.
 func (s *Server) hardDeadline(req wire.Request) time.Duration {
 	if req.Duration <= 0 {
 		return s.cfg.MaxDuration
 	}
-	return req.Duration + endGrace
+	return req.Duration + wire.EndGrace
 }
 
 // sendRate is what a request reserves of the server's rate budget

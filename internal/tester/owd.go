@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/flow"
+	"github.com/fullpipe/fullpipe/internal/schedule"
 	"github.com/fullpipe/fullpipe/internal/sockopt"
 	"github.com/fullpipe/fullpipe/internal/sweep"
 	"github.com/fullpipe/fullpipe/internal/wire"
@@ -121,6 +122,12 @@ func (p *owdProber) send() {
 	var buf [wire.EchoStampLen]byte
 	wire.PutUDP(buf[:], wire.UDPHeader{Type: wire.UDPEcho, Cookie: p.cookie, Seq: seq, SentNs: now, EchoMode: wire.EchoStamped})
 	_, _ = p.conns[class].Write(buf[:])
+}
+
+// owdSeriesTime is how long series takes to send n probes gap apart: the
+// last goes within the n-th slot, so at most n gaps after the start.
+func owdSeriesTime(n int, gap time.Duration) time.Duration {
+	return schedule.SatMul(max(n, 0), gap)
 }
 
 // series sends one probe in each slot of length gap from its start, at a

@@ -9,7 +9,15 @@ import (
 
 	"github.com/fullpipe/fullpipe/internal/icmpping"
 	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/schedule"
 )
+
+// PingCost is one run of single-ended probes (RunPing): its probes, then
+// the wait for late replies. No session: no responder.
+func PingCost(cfg result.PingConfig) schedule.Cost {
+	cfg = cfg.WithDefaults()
+	return schedule.Cost{Run: schedule.SatAdd(seriesTime(cfg.Count, cfg.Interval), cfg.Wait)}
+}
 
 // RunPing sends one run of single-ended probes (cfg's Count, Interval,
 // Size, Port, Wait; RateSearch is the method's) to the host of t, which

@@ -4,19 +4,55 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/pathmtu"
 	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/schedule"
 	"github.com/fullpipe/fullpipe/internal/sockopt"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
+
+// The search's timing: pmtuIdleProbes idle probes pmtuIdleGap apart
+// first; then each probe waits pmtuTimeoutRTTs × the largest of their
+// RTTs, and at least pmtuMinTimeout.
+const (
+	pmtuIdleProbes  = 5
+	pmtuIdleGap     = 20 * time.Millisecond
+	pmtuMinTimeout  = 100 * time.Millisecond
+	pmtuTimeoutRTTs = 4
+	// largestLocalMTU is the largest local MTU a search with no MaxBytes
+	// may start from (the loopback's).
+	largestLocalMTU = 65536
+)
+
+// PMTUCost is a path MTU search's own time (RunPMTU) on a path of round
+// trip rtt: the idle probes and the wait for their replies, then a
+// search in each direction, every probe of every size timing out. With
+// no MinBytes the search starts from the lower of IPv4's and IPv6's
+// floors, and with no MaxBytes from the largest local MTU: the most
+// sizes. One session.
+func PMTUCost(cfg result.PMTUConfig, rtt time.Duration) schedule.Cost {
+	cfg = cfg.WithDefaults()
+	lo := cmp.Or(cfg.MinBytes, min(pathmtu.Floor(false), pathmtu.Floor(true)))
+	hi := cmp.Or(cfg.MaxBytes, largestLocalMTU)
+	probes := 2 * pathmtu.MaxSizes(lo, hi) * cfg.Tries
+	run := seriesTime(pmtuIdleProbes, pmtuIdleGap) + replyWait
+	return schedule.Cost{Run: schedule.SatAdd(run, schedule.SatMul(probes, pmtuTimeout(rtt))), Sessions: 1}
+}
+
+// pmtuTimeout is a search probe's wait for its reply, from the largest
+// idle RTT.
+func pmtuTimeout(rtt time.Duration) time.Duration {
+	return max(pmtuMinTimeout, schedule.SatMul(pmtuTimeoutRTTs, rtt))
+}
 
 // RunPMTU finds the path MTU in each direction. Up: probes of S bytes with
 // echo mode "small", so only the client → responder leg carries S. Down:
 // small probes asking for a reply of S bytes, sent with DF by the
 // responder. A size passes when any of Tries probes is answered within
-// the timeout (4 × the largest of 5 idle RTTs, at least 100 ms).
+// the timeout (pmtuTimeout of the largest of the idle RTTs).
 func RunPMTU(ctx context.Context, t Target, cfg result.PMTUConfig) (*result.PMTU, error) {
 	cfg, err := checked("mtu", cfg)
 	if err != nil {
@@ -43,15 +79,12 @@ func RunPMTU(ctx context.Context, t Target, cfg result.PMTUConfig) (*result.PMTU
 		return nil, fmt.Errorf("start: %w", err)
 	}
 	res := &result.PMTU{Meta: meta(s, "mtu"), Config: cfg, LocalBytes: local}
-	idle := p.burst(ctx, 5, 20*time.Millisecond)
-	res.Probes += 5
+	idle := p.burst(ctx, pmtuIdleProbes, pmtuIdleGap)
+	res.Probes += pmtuIdleProbes
 	if len(idle) == 0 {
-		return nil, fmt.Errorf("no reply to 5 small UDP probes from %s: UDP to the responder's port is blocked", s.addr)
+		return nil, fmt.Errorf("no reply to %d small UDP probes from %s: UDP to the responder's port is blocked", pmtuIdleProbes, s.addr)
 	}
-	res.Timeout = 100 * time.Millisecond
-	for _, r := range idle {
-		res.Timeout = max(res.Timeout, 4*r)
-	}
+	res.Timeout = pmtuTimeout(slices.Max(idle))
 	m := mtuProber{ctx: ctx, p: p, res: res, tries: cfg.Tries, overhead: pathmtu.Overhead(v6)}
 	lo, hi := cmp.Or(cfg.MinBytes, pathmtu.Floor(v6)), cmp.Or(cfg.MaxBytes, local)
 	stopped := func() bool { return ctx.Err() != nil }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fullpipe/fullpipe/internal/flow"
 	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/schedule"
 	"github.com/fullpipe/fullpipe/internal/sockopt"
 	"github.com/fullpipe/fullpipe/internal/version"
 	"github.com/fullpipe/fullpipe/internal/wire"
@@ -237,8 +238,19 @@ func (p *prober) rejectedReplies() int {
 	return p.rejected
 }
 
-// replyWait is how long after its last probe a series waits for replies.
-const replyWait = result.ReplyWait
+// replyWait is how long after its last probe a series waits for replies;
+// loadedReplyWait, how long a tcp test's loaded probes wait for theirs
+// after the load (loop): the queue the load built has drained by then.
+const (
+	replyWait       = result.ReplyWait
+	loadedReplyWait = 500 * time.Millisecond
+)
+
+// seriesTime is how long series takes to send n probes gap apart: the
+// first at once, the last (n−1) gaps later.
+func seriesTime(n int, gap time.Duration) time.Duration {
+	return schedule.SatMul(max(n-1, 0), gap)
+}
 
 // collect waits until probes [from, to) have all been answered or wait
 // passes, and returns the RTTs of those answered, in sequence order.
@@ -305,7 +317,7 @@ func (p *prober) loop(ctx context.Context, gap time.Duration) {
 	p.mu.Unlock()
 	sent := p.series(ctx, 0, gap)
 	p.loadedSent = sent
-	p.loaded = p.collect(from, from+uint64(sent), 500*time.Millisecond)
+	p.loaded = p.collect(from, from+uint64(sent), loadedReplyWait)
 }
 
 // meta describes a run with this session.

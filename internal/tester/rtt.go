@@ -6,8 +6,17 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/schedule"
 	"github.com/fullpipe/fullpipe/internal/tcpinfo"
 )
+
+// RTTCost is an rtt test's own time (RunRTT): its probes, then the wait
+// for the last replies. One session, sending its probes' rate.
+func RTTCost(cfg result.RTTConfig) schedule.Cost {
+	cfg = cfg.WithDefaults()
+	return schedule.Cost{Run: schedule.SatAdd(seriesTime(cfg.Count, cfg.Interval), replyWait), Sessions: 1,
+		RateBps: schedule.ProbeRate(cfg.Size, cfg.Interval)}
+}
 
 // RunRTT sends cfg.Count UDP echo probes cfg.Interval apart and
 // summarises their round-trip times, measured on the tester's monotonic

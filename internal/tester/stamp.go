@@ -12,9 +12,19 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/schedule"
 	"github.com/fullpipe/fullpipe/internal/stamp"
 	"github.com/fullpipe/fullpipe/internal/version"
 )
+
+// STAMPCost is a STAMP session's own time (RunSTAMP): its packets, then
+// the wait for the last replies (STAMPConfig.Span). Counted as one
+// session (its sockets and the round trips at its ends), sending its
+// packets' rate.
+func STAMPCost(cfg result.STAMPConfig) schedule.Cost {
+	cfg = cfg.WithDefaults()
+	return schedule.Cost{Run: cfg.Span(), Sessions: 1, RateBps: schedule.ProbeRate(cfg.Size, cfg.Interval)}
+}
 
 // RunSTAMP runs a STAMP session (RFC 8762) from this host to the
 // reflector on t's host at cfg.Port: no fullpipe responder is involved,

@@ -7,12 +7,22 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/schedule"
 )
 
 // Probe session and reply limits of a sweep point.
 const (
 	probeReplyWait = 2 * time.Second // a full 38 kB queue at 256 kbit/s holds 1.2 s
 )
+
+// WindowPointCost is one sweep point's own time (RunWindowPoint): its
+// probe session's baseline and the wait for its replies, the TCP test in
+// a session of its own, then the wait for the loaded probes' replies.
+func WindowPointCost(cfg result.WindowPointConfig) schedule.Cost {
+	cfg = cfg.WithDefaults()
+	probes := schedule.Cost{Run: schedule.SatAdd(owdSeriesTime(cfg.Baseline, cfg.BaselineGap), 2*probeReplyWait), Sessions: 1}
+	return probes.Plus(TCPCost(cfg.TCP))
+}
 
 // RunWindowPoint runs one sweep point: it opens a probe session (kind
 // rtt), measures the baseline on the idle path, then runs the TCP test

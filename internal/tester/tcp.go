@@ -10,6 +10,7 @@ import (
 	"github.com/fullpipe/fullpipe/internal/cpuload"
 	"github.com/fullpipe/fullpipe/internal/flow"
 	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/schedule"
 	"github.com/fullpipe/fullpipe/internal/vocab"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
@@ -34,6 +35,24 @@ const (
 	resultGrace     = 15 * time.Second // after the duration, for the ends to drain
 	bytesModeMaxRun = 10 * time.Minute
 )
+
+// TCPCost is a tcp test's own time (RunTCP), an upper bound from cfg:
+// its duration, or bytesModeMaxRun for a byte count (the responder's
+// --max-duration has the same default); with Latency, the idle probes
+// and the wait for their replies before the start, and the wait for the
+// loaded replies after the end. One session, a TCP test's (whose
+// senders' drain the slot counts: schedule.Cost.Slot).
+func TCPCost(cfg result.TCPConfig) schedule.Cost {
+	cfg = cfg.WithDefaults()
+	run := cfg.Duration
+	if cfg.Bytes > 0 {
+		run = bytesModeMaxRun
+	}
+	if cfg.Latency {
+		run = schedule.SatAdd(run, seriesTime(idleProbes, idleProbeGap)+replyWait+loadedReplyWait)
+	}
+	return schedule.Cost{Run: run, Sessions: 1, TCP: 1}
+}
 
 // RunTCP runs a TCP test. progress, if not nil, is called with each
 // interval as both ends' figures for it arrive. A test stopped early (ctx

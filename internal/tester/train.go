@@ -10,6 +10,7 @@ import (
 
 	"github.com/fullpipe/fullpipe/internal/flow"
 	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/schedule"
 	"github.com/fullpipe/fullpipe/internal/sockopt"
 	"github.com/fullpipe/fullpipe/internal/vocab"
 	"github.com/fullpipe/fullpipe/internal/wire"
@@ -21,6 +22,33 @@ const trainRecvBuffer = 32 << 20
 
 // trainWriter writes the up train's datagrams (a test holds a write).
 var trainWriter = flow.ConnWriter
+
+// TrainCost is one train's own time (RunTrain) when its datagrams take
+// span to arrive, first to last (TrainSpan): a round trip for the first
+// to reach the receiver and its reading to come back, the span, and the
+// drain, which the sender waits out after its last datagram (up) and
+// the receiver after the last that came (down). One session. A down
+// train none of whose datagrams arrive waits trainFirstWait and the
+// drain instead: a path that failed, which the bound leaves out.
+func TrainCost(cfg result.TrainConfig, span, rtt time.Duration) schedule.Cost {
+	cfg = cfg.WithDefaults()
+	return schedule.Cost{Run: schedule.SatAdd(schedule.SatAdd(rtt, span), cfg.Drain), Sessions: 1}
+}
+
+// TrainSpan is how long cfg's train takes to arrive, first datagram to
+// last, through a bottleneck of bottleneckBps (bit/s with the train's
+// Overhead counted; 0: none known): its bytes at the slower of its pace
+// (RateBps; 0: back to back, as fast as the host sends) and the
+// bottleneck. The tester cannot know the bottleneck: the method that
+// sized the train does.
+func TrainSpan(cfg result.TrainConfig, bottleneckBps float64) time.Duration {
+	per := float64(cfg.Size + cfg.Overhead)
+	rate := bottleneckBps
+	if pace := float64(cfg.RateBps) * per / float64(max(cfg.Size, 1)); cfg.RateBps > 0 && (rate <= 0 || pace < rate) {
+		rate = pace
+	}
+	return schedule.BitsTime(float64(cfg.Packets)*per*8, rate)
+}
 
 // RunTrain sends one train (or, Reverse, has the responder send it) and
 // returns its receiver's reading: the responder's for up, from its
@@ -115,8 +143,14 @@ func receiveTrain(ctx context.Context, s *session, uc *net.UDPConn, rc syscall.R
 	return ctx.Err()
 }
 
+// trainFirstWait is how much longer than the drain a down train's
+// receiver waits for the first datagram: the responder starts sending
+// when it has the start.
+const trainFirstWait = 3 * time.Second
+
 // readTrain records the train's datagrams until all arrived, or none came
-// for cfg.Drain after the first (3 s before it), or ctx ends. It returns
+// for cfg.Drain after the first (trainFirstWait more before it), or ctx
+// ends. It returns
 // how many this socket dropped meanwhile and where the stamps came from.
 func readTrain(ctx context.Context, uc *net.UDPConn, cookie wire.Cookie, rec *flow.TrainRecorder, cfg result.TrainConfig) (drops uint32, stamps string) {
 	stop := context.AfterFunc(ctx, func() { _ = uc.SetReadDeadline(time.Unix(1, 0)) })
@@ -126,7 +160,7 @@ func readTrain(ctx context.Context, uc *net.UDPConn, cookie wire.Cookie, rec *fl
 	var first, last uint32
 	seen, got := false, 0
 	for got < cfg.Packets && ctx.Err() == nil {
-		wait := 3*time.Second + cfg.Drain
+		wait := trainFirstWait + cfg.Drain
 		if seen {
 			wait = cfg.Drain
 		}

@@ -14,10 +14,20 @@ import (
 	"github.com/fullpipe/fullpipe/internal/flow"
 	"github.com/fullpipe/fullpipe/internal/frame"
 	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/schedule"
 	"github.com/fullpipe/fullpipe/internal/sockopt"
 	"github.com/fullpipe/fullpipe/internal/vocab"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
+
+// UDPCost is a udp test's own time (RunUDP): the stream, then the
+// receiver's drain, when the client asks for the count (up) or stops
+// counting (down); its latency probes' replies are read within the
+// drain. One session.
+func UDPCost(cfg result.UDPConfig) schedule.Cost {
+	cfg = cfg.WithDefaults()
+	return schedule.Cost{Run: schedule.SatAdd(cfg.Duration, cfg.Drain), Sessions: 1}
+}
 
 // RunUDP sends a paced UDP stream one way and compares what the sender
 // sent with what the receiver counted.

@@ -47,6 +47,20 @@ const (
 	maxCCName = 15
 )
 
+// A TCP test's end, which both ends keep and the fleet's scheduler books.
+const (
+	// DrainMax bounds how long a TCP sender waits after its last write
+	// for its last bytes to be acknowledged (package flow), so that its
+	// figures count every byte sent and retransmitted: a full send
+	// buffer into a slow bottleneck takes seconds.
+	DrainMax = 5 * time.Second
+	// EndGrace is how long past its duration a responder lets a session
+	// run (package serve): a sender's drain and a second for the result.
+	// The scheduler books all of it after every TCP test (package
+	// schedule), so that a slot's end never cuts a healthy one.
+	EndGrace = DrainMax + time.Second
+)
+
 // Limits are a responder's bounds on a request: what Request.Validate
 // checks beyond the request's form and the fixed bounds above. A
 // responder fills every field from its configuration (serve.Config) and

@@ -83,27 +83,47 @@ type Path struct {
 	StallAfter int
 
 	mu         sync.Mutex
-	calls      []string
+	calls      []Call
 	trainSends map[trainKey]int // sends per train length, size and direction
+}
+
+// Call is one test a method ran on the path: what Calls lists of it, and
+// its config as the engine would run it (its defaults filled): a
+// result.PMTUConfig, RTTConfig, UDPConfig, TCPConfig, TrainConfig,
+// WindowPointConfig (a window point, its TCP test within), PingConfig or
+// STAMPConfig.
+type Call struct {
+	What   string
+	Config any
 }
 
 // Calls lists the tests run so far, in order ("tcp up 4×62500 B", ...).
 func (p *Path) Calls() []string {
+	var out []string
+	for _, c := range p.Made() {
+		out = append(out, c.What)
+	}
+	return out
+}
+
+// Made lists the tests run so far, in order, with their configs.
+func (p *Path) Made() []Call {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]string(nil), p.calls...)
+	return append([]Call(nil), p.calls...)
 }
 
 // Target names the fake responder.
 func (p *Path) Target() string { return "fake:6349" }
 
-func (p *Path) call(ctx context.Context, format string, a ...any) error {
+// call records a test of config cfg, or says why the path runs it not.
+func (p *Path) call(ctx context.Context, cfg any, format string, a ...any) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.calls = append(p.calls, fmt.Sprintf(format, a...))
+	p.calls = append(p.calls, Call{What: fmt.Sprintf(format, a...), Config: cfg})
 	if p.StallAfter > 0 && len(p.calls) > p.StallAfter {
 		return fmt.Errorf("%w: the responder stopped answering", result.ErrPartial)
 	}
@@ -137,7 +157,7 @@ func (p *Path) PMTU(ctx context.Context, cfg result.PMTUConfig) (*result.PMTU, e
 	if err != nil {
 		return nil, err
 	}
-	if err := p.call(ctx, "mtu"); err != nil {
+	if err := p.call(ctx, cfg, "mtu"); err != nil {
 		return nil, err
 	}
 	m := p.mtu()
@@ -152,7 +172,7 @@ func (p *Path) RTT(ctx context.Context, cfg result.RTTConfig, onReply func(uint6
 	if err != nil {
 		return nil, err
 	}
-	if err := p.call(ctx, "rtt %d", cfg.Count); err != nil {
+	if err := p.call(ctx, cfg, "rtt %d", cfg.Count); err != nil {
 		return nil, err
 	}
 	got := cfg.Count - int(math.Round(float64(cfg.Count)*p.LossPct/100))
@@ -193,7 +213,7 @@ func (p *Path) UDP(ctx context.Context, cfg result.UDPConfig, progress func(resu
 		return nil, err
 	}
 	dir := vocab.Of(cfg.Reverse)
-	if err := p.call(ctx, "udp %s %.0f", dir, float64(cfg.RateBps)); err != nil {
+	if err := p.call(ctx, cfg, "udp %s %.0f", dir, float64(cfg.RateBps)); err != nil {
 		return nil, err
 	}
 	ip := cfg.Size + frame.IPv4UDP
@@ -270,7 +290,7 @@ func (p *Path) Train(ctx context.Context, cfg result.TrainConfig) (*result.Train
 		return nil, err
 	}
 	dir := vocab.Of(cfg.Reverse)
-	if err := p.call(ctx, "train %s %d×%d", dir, cfg.Packets, cfg.Size); err != nil {
+	if err := p.call(ctx, cfg, "train %s %d×%d", dir, cfg.Packets, cfg.Size); err != nil {
 		return nil, err
 	}
 	rng := rand.New(rand.NewPCG(uint64(cfg.Packets), uint64(cfg.Size)))
@@ -324,17 +344,17 @@ func (p *Path) chain(rng *rand.Rand) func() *link.Chain {
 
 // WindowPoint runs the point's TCP test and stamps its probes: the
 // baseline at the base RTT, the loaded ones behind the queue the window
-// builds, on the data's way.
+// builds, on the data's way. It is one call, its TCP test within.
 func (p *Path) WindowPoint(ctx context.Context, cfg result.WindowPointConfig) (*result.WindowPointRun, error) {
 	cfg, err := checked(cfg)
 	if err != nil {
 		return nil, err
 	}
-	tr, err := p.TCP(ctx, cfg.TCP, nil)
-	run := &result.WindowPointRun{TCP: tr, BaselineSent: make([]int, len(cfg.DSCPs)), LoadedSent: make([]int, len(cfg.DSCPs))}
-	if err != nil {
-		return run, err
+	if err := p.call(ctx, cfg, "window point: %s", tcpCall(cfg.TCP)); err != nil {
+		return nil, err
 	}
+	tr := p.tcp(cfg.TCP, nil)
+	run := &result.WindowPointRun{TCP: tr, BaselineSent: make([]int, len(cfg.DSCPs)), LoadedSent: make([]int, len(cfg.DSCPs))}
 	half := p.BaseRTT.Nanoseconds() / 2
 	probe := func(i int, at, queue int64) sweep.Probe {
 		c := i % len(cfg.DSCPs)

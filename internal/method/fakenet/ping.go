@@ -22,7 +22,7 @@ func (p *Path) Ping(ctx context.Context, cfg result.PingConfig, onReply func(int
 	if err != nil {
 		return nil, err
 	}
-	if err := p.call(ctx, "ping %s %d×%v %d B", cfg.Probe, cfg.Count, cfg.Interval, cfg.Size); err != nil {
+	if err := p.call(ctx, cfg, "ping %s %d×%v %d B", cfg.Probe, cfg.Count, cfg.Interval, cfg.Size); err != nil {
 		return nil, err
 	}
 	rng := rand.New(rand.NewPCG(uint64(cfg.Count), uint64(cfg.Interval)))

@@ -26,7 +26,7 @@ func (p *Path) STAMP(ctx context.Context, cfg result.STAMPConfig) (*result.STAMP
 	if err != nil {
 		return nil, err
 	}
-	if err := p.call(ctx, "stamp %d×%d B", cfg.Count, cfg.Size); err != nil {
+	if err := p.call(ctx, cfg, "stamp %d×%d B", cfg.Count, cfg.Size); err != nil {
 		return nil, err
 	}
 	oneWay := p.BaseRTT / 2

@@ -2,6 +2,7 @@ package fakenet
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"time"
 
@@ -33,13 +34,28 @@ func (p *Path) TCP(ctx context.Context, cfg result.TCPConfig, progress func(resu
 	if err != nil {
 		return nil, err
 	}
-	dirs := []vocab.Direction{vocab.Of(cfg.Reverse)}
-	if cfg.Bidir {
-		dirs = vocab.Both
-	}
-	if err := p.call(ctx, "tcp %v %d×%d B %s", dirs, cfg.Streams, cfg.Window, cfg.CC); err != nil {
+	if err := p.call(ctx, cfg, "%s", tcpCall(cfg)); err != nil {
 		return nil, err
 	}
+	return p.tcp(cfg, progress), nil
+}
+
+// directions are the directions a TCP test sends in.
+func directions(cfg result.TCPConfig) []vocab.Direction {
+	if cfg.Bidir {
+		return vocab.Both
+	}
+	return []vocab.Direction{vocab.Of(cfg.Reverse)}
+}
+
+// tcpCall is how Calls lists a TCP test.
+func tcpCall(cfg result.TCPConfig) string {
+	return fmt.Sprintf("tcp %v %d×%d B %s", directions(cfg), cfg.Streams, cfg.Window, cfg.CC)
+}
+
+// tcp is a TCP test of cfg (its defaults filled) on the path.
+func (p *Path) tcp(cfg result.TCPConfig, progress func(result.TCPInterval)) *result.TCP {
+	dirs := directions(cfg)
 	f := p.flow(cfg)
 	secs := cfg.Duration.Seconds()
 	if cfg.Bytes > 0 && f.goodput > 0 {
@@ -56,7 +72,7 @@ func (p *Path) TCP(ctx context.Context, cfg result.TCPConfig, progress func(resu
 			progress(iv)
 		}
 	}
-	return res, nil
+	return res
 }
 
 // summary is the test's summary: each direction's streams share the
