@@ -244,15 +244,15 @@ func toTheLongest(trains []result.TrainConfig, _ []result.UDPConfig) string {
 	return ""
 }
 
-// heldAndSmaller: a train sent trainTries (3) times, and trains of more
+// heldAndSmaller: a train sent trainTries (6) times, and trains of more
 // than one packet size.
 func heldAndSmaller(trains []result.TrainConfig, _ []result.UDPConfig) string {
 	sizes := map[int]bool{}
 	for _, c := range trains {
 		sizes[c.Size] = true
 	}
-	if most := mostAlike(trains); most != 3 || len(sizes) < 2 {
-		return fmt.Sprintf("a train sent at most %d times, in %d sizes: want 3, and a second series", most, len(sizes))
+	if most := mostAlike(trains); most != 6 || len(sizes) < 2 {
+		return fmt.Sprintf("a train sent at most %d times, in %d sizes: want 6, and a second series", most, len(sizes))
 	}
 	return ""
 }

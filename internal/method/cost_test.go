@@ -39,27 +39,35 @@ func TestTrainSeries(t *testing.T) {
 	shape := func(bb float64) trainShape {
 		return trainShape{bb: bb, cir: bb, baseline: 10 * ms, size: 1472, overhead: 28 + 38}
 	}
-	c := seriesPlan(shape(100e6), vocab.Up, 0)
+	c, longest := seriesPlan(shape(100e6), vocab.Up, 0)
 	if want := 4116*ms + 400*time.Microsecond; c.Sessions != 9 || c.TCP != 0 || c.Run < want-time.Millisecond || c.Run > want+time.Millisecond {
 		t.Errorf("series: %+v, want 9 sessions of %v", c, want)
 	}
 	// At a 300 ms RTT each train waits a round trip more for its end.
-	if far := seriesPlan(shape(100e6), vocab.Up, 300*ms); far.Run != c.Run+9*300*ms {
+	if far, _ := seriesPlan(shape(100e6), vocab.Up, 300*ms); far.Run != c.Run+9*300*ms {
 		t.Errorf("series at 300 ms: %v, want %v", far.Run, c.Run+9*300*ms)
 	}
 	// A faster path takes longer trains (250 ms of its rate): more of
 	// them.
-	if fast := seriesPlan(shape(1e9), vocab.Up, 0); fast.Sessions <= c.Sessions {
+	if fast, _ := seriesPlan(shape(1e9), vocab.Up, 0); fast.Sessions <= c.Sessions {
 		t.Errorf("series at 1 Gbit/s: %d trains, want more than at 100 Mbit/s (%d)", fast.Sessions, c.Sessions)
 	}
+	// The longest train is the series' last, of 1024 packets (the
+	// longest at 100 Mbit/s, 10 ms): its own cost alone.
+	if longest.Sessions != 1 || longest.Run <= 0 || longest.Run >= c.Run {
+		t.Errorf("the longest train: %+v, want one session, part of the series' %v", longest, c.Run)
+	}
 	// A direction's trains: the full-size series and the longest of the
-	// smaller ones, each train sent up to trainTries times.
+	// smaller ones, each train sent once, and 10 sends again of the
+	// longest train of any of them (the full-size one: its bytes take
+	// the longest).
 	var second schedule.Cost
 	for head := 1; head < trainSmallHead; head++ {
-		second = schedule.Longer(second, seriesPlan(shape(100e6).smaller(head), vocab.Up, 0), 0)
+		series, _ := seriesPlan(shape(100e6).smaller(head), vocab.Up, 0)
+		second = schedule.Longer(second, series, 0)
 	}
-	if got, want := trainsPlan(shape(100e6), vocab.Up, 0), c.Plus(second).Times(trainTries); got != want || trainTries != 3 {
-		t.Errorf("a direction's trains: %+v, want %d sends of each of %+v and %+v", got, trainTries, c, second)
+	if got, want := trainsPlan(shape(100e6), vocab.Up, 0), c.Plus(second).Plus(longest.Times(10)); got != want {
+		t.Errorf("a direction's trains: %+v, want %+v and %+v, and 10 of %+v", got, c, second, longest)
 	}
 }
 

@@ -65,6 +65,7 @@ type runner struct {
 	lineLoss map[vocab.Direction]float64 // UDP loss at the CIR, per direction
 	lineBER  map[vocab.Direction]float64 // that loss read as bit errors (0: not read)
 	bbHost   map[vocab.Direction]string  // how the sending host held step 2 back, per direction ("": it did not)
+	resent   map[vocab.Direction]int     // trains sent again because their sender was held (sendTrain), per direction
 }
 
 func (r *runner) run() error {

@@ -97,27 +97,31 @@ func (s trainShape) config(n int, dir vocab.Direction) result.TrainConfig {
 
 // trainsPlan is one direction's trains at their longest (trains): the
 // series of full-size packets, then the longest second series of
-// smaller ones, every train sent trainTries times (sendTrain).
+// smaller ones, each train sent once, and trainResends sends again of
+// the longest train of either (sendTrain).
 func trainsPlan(s trainShape, dir vocab.Direction, rtt time.Duration) schedule.Cost {
-	first := seriesPlan(s, dir, rtt)
+	first, longest := seriesPlan(s, dir, rtt)
 	var second schedule.Cost
 	if s.size > train.MinPacket {
 		for head := 1; head < trainSmallHead; head++ {
-			second = schedule.Longer(second, seriesPlan(s.smaller(head), dir, rtt), rtt)
+			series, one := seriesPlan(s.smaller(head), dir, rtt)
+			second = schedule.Longer(second, series, rtt)
+			longest = schedule.Longer(longest, one, rtt)
 		}
 	}
-	return first.Plus(second).Times(trainTries)
+	return first.Plus(second).Plus(longest.Times(trainResends))
 }
 
 // seriesPlan is one series (trainSeries) to its longest train, each
-// train sent once and arriving at the bottleneck's rate.
-func seriesPlan(s trainShape, dir vocab.Direction, rtt time.Duration) schedule.Cost {
-	var out schedule.Cost
+// train sent once and arriving at the bottleneck's rate, and the longest
+// train's own cost.
+func seriesPlan(s trainShape, dir vocab.Direction, rtt time.Duration) (series, longest schedule.Cost) {
 	for _, n := range s.lengths() {
 		cfg := s.config(n, dir)
-		out = out.Plus(tester.TrainCost(cfg, tester.TrainSpan(cfg, s.bb), rtt))
+		one := tester.TrainCost(cfg, tester.TrainSpan(cfg, s.bb), rtt)
+		series, longest = series.Plus(one), schedule.Longer(longest, one, rtt)
 	}
-	return out
+	return series, longest
 }
 
 // trains probes dir with back-to-back UDP trains of doubling length
@@ -184,19 +188,27 @@ func (r *runner) trainSeries(dir vocab.Direction, shape trainShape) ([]train.Rea
 	return rs, rows, nil
 }
 
-// trainTries bounds the sends of one train whose sender was held. A
-// send costs the train and its drain (under 0.6 s at the longest), and
-// beside a busy core most sends of a long fast train are held: CI run
-// 40's policed path (1024 packets at 400 Mbit/s) had a train held in
-// each of its 3 sends in 4 runs of 5. Each further send is a fresh
-// chance of an unheld one.
-const trainTries = 6
+// trainTries bounds the sends of one train whose sender was held, and
+// trainResends the sends again of one direction's trains together (the
+// scheduler books them: trainsPlan). A send costs the train and its
+// drain (under 0.6 s at the longest), and beside a busy core most sends
+// of a long fast train are held: CI run 40's policed path (1024 packets
+// at 400 Mbit/s) had a train held in each of its 3 sends in 4 runs of 5.
+// Each further send is a fresh chance of an unheld one; a budget per
+// direction, not per train, keeps a slot from growing with the series
+// (six sends of every train would book an RFC 6349 run 8.6 minutes at
+// 50 ms, this budget 5.6, against 5.1 before resends were booked).
+const (
+	trainTries   = 6
+	trainResends = 10
+)
 
 // sendTrain sends one train, and again while it lost packets after its
 // sender was held longer than its pace allows (train.HeldBurst), at most
-// trainTries times in all: what such a train's host did is not the
-// path's to read, and on a shared host the next send may keep its pace.
-// It returns the last send, and a row for each.
+// trainTries times in all and while the direction has resends left
+// (trainResends): what such a train's host did is not the path's to
+// read, and on a shared host the next send may keep its pace. It
+// returns the last send, and a row for each.
 func (r *runner) sendTrain(dir vocab.Direction, cfg result.TrainConfig) (*result.Train, []result.TrainRow, error) {
 	var rows []result.TrainRow
 	for try := 1; ; try++ {
@@ -209,9 +221,13 @@ func (r *runner) sendTrain(dir vocab.Direction, cfg result.TrainConfig) (*result
 			r.res.Server = res.Server // the trains document's; an RFC 6349 run has it from step 2
 		}
 		r.line(dir, "%s", trainLine(dir, cfg.Packets, cfg.Size, res.Reading))
-		if try >= trainTries || res.LocalDrops > 0 || !train.HeldBurst(res.Reading) {
+		if try >= trainTries || r.resent[dir] >= trainResends || res.LocalDrops > 0 || !train.HeldBurst(res.Reading) {
 			return res, rows, nil
 		}
+		if r.resent == nil {
+			r.resent = map[vocab.Direction]int{}
+		}
+		r.resent[dir]++
 		r.line(dir, "%s: the %s was held %s in that train and lost packets after: sent again", dir, dir.Sender(), units.FormatDuration(res.Reading.SenderHeld))
 	}
 }
