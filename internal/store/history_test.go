@@ -49,6 +49,9 @@ func TestYearHistory(t *testing.T) {
 		if !strings.Contains(plan, "results_latest") {
 			t.Errorf("%s: the history query is not served by results_latest:\n%s", db.Dialect(), plan)
 		}
+		if strings.Contains(plan, "TEMP B-TREE") || strings.Contains(plan, "Sort") {
+			t.Errorf("%s: the history query sorts its rows, not read in the index's order:\n%s", db.Dialect(), plan)
+		}
 		// The controller's question at each upload: the pair's previous
 		// result of its schedule.
 		prev := explain(t, db, `SELECT `+resultSelect("", false)+` FROM results WHERE schedule_id = $1 AND source = $2
