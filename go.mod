@@ -8,7 +8,7 @@ require (
 	github.com/invopop/jsonschema v0.14.0 // schemagen only (not in the binary): JSON Schema 2020-12 reflected from the result types, honouring json tags and omitempty, with descriptions from Go comments and Mapper/Namer hooks for our enums; the common, maintained choice
 	github.com/jackc/pgx/v5 v5.12.0 // store: the maintained PostgreSQL driver, used through its database/sql adapter (stdlib) so SQLite and PostgreSQL share one code path; its PgError codes tell serialization failures and deadlocks to retry
 	github.com/netresearch/go-cron v0.9.1 // schedule: parses 5-field cron and @hourly-style descriptors and finds the next time; the maintained fork of robfig/cron (unmaintained since 2020), no dependencies, fuzzed; used as a parser only, with its options named (DowOrDom: the standard day rule)
-	github.com/pressly/goose/v3 v3.29.0 // store: migrations from an embed.FS, one set of SQL files for both dialects (sqlite3, postgres), a version table, and a Provider API without global state
+	github.com/pressly/goose/v3 v3.29.0 // store: migrations from an embed.FS, one set of SQL files for both dialects (sqlite3, postgres) and Go ones beside them, a version table, and a Provider API without global state
 	github.com/prometheus/client_golang v1.25.0 // controller: /metrics in the Prometheus exposition format (registry, collectors, promhttp); the reference client, the one Prometheus itself uses
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // tests only (resulttest): a full draft 2020-12 validator, formats included, that passes the official JSON-Schema-Test-Suite; needs only golang.org/x/text
 	github.com/spf13/cobra v1.10.2 // CLI: nested commands (lab up, sweep window) over the pflag flags, and shell completion (bash, zsh, fish, powershell)

@@ -168,22 +168,17 @@ func (s *scheduler) schedule(ctx context.Context, sc fleet.Schedule, agents []fl
 // errClaimed is an occurrence another scheduler claimed first.
 var errClaimed = errors.New("occurrence claimed by another scheduler")
 
-// claim moves a schedule's NextDue from occ to next: by compare and set
-// when the store can (fleet.Advancer), else by SetNextDue under the
-// lease alone (the tick's context ends before the lease could pass to
-// another replica).
+// claim moves a schedule's NextDue from occ to next by compare and set
+// (AdvanceSchedule); errClaimed when another scheduler moved it first.
 func (s *scheduler) claim(ctx context.Context, id string, occ, next time.Time, enabled bool) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	if a, ok := s.c.cfg.Store.(fleet.Advancer); ok {
-		ok, err := a.AdvanceSchedule(ctx, id, occ, next, enabled)
-		if err == nil && !ok {
-			return errClaimed
-		}
-		return err
+	ok, err := s.c.cfg.Store.AdvanceSchedule(ctx, id, occ, next, enabled)
+	if err == nil && !ok {
+		return errClaimed
 	}
-	return s.c.cfg.Store.SetNextDue(ctx, id, next, enabled)
+	return err
 }
 
 // book books one occurrence's runs: a run per pair of the schedule's

@@ -357,7 +357,7 @@ func (s *crashingStore) AdvanceSchedule(ctx context.Context, id string, from, ne
 	if s.dead.Load() {
 		return false, errors.New("killed (test)")
 	}
-	return s.Store.(fleet.Advancer).AdvanceSchedule(ctx, id, from, next, enabled)
+	return s.Store.AdvanceSchedule(ctx, id, from, next, enabled)
 }
 
 func (s *crashingStore) MissRuns(ctx context.Context, now time.Time) (int, error) {

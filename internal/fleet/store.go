@@ -83,6 +83,19 @@ type Store interface {
 	DueSchedules(ctx context.Context, until time.Time) ([]Schedule, error)
 	// SetNextDue moves a schedule on (disabled once exhausted).
 	SetNextDue(ctx context.Context, id string, next time.Time, enabled bool) error
+	// SwapSchedule is UpdateSchedule only while the stored NextDue is
+	// still prev (compare and set); false, nil when it had moved. An
+	// operator's update, prepared from the schedule as read, then never
+	// undoes an occurrence a scheduler claimed in between (which would
+	// book it twice).
+	SwapSchedule(ctx context.Context, s Schedule, prev time.Time) (Schedule, bool, error)
+	// AdvanceSchedule sets NextDue to next (and Enabled to enabled) only
+	// while NextDue is still from (compare and set); false, nil when
+	// another moved it first. A scheduler claims an occurrence with it,
+	// so that two schedulers (an old lease holder that has not yet
+	// noticed it lost the lease, and its successor) never both claim
+	// one occurrence.
+	AdvanceSchedule(ctx context.Context, id string, from, next time.Time, enabled bool) (bool, error)
 
 	// Book stores r in the earliest slot of r's length (r.End - r.Start)
 	// that starts at or after r.Start and before horizon in which, when
@@ -140,27 +153,4 @@ func StateAt(a Agent, now time.Time, downAfter time.Duration) AgentState {
 		return AgentUp
 	}
 	return AgentDown
-}
-
-// ScheduleSwapper is a Store that replaces a schedule (as
-// UpdateSchedule) only while its NextDue is still prev: an operator's
-// update, prepared from the schedule as read, then never undoes an
-// occurrence a scheduler claimed in between (which would book it
-// twice). Stores that lack it fall back on UpdateSchedule.
-type ScheduleSwapper interface {
-	// SwapSchedule is UpdateSchedule when NextDue is prev; false, nil
-	// when it was not.
-	SwapSchedule(ctx context.Context, s Schedule, prev time.Time) (Schedule, bool, error)
-}
-
-// Advancer is a Store that moves a schedule on by compare and set: only
-// when its NextDue is still from. A scheduler claims an occurrence with
-// it before booking the occurrence's runs, so two schedulers (an old
-// lease holder that has not yet noticed it lost the lease, and its
-// successor) never both book one occurrence. Stores that lack it fall
-// back on SetNextDue under the lease alone.
-type Advancer interface {
-	// AdvanceSchedule sets NextDue to next (and Enabled to enabled) when
-	// NextDue is from; false, nil when it was not (another claimed it).
-	AdvanceSchedule(ctx context.Context, id string, from, next time.Time, enabled bool) (bool, error)
 }

@@ -197,16 +197,26 @@ func (d *DB) migratePostgres(ctx context.Context) error {
 	return d.migrate(ctx, goose.DialectPostgres)
 }
 
+// newProvider is goose over db with this build's migrations: the SQL
+// files and goMigrations.
+func newProvider(dialect goose.Dialect, db *sql.DB) (*goose.Provider, error) {
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	p, err := goose.NewProvider(dialect, db, sub, goose.WithDisableGlobalRegistry(true), goose.WithGoMigrations(goMigrations()...))
+	if err != nil {
+		return nil, fmt.Errorf("store: migrations: %w", err)
+	}
+	return p, nil
+}
+
 // migrate refuses a schema newer than this build's migrations, then
 // applies those pending.
 func (d *DB) migrate(ctx context.Context, dialect goose.Dialect) error {
-	sub, err := fs.Sub(migrations, "migrations")
+	p, err := newProvider(dialect, d.w)
 	if err != nil {
 		return err
-	}
-	p, err := goose.NewProvider(dialect, d.w, sub, goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		return fmt.Errorf("store: migrations: %w", err)
 	}
 	have, err := p.GetDBVersion(ctx)
 	if err != nil {

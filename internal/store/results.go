@@ -22,11 +22,10 @@ func (d *DB) PutResult(ctx context.Context, r fleet.Result) (bool, error) {
 	if err := json.Compact(&doc, r.Doc); err != nil {
 		return false, fmt.Errorf("store: result of run %q: the document is not JSON: %w", r.RunID, err)
 	}
-	figs, _ := json.Marshal(r.Figures)
-	n, err := affected(d.w.ExecContext(ctx, `INSERT INTO results (run_id, schedule_id, source, dest, kind, received,
-		figures, health, previous_health, doc) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (run_id) DO NOTHING`,
-		r.RunID, r.ScheduleID, r.Source, r.Dest, r.Kind, ms(r.Received), string(figs), string(r.Health), string(r.PreviousHealth),
-		doc.String()))
+	args := append([]any{r.RunID, r.ScheduleID, r.Source, r.Dest, r.Kind, ms(r.Received), string(r.Health), string(r.PreviousHealth),
+		doc.String()}, figureValues(r.Figures)...)
+	n, err := affected(d.w.ExecContext(ctx, `INSERT INTO results (run_id, schedule_id, source, dest, kind, received, health,
+		previous_health, doc, `+figureCols+`) VALUES (`+placeholders(1, len(args))+`) ON CONFLICT (run_id) DO NOTHING`, args...))
 	if err != nil {
 		return false, fmt.Errorf("store: result of run %q: %w", r.RunID, err)
 	}
@@ -45,7 +44,7 @@ func (d *DB) PutResult(ctx context.Context, r fleet.Result) (bool, error) {
 
 // resultCols are a result's columns but the document, which is read
 // only when asked (withDoc).
-const resultCols = `run_id, schedule_id, source, dest, kind, received, figures, health, previous_health`
+const resultCols = `run_id, schedule_id, source, dest, kind, received, health, previous_health, ` + figureCols
 
 // resultSelect is the SELECT list of results (of table alias a, when
 // not ""), with the document or without.
@@ -64,12 +63,11 @@ func resultSelect(alias string, withDoc bool) string {
 func scanResult(withDoc bool) func(row interface{ Scan(...any) error }) (fleet.Result, error) {
 	return func(row interface{ Scan(...any) error }) (fleet.Result, error) {
 		var (
-			r                  fleet.Result
-			figs, health, prev string
-			doc                string
-			received           int64
+			r                 fleet.Result
+			health, prev, doc string
+			received          int64
 		)
-		dest := []any{&r.RunID, &r.ScheduleID, &r.Source, &r.Dest, &r.Kind, &received, &figs, &health, &prev}
+		dest := append([]any{&r.RunID, &r.ScheduleID, &r.Source, &r.Dest, &r.Kind, &received, &health, &prev}, figureFields(&r.Figures)...)
 		if withDoc {
 			dest = append(dest, &doc)
 		}
@@ -80,13 +78,7 @@ func scanResult(withDoc bool) func(row interface{ Scan(...any) error }) (fleet.R
 		if withDoc {
 			r.Doc = json.RawMessage(doc)
 		}
-		if figs == "" {
-			return r, nil
-		}
-		// Directly, not through json.Unmarshal, which would first scan
-		// the whole text to validate it: Figures reads its own fast
-		// path (a history page decodes tens of thousands).
-		return r, r.Figures.UnmarshalJSON([]byte(figs))
+		return r, nil
 	}
 }
 

@@ -37,8 +37,6 @@ func scheduleJSON(s fleet.Schedule) (from, to, thresholds string) {
 	return string(f), string(t), thresholds
 }
 
-var _ fleet.ScheduleSwapper = (*DB)(nil)
-
 // UpdateSchedule replaces all of the schedule s.ID but its ID and
 // Created.
 func (d *DB) UpdateSchedule(ctx context.Context, s fleet.Schedule) (fleet.Schedule, error) {
@@ -165,4 +163,22 @@ func (d *DB) SetNextDue(ctx context.Context, id string, next time.Time, enabled 
 		return notFound("schedule", id)
 	}
 	return nil
+}
+
+// AdvanceSchedule moves a schedule's NextDue from from to next (and sets
+// Enabled) only when it is still from: a compare and set in one UPDATE,
+// atomic on both backends. False when another moved it first;
+// ErrNotFound when there is no such schedule.
+func (d *DB) AdvanceSchedule(ctx context.Context, id string, from, next time.Time, enabled bool) (bool, error) {
+	n, err := affected(d.w.ExecContext(ctx, `UPDATE schedules SET next_due = $3, enabled = $4 WHERE id = $1 AND next_due = $2`,
+		id, ms(from), ms(next), enabled))
+	if err != nil {
+		return false, fmt.Errorf("store: schedule %q advance: %w", id, err)
+	}
+	if n == 0 {
+		if _, err := d.Schedule(ctx, id); err != nil {
+			return false, err
+		}
+	}
+	return n == 1, nil
 }

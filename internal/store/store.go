@@ -1,12 +1,13 @@
 // Package store keeps the fleet (fleet.Store) in SQLite, one file, the
 // default, or in PostgreSQL, which several controllers can share.
 //
-// One set of SQL serves both: portable types (TEXT, BIGINT, BOOLEAN),
-// times as integer milliseconds (UTC; 0 is unset), IDs made here (16
-// random bytes, hex), $N placeholders (which the SQLite driver binds by
-// number). The schema is one set of goose migrations (migrations/),
-// applied by Open under a lock, so two processes opening one database
-// at once migrate it once.
+// One set of SQL serves both: portable types (TEXT, BIGINT, BOOLEAN,
+// DOUBLE PRECISION), times as integer milliseconds (UTC; 0 is unset),
+// IDs made here (16 random bytes, hex), $N placeholders (which the
+// SQLite driver binds by number). The schema is one set of goose
+// migrations (the SQL of migrations/, and migration 5 in Go), applied by
+// Open under a lock, so two processes opening one database at once
+// migrate it once.
 //
 // Concurrency: on SQLite every write goes through one connection (w) in
 // immediate transactions, so the writers of this process queue in Go and

@@ -292,7 +292,7 @@ func TestScheduleForm(t *testing.T) {
 	a = b.post("/ui/schedules", once, true)
 	onceID := strings.TrimPrefix(a.h.Get("Location"), "/ui/schedules/")
 	ran, _ := f.st.Schedule(context.Background(), onceID)
-	if ok, err := f.st.(fleet.Advancer).AdvanceSchedule(context.Background(), onceID, ran.NextDue, time.Time{}, false); !ok || err != nil {
+	if ok, err := f.st.AdvanceSchedule(context.Background(), onceID, ran.NextDue, time.Time{}, false); !ok || err != nil {
 		t.Fatalf("marking the one-off run: %v %v", ok, err)
 	}
 	if a := b.post("/ui/schedules/"+onceID, formValues(b.get("/ui/schedules/"+onceID).body, "thr_max_rtt", "5"), true); a.code != http.StatusSeeOther {

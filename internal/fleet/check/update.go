@@ -14,12 +14,11 @@ const maxSwaps = 5
 
 // Update stores in as the new version of schedule in.ID, prepared by
 // ScheduleUpdate from the schedule as stored: by compare and set on
-// NextDue when st can (fleet.ScheduleSwapper), so that an occurrence a
-// scheduler claims between the read and the write is not undone (the
-// update is prepared again from the schedule as it is then). Refusals
-// are *fleet.FieldError; an absent schedule fleet.ErrNotFound.
+// NextDue (SwapSchedule), so that an occurrence a scheduler claims
+// between the read and the write is not undone (the update is prepared
+// again from the schedule as it is then). Refusals are
+// *fleet.FieldError; an absent schedule fleet.ErrNotFound.
 func Update(ctx context.Context, st fleet.Store, in fleet.Schedule, now time.Time) (fleet.Schedule, error) {
-	sw, swaps := st.(fleet.ScheduleSwapper)
 	for range maxSwaps {
 		old, err := st.Schedule(ctx, in.ID)
 		if err != nil {
@@ -29,10 +28,7 @@ func Update(ctx context.Context, st fleet.Store, in fleet.Schedule, now time.Tim
 		if err := ScheduleUpdate(&s, old, now); err != nil {
 			return fleet.Schedule{}, err
 		}
-		if !swaps {
-			return st.UpdateSchedule(ctx, s)
-		}
-		out, ok, err := sw.SwapSchedule(ctx, s, old.NextDue)
+		out, ok, err := st.SwapSchedule(ctx, s, old.NextDue)
 		if err != nil || ok {
 			return out, err
 		}
