@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
+	"github.com/fullpipe/fullpipe/internal/fleet/client"
 	"github.com/fullpipe/fullpipe/internal/fleet/fleettest"
 )
 
@@ -232,6 +233,14 @@ func TestHostileAgentProcess(t *testing.T) {
 	ag, err := e.admin.Agent(ctx(t), "rogue")
 	if err != nil || len(ag.PendingAddresses) != 1 || ag.PendingAddresses[0] != "198.18.0.9:6349" {
 		t.Errorf("the rogue's third-party address: %+v, %v; want it pending", ag.PendingAddresses, err)
+	}
+	// The attacks take their time (on a loaded machine longer than the
+	// agents' down-after, three heartbeat intervals): a and b say they
+	// are up again before their pair is booked, as running agents do.
+	for _, cl := range []*client.Client{e.client(a), b} {
+		if _, err := cl.Heartbeat(ctx(t), fleet.Heartbeat{}); err != nil {
+			t.Fatalf("a heartbeat after the attacks: %v", err)
+		}
 	}
 	wantSlot(t, bookOne(t, e, pairSchedule("a", "b")), e.c.cfg.DefaultRTT)
 	legit := bookOne(t, e, pairSchedule("b", "a"))
