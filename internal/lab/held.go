@@ -30,6 +30,12 @@ type Mark struct {
 	At   time.Time
 	Dirs []NamedStats
 	Hist []uint64 // packets by lateness, LateBucket wide; the last bucket holds every later one
+	// Waits counts the packets read by how long they may have waited in
+	// their input device before the forwarder read them (so entered the
+	// path late), in the same buckets: the kernel's stamp when the device
+	// has a tap, else how long the reader had been away when it found
+	// them waiting (an upper bound); 0 for a read that waited for them.
+	Waits []uint64
 }
 
 // NamedStats is one direction's counters, named ("up", "paris up").
@@ -47,7 +53,8 @@ type Marker interface {
 // Mark reads the forwarder's counters now.
 func (l *Lab) Mark() Mark {
 	s := l.Snapshot()
-	return Mark{Name: l.Name, At: time.Now(), Dirs: []NamedStats{{"up", s.Up}, {"down", s.Down}}, Hist: addHist(s.Up.LateHist, s.Down.LateHist)}
+	return Mark{Name: l.Name, At: time.Now(), Dirs: []NamedStats{{"up", s.Up}, {"down", s.Down}},
+		Hist: addHist(s.Up.LateHist, s.Down.LateHist), Waits: addHist(s.Up.WaitHist, s.Down.WaitHist)}
 }
 
 // Mark reads every site's counters now.
@@ -57,6 +64,7 @@ func (s *Sites) Mark() Mark {
 		m.Dirs = append(m.Dirs, NamedStats{st.Name + " up", st.Up}, NamedStats{st.Name + " down", st.Down})
 	}
 	m.Hist = s.pipe.histogram()
+	m.Waits = s.pipe.waits.read()
 	return m
 }
 
@@ -75,6 +83,7 @@ func (n ByName) Mark() Mark {
 	}
 	m.Dirs = []NamedStats{{"up", st.Up}, {"down", st.Down}}
 	m.Hist = addHist(st.Up.LateHist, st.Down.LateHist)
+	m.Waits = addHist(st.Up.WaitHist, st.Down.WaitHist)
 	return m
 }
 
@@ -94,6 +103,7 @@ type Account struct {
 	Interval time.Duration
 	Dirs     []NamedStats // each counter the difference over the interval; queue figures as at the end
 	Hist     []uint64
+	Waits    []uint64 // as Mark's
 }
 
 // Since is the account of the interval from m0 to m1 (two marks of one
@@ -106,6 +116,7 @@ func Since(m0, m1 Mark) (Account, error) {
 	for i := range m1.Hist {
 		a.Hist[i] = m1.Hist[i] - m0.Hist[i]
 	}
+	a.Waits = subHist(m1.Waits, m0.Waits)
 	for i, d1 := range m1.Dirs {
 		d0, d := m0.Dirs[i].DirectionStats, d1.DirectionStats
 		d.RxPackets -= d0.RxPackets
@@ -126,6 +137,7 @@ func Since(m0, m1 Mark) (Account, error) {
 			d.Drops[c] = n - d0.Drops[c]
 		}
 		d.LateHist = subHist(d1.LateHist, d0.LateHist)
+		d.WaitHist = subHist(d1.WaitHist, d0.WaitHist)
 		d.LabLimited = d.ReadDrops+d.ReadStalls+d.WriteDrops+d.LatePackets > 0
 		a.Dirs = append(a.Dirs, NamedStats{d1.Name, d})
 	}
@@ -159,6 +171,7 @@ func (a Account) Toward(dir string) (Account, bool) {
 			one := a
 			one.Dirs = []NamedStats{d}
 			one.Hist = d.LateHist
+			one.Waits = d.WaitHist
 			return one, true
 		}
 	}
@@ -362,14 +375,26 @@ func (a Account) MeanLate() time.Duration {
 
 // Late is how many packets were written more than by after their
 // virtual departure (from the histogram: late by at least by rounded
-// down to LateBucket), plus the read stalls.
-func (a Account) Late(by time.Duration) uint64 {
+// down to LateBucket), plus those that may have waited that long in
+// their input device before the forwarder read them (Waits): the path
+// took them in late by as much, which moves what a measurement reads
+// as a late write does (a train's spacing, a policer's tokens).
+func (a Account) Late(by time.Duration) uint64 { return atLeast(a.Hist, by) + a.Waited(by) }
+
+// Waited is how many packets may have waited more than by in their
+// input device before the forwarder read them, of Read.
+func (a Account) Waited(by time.Duration) uint64 { return atLeast(a.Waits, by) }
+
+// Read is how many packets the forwarder read in the interval (those a
+// policer or a queue then dropped too).
+func (a Account) Read() uint64 { return atLeast(a.Waits, 0) }
+
+// atLeast sums the histogram's buckets from by's (rounded down to
+// LateBucket) on.
+func atLeast(h []uint64, by time.Duration) uint64 {
 	var n uint64
-	for i := int(by / LateBucket); i < len(a.Hist); i++ {
-		n += a.Hist[i]
-	}
-	for _, d := range a.Dirs {
-		n += d.ReadStalls
+	for i := int(by / LateBucket); i < len(h); i++ {
+		n += h[i]
 	}
 	return n
 }
@@ -387,11 +412,13 @@ func (a Account) OwnDrops() uint64 {
 // Judge says whether the lab held its path over the interval for budget
 // b: nil, or a *LimitedError with the lab's own figures.
 func (a Account) Judge(b Budget) error {
-	fw, late, drops := a.Forwarded(), a.Late(b.LateThreshold()), a.OwnDrops()
-	// A share of 1 tolerates every packet late, and so any read stall
-	// too: one in an interval that wrote nothing (its packets were the
-	// path's to drop) is no more than that.
-	lateOK := b.share() >= 1 || float64(late) <= b.share()*float64(fw)
+	by := b.LateThreshold()
+	fw, late, drops := a.Forwarded(), atLeast(a.Hist, by), a.OwnDrops()
+	// Each share is of its own packets: those written (a policer's drops
+	// are never written) and those read. A share of 1 tolerates every
+	// packet late, and so any wait too: one in an interval that wrote
+	// nothing (its packets were the path's to drop) is no more than that.
+	lateOK := b.share() >= 1 || float64(late) <= b.share()*float64(fw) && float64(a.Waited(by)) <= b.share()*float64(a.Read())
 	if drops == 0 && lateOK && (b.MeanLate <= 0 || a.MeanLate() <= b.MeanLate) {
 		return nil
 	}
@@ -418,7 +445,8 @@ func (e *LimitedError) Error() string {
 	}
 	a, b := e.Account, e.Budget
 	fw := a.Forwarded()
-	late := a.Late(b.LateThreshold())
+	by := b.LateThreshold()
+	late := atLeast(a.Hist, by)
 	var s strings.Builder
 	fmt.Fprintf(&s, "LAB-LIMITED: lab %q could not hold its path", a.Name)
 	if e.Tries > 1 {
@@ -426,8 +454,8 @@ func (e *LimitedError) Error() string {
 	} else {
 		fmt.Fprintf(&s, " over %.1f s", a.Interval.Seconds())
 	}
-	fmt.Fprintf(&s, ": %s of %d packets written more than %s late (budget %s", pct(late, fw), fw,
-		units.FormatDuration(b.LateThreshold()), pctOf(b.share()))
+	fmt.Fprintf(&s, ": %s of %d packets written more than %s late, %s of %d read after waiting as long (budget %s", pct(late, fw), fw,
+		units.FormatDuration(by), pct(a.Waited(by), a.Read()), a.Read(), pctOf(b.share()))
 	if b.MeanLate > 0 {
 		fmt.Fprintf(&s, "), mean lateness %s (budget %s", units.FormatDuration(a.MeanLate()), units.FormatDuration(b.MeanLate))
 	}

@@ -10,13 +10,16 @@ import (
 )
 
 // mark builds a mark of a two-ended lab: up forwarded packets, late of
-// them written lateBy late, plus the forwarder's own drops and stalls.
-func mark(at time.Time, packets, late uint64, lateBy time.Duration, drops, stalls uint64) Mark {
-	h := make([]uint64, lateBuckets)
+// them written lateBy late, plus the forwarder's own drops and packets
+// read after waiting lateBy in the input device.
+func mark(at time.Time, packets, late uint64, lateBy time.Duration, drops, waited uint64) Mark {
+	h, w := make([]uint64, lateBuckets), make([]uint64, lateBuckets)
 	h[0] = packets - late
 	h[min(int(lateBy/LateBucket), lateBuckets-1)] += late
-	up := DirectionStats{TxPackets: packets, TxBytes: packets * 1500, WriteDrops: drops, ReadStalls: stalls}
-	return Mark{Name: "t", At: at, Dirs: []NamedStats{{"up", up}, {"down", DirectionStats{}}}, Hist: h}
+	w[0] = packets - waited
+	w[min(int(lateBy/LateBucket), lateBuckets-1)] += waited
+	up := DirectionStats{TxPackets: packets, TxBytes: packets * 1500, WriteDrops: drops}
+	return Mark{Name: "t", At: at, Dirs: []NamedStats{{"up", up}, {"down", DirectionStats{}}}, Hist: h, Waits: w}
 }
 
 // TestAccountJudge: the budget's late share and its threshold, drops
@@ -28,7 +31,7 @@ func TestAccountJudge(t *testing.T) {
 		name          string
 		packets, late uint64
 		lateBy        time.Duration
-		drops, stalls uint64
+		drops, waited uint64
 		budget        Budget
 		held          bool
 		inMessage     string
@@ -41,7 +44,8 @@ func TestAccountJudge(t *testing.T) {
 		{"under LateBy", 101_000, 5_000, 300 * time.Microsecond, 0, 0, Budget{}, true, ""},
 		{"over a tighter LateBy", 101_000, 5_000, 300 * time.Microsecond, 0, 0, Budget{LateBy: 200 * time.Microsecond, Why: "a tenth of the RTT tolerance"}, false, "a tenth of the RTT tolerance"},
 		{"one own drop", 101_000, 0, 2 * time.Millisecond, 1, 0, Budget{}, false, "1 lost by the forwarder itself"},
-		{"stalls count as late", 101_000, 0, 2 * time.Millisecond, 0, 101, Budget{}, false, "read stalls 101"},
+		{"input waits count as late", 101_000, 0, 2 * time.Millisecond, 0, 101, Budget{}, false, "0 % of 100000 packets written more than 1.00 ms late, 0.101 % of 100000 read after waiting as long"},
+		{"input waits under LateBy", 101_000, 0, 300 * time.Microsecond, 0, 5_000, Budget{}, true, ""},
 		// A window at 20 ms: mean lateness at most 0.2 ms. 30 % of packets
 		// 0.6 ms late (bucket middles: 0.605 ms, the rest 5 µs) are a
 		// mean of 185 µs; 40 % are 245 µs. Neither is late for RateBudget.
@@ -49,9 +53,9 @@ func TestAccountJudge(t *testing.T) {
 		{"a window's mean over", 101_000, 40_000, 600 * time.Microsecond, 0, 0, WindowBudget(20 * time.Millisecond), false, "mean lateness 245 µs (budget 200 µs"},
 		{"the same for a rate", 101_000, 40_000, 600 * time.Microsecond, 0, 0, RateBudget, true, ""},
 		// TestSitesMTU's try in CI: the path dropped every packet it
-		// read, one read stall, nothing written: "1 of 0 packets late"
-		// limited a count that lateness does not move.
-		{"a count, a stall, nothing written", 1000, 0, 0, 0, 1, CountBudget, true, ""},
+		// read, one read after a wait, nothing written: "1 of 0 packets
+		// late" limited a count that lateness does not move.
+		{"a count, a wait, nothing written", 1000, 0, 2 * time.Millisecond, 0, 1, CountBudget, true, ""},
 		{"a count, an own drop", 1000, 0, 0, 1, 0, CountBudget, false, "1 lost by the forwarder itself"},
 		// CI run 18's path MTU step: 73 packets, one of them over 5 ms
 		// late, against probes that wait at least 100 ms for an answer.
@@ -61,7 +65,7 @@ func TestAccountJudge(t *testing.T) {
 		{"1 % later than resolved", 11_000, 100, 20 * time.Millisecond, 0, 0, ProbeBudget, true, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			a, err := Since(base, mark(t0.Add(10*time.Second), c.packets, c.late, c.lateBy, c.drops, c.stalls))
+			a, err := Since(base, mark(t0.Add(10*time.Second), c.packets, c.late, c.lateBy, c.drops, c.waited))
 			if err != nil {
 				t.Fatal(err)
 			}

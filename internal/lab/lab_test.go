@@ -501,6 +501,7 @@ func TestTapSeesInputWaits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	m0 := l.Mark()
 	time.Sleep(3 * LateLimit) // real time: the wait in the device that the tap must see
 	runLab(t, l)
 	if !testkit.Poll(5*time.Second, func() bool { return l.Snapshot().Up.RxPackets >= n }) {
@@ -509,5 +510,18 @@ func TestTapSeesInputWaits(t *testing.T) {
 	up := l.Snapshot().Up
 	if !up.InputStamped || up.InputWaits < n {
 		t.Errorf("input stamped %v, %d of %d datagrams seen waiting over %v; want all, each waited at least %v", up.InputStamped, up.InputWaits, n, LateLimit, 3*LateLimit)
+	}
+	// The wait is lateness for a budget: each datagram entered the path
+	// 3 ms late, though every write was punctual.
+	a, err := Since(m0, l.Mark())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if late := a.Late(3 * LateLimit); late < n {
+		t.Errorf("%d packets late by %v or more in the account, want the %d that waited", late, 3*LateLimit, n)
+	}
+	b := Budget{LateBy: 2 * LateLimit, LateShare: 0.01}
+	if err := a.Judge(b); err == nil || !strings.Contains(err.Error(), "read after waiting") {
+		t.Errorf("judged late by %v: %v; want not held, for the waits", b.LateBy, err)
 	}
 }

@@ -44,9 +44,9 @@ type DirectionStats struct {
 	// InputWaits counts packets that waited in the input device more
 	// than LateLimit before the forwarder read them (the kernel's stamp
 	// of their entry, from a tap on the device): they entered the path
-	// late. A figure, not yet part of LabLimited or of a Budget's
-	// judgement (docs/lab.md). InputStamped says whether the device has
-	// a tap: without, waits in it go unseen.
+	// late. A figure, not part of LabLimited; a Budget judges the waits
+	// by WaitHist. InputStamped says whether the device has a tap:
+	// without, only waits while the reader was away are seen.
 	InputWaits   uint64 `json:"forwarder_input_waits"`
 	InputStamped bool   `json:"input_stamped"`
 	WriteDrops   uint64 `json:"forwarder_write_drops"`
@@ -63,6 +63,9 @@ type DirectionStats struct {
 	// virtual departure they were written, in LateBucket (10 µs) steps,
 	// trailing zeros trimmed (Lab.Mark, ByName: the lab judges itself).
 	LateHist []uint64 `json:"late_hist_10us,omitempty"`
+	// WaitHist counts the packets read by how long they may have waited
+	// in the input device first (Mark.Waits), in the same steps.
+	WaitHist []uint64 `json:"input_wait_hist_10us,omitempty"`
 }
 
 // Snapshot reads the counters.
@@ -75,6 +78,7 @@ func (l *Lab) Snapshot() Stats {
 		p.mu.Unlock()
 		dst.lossOnRead(tunDrops(l.ends[i])) // direction i reads end i's device
 		dst.LateHist = trimZeros(p.histogram())
+		dst.WaitHist = trimZeros(p.waits.read())
 	}
 	return s
 }

@@ -63,9 +63,12 @@ const (
 // read).
 type lateness [lateBuckets]atomic.Uint64
 
-func (h *lateness) add(d time.Duration) {
+func (h *lateness) add(d time.Duration) { h.addN(d, 1) }
+
+// addN counts n packets d late.
+func (h *lateness) addN(d time.Duration, n uint64) {
 	i := int(max(0, d) / LateBucket)
-	h[min(i, lateBuckets-1)].Add(1)
+	h[min(i, lateBuckets-1)].Add(n)
 }
 
 // icmpEcho returns type, id and seq of an IPv4 ICMP echo request or
@@ -145,10 +148,12 @@ func (p *pipe) records() []TraceRecord {
 
 // histogram reads the pipe's lateness histogram: counts per LateBucket,
 // the last bucket holding everything later.
-func (p *pipe) histogram() []uint64 {
+func (p *pipe) histogram() []uint64 { return p.late.read() }
+
+func (h *lateness) read() []uint64 {
 	out := make([]uint64, lateBuckets)
 	for i := range out {
-		out[i] = p.late[i].Load()
+		out[i] = h[i].Load()
 	}
 	return out
 }

@@ -51,7 +51,7 @@ type LabAccount struct {
 	Account          string  `json:"account"`    // the lab's figures in words: how it held, or why it did not
 	IntervalS        float64 `json:"interval_s"` // from the command's (or step's) start to its end
 	ForwardedPackets uint64  `json:"forwarded_packets"`
-	LatePackets      uint64  `json:"late_packets"` // written more than late_by_us after their virtual departure (and read stalls)
+	LatePackets      uint64  `json:"late_packets"` // written more than late_by_us after their virtual departure, or read after waiting as long in the lab's input
 	LateByUs         int64   `json:"late_by_us"`
 	MeanLateUs       float64 `json:"mean_late_us"`    // the packets' mean lateness (a window-limited step's budget is on it)
 	ForwarderDrops   uint64  `json:"forwarder_drops"` // lost by the forwarder itself, never the path
