@@ -21,7 +21,8 @@ import (
 func buildFullpipe(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "fullpipe")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/fullpipe/fullpipe/cmd/fullpipe")
+	argv := testkit.Ordinary("go", "build", "-o", bin, "github.com/fullpipe/fullpipe/cmd/fullpipe")
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(cmd.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
