@@ -25,9 +25,12 @@ var layers = [][]string{
 	// Words and tools: no fullpipe imports of their own.
 	{"internal/vocab", "internal/units", "internal/stats", "internal/cpuload", "internal/version", "internal/jsondoc",
 		"internal/testkit", "internal/testkit/pgtest", "internal/testkit/chrome", "internal/tcpinfo", "internal/sockopt", "internal/link", "internal/certs", "internal/ctxtime"},
+	// One packet train's reading: the engine's arithmetic (the responder
+	// reads the trains it receives), below the judgement made of many.
+	{"internal/dispersion", "internal/dispersion/dispersiontest"},
 	// The methods' mathematics: pure, no sockets; RFC 6349's judgement
 	// reads the trains'.
-	{"internal/train", "internal/train/traintest", "internal/sweep", "internal/pathmtu", "internal/ber", "internal/ping", "internal/y1564"},
+	{"internal/train", "internal/sweep", "internal/pathmtu", "internal/ber", "internal/ping", "internal/y1564"},
 	{"internal/rfc6349", "internal/rfc2544"},
 	// The control protocol's messages and rules; STAMP's (RFC 8762)
 	// packets, with its small UDP reflector and sender, which need only
