@@ -23,7 +23,7 @@ var layers = [][]string{
 	// that counts bytes (the emulator's links, the tests' forged packets).
 	{"internal/frame"},
 	// Words and tools: no fullpipe imports of their own.
-	{"internal/vocab", "internal/units", "internal/stats", "internal/cpuload", "internal/version", "internal/jsondoc",
+	{"internal/vocab", "internal/field", "internal/units", "internal/stats", "internal/cpuload", "internal/version", "internal/jsondoc",
 		"internal/testkit", "internal/testkit/pgtest", "internal/testkit/chrome", "internal/tcpinfo", "internal/sockopt", "internal/link", "internal/certs", "internal/ctxtime"},
 	// One packet train's reading: the engine's arithmetic (the responder
 	// reads the trains it receives), below the judgement made of many.
