@@ -38,7 +38,8 @@ var layers = [][]string{
 	{"internal/wire", "internal/stamp"},
 	// The documents and the configs they record.
 	{"internal/result"},
-	// The fleet's timetable: pure, over the documents' configs.
+	// The fleet's timetable: pure; the table of kinds gives it each
+	// kind's config reader and cost, so it compiles no config.
 	{"internal/schedule"},
 	// What reads documents (renders, validates against the schemas,
 	// generates them), and the data path.
