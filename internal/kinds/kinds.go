@@ -18,6 +18,10 @@
 // command in the CLI's table and the kind's name in the docs' lists:
 // TestEveryKind, TestDocsNameEveryKind and the CLI's TestCommandPerKind
 // fail on any one forgotten.
+//
+// The fleet names its kinds through the table too (Names, Known, and
+// Decode of a scheduled test), so that the fleet's contract (fleet,
+// store) compiles no config and, through them, no method's maths.
 package kinds
 
 import (
