@@ -20,6 +20,7 @@ import (
 
 	"github.com/fullpipe/fullpipe/internal/ctxtime"
 	"github.com/fullpipe/fullpipe/internal/fleet"
+	"github.com/fullpipe/fullpipe/internal/kinds"
 	"github.com/fullpipe/fullpipe/internal/serve"
 	"github.com/fullpipe/fullpipe/internal/version"
 	"github.com/fullpipe/fullpipe/internal/wire"
@@ -74,7 +75,7 @@ type Config struct {
 	MaxSpoolFiles int64 // default DefaultMaxSpoolFiles: past it no run is started
 	MaxSpoolBytes int64 // default DefaultMaxSpoolBytes: likewise
 	Log           *slog.Logger
-	Capabilities  []string // test kinds it runs; default fleet.Kinds()
+	Capabilities  []string // test kinds it runs; default kinds.Names()
 	// Backoff paces the retries of register, heartbeat and upload.
 	Backoff Backoff
 	// EventEvery is how often a run's progress is sent; default 1 s.
@@ -118,7 +119,7 @@ func (c *Config) fill() error {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
 	if c.Capabilities == nil {
-		c.Capabilities = fleet.Kinds()
+		c.Capabilities = kinds.Names()
 	}
 	c.Backoff = c.Backoff.withDefaults()
 	if c.EventEvery <= 0 {

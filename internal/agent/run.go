@@ -87,7 +87,7 @@ func (a *Agent) finish(r *run) {
 // false when the controller refused the run's start (it was cancelled
 // meanwhile, or is not this agent's): nothing is uploaded.
 func (a *Agent) execute(r *run, log *slog.Logger) (up fleet.Upload, keep bool) {
-	cfg, err := r.Test.Decode()
+	cfg, err := kinds.Decode(r.Test)
 	if sc, ok := cfg.(result.STAMPConfig); ok && err == nil {
 		cfg, err = tester.ResolveSTAMPKey(sc, a.cfg.STAMPKeyDir) // a name in our key dir, never a path
 	}

@@ -23,11 +23,14 @@ var layers = [][]string{
 	// that counts bytes (the emulator's links, the tests' forged packets).
 	{"internal/frame"},
 	// Words and tools: no fullpipe imports of their own.
-	{"internal/vocab", "internal/units", "internal/stats", "internal/cpuload", "internal/version", "internal/jsondoc",
+	{"internal/vocab", "internal/field", "internal/units", "internal/stats", "internal/cpuload", "internal/version", "internal/jsondoc",
 		"internal/testkit", "internal/testkit/pgtest", "internal/testkit/chrome", "internal/tcpinfo", "internal/sockopt", "internal/link", "internal/certs", "internal/ctxtime"},
+	// One packet train's reading: the engine's arithmetic (the responder
+	// reads the trains it receives), below the judgement made of many.
+	{"internal/dispersion", "internal/dispersion/dispersiontest"},
 	// The methods' mathematics: pure, no sockets; RFC 6349's judgement
 	// reads the trains'.
-	{"internal/train", "internal/train/traintest", "internal/sweep", "internal/pathmtu", "internal/ber", "internal/ping", "internal/y1564"},
+	{"internal/train", "internal/sweep", "internal/pathmtu", "internal/ber", "internal/ping", "internal/y1564"},
 	{"internal/rfc6349", "internal/rfc2544"},
 	// The control protocol's messages and rules; STAMP's (RFC 8762)
 	// packets, with its small UDP reflector and sender, which need only
@@ -35,7 +38,8 @@ var layers = [][]string{
 	{"internal/wire", "internal/stamp"},
 	// The documents and the configs they record.
 	{"internal/result"},
-	// The fleet's timetable: pure, over the documents' configs.
+	// The fleet's timetable: pure; the table of kinds gives it each
+	// kind's config reader and cost, so it compiles no config.
 	{"internal/schedule"},
 	// What reads documents (renders, validates against the schemas,
 	// generates them), and the data path.
@@ -135,74 +139,6 @@ func TestLayers(t *testing.T) {
 			}
 		}
 	}
-}
-
-// engine are the packages a responder is built from; methodMaths what
-// they may not compile, however indirectly: the methods' judgements and
-// documents (a responder that linked them grew with every method, and
-// compiled gonum through BER's likelihood). train stays: the protocol
-// carries the responder's reading of a train (wire.Request's holds,
-// wire.Result's reading), which train's arithmetic makes. The fleet's
-// contract (fleet, store) still reaches the methods through the
-// documents' configs (result): not yet held here.
-var (
-	engine      = []string{"internal/wire", "internal/flow", "internal/serve"}
-	methodMaths = []string{"internal/result", "internal/rfc2544", "internal/rfc6349", "internal/y1564", "internal/ber",
-		"internal/sweep", "internal/ping", "internal/pathmtu"}
-)
-
-// TestEngineDeps: no engine package imports, directly or through
-// another, a method's maths, a document type or gonum (as tailscale's
-// deptest holds its binaries' dependencies).
-func TestEngineDeps(t *testing.T) {
-	pkgs := packages(t)
-	gonum := gonumImporters(t)
-	for _, e := range engine {
-		seen := map[string]string{e: ""} // package → the one that imported it
-		for queue := []string{e}; len(queue) > 0; queue = queue[1:] {
-			for _, im := range pkgs[queue[0]] {
-				if _, ok := seen[im]; !ok {
-					seen[im] = queue[0]
-					queue = append(queue, im)
-				}
-			}
-		}
-		for p, by := range seen {
-			switch {
-			case gonum[p]:
-				t.Errorf("%s compiles %s (imported by %s), which imports gonum", e, p, by)
-			case slices.Contains(methodMaths, p):
-				t.Errorf("%s compiles %s (imported by %s)", e, p, by)
-			}
-		}
-	}
-}
-
-// gonumImporters are the packages whose own files import gonum.
-func gonumImporters(t *testing.T) map[string]bool {
-	t.Helper()
-	out := map[string]bool{}
-	base := root(t)
-	err := filepath.WalkDir(filepath.Join(base, "internal"), func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-			return err
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.ImportsOnly)
-		if err != nil {
-			return err
-		}
-		for _, im := range f.Imports {
-			if strings.HasPrefix(strings.Trim(im.Path.Value, `"`), "gonum.org/") {
-				rel, _ := filepath.Rel(base, filepath.Dir(p))
-				out[rel] = true
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // long are the functions allowed past maxLines, each with its reason.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
 	"github.com/fullpipe/fullpipe/internal/fleet/client"
+	"github.com/fullpipe/fullpipe/internal/kinds"
 )
 
 func runsSpec() spec {
@@ -152,7 +153,7 @@ func resultsList() command {
 		extra: func(fs *pflag.FlagSet) {
 			fs.Var(text(&f.Source, "", "NAME"), "source", "results whose tester was this agent")
 			fs.Var(text(&f.Dest, "", "NAME"), "dest", "results whose responder was this agent")
-			fs.Var(oneOf(&f.Kind, "", fleet.Kinds()...), "kind", "results of this kind")
+			fs.Var(oneOf(&f.Kind, "", kinds.Names()...), "kind", "results of this kind")
 			fs.Var(text(&f.Schedule, "", "ID"), "schedule", "results of this schedule's runs")
 			fs.Var(text(&since, "", "TIME"), "since", "received at or after: RFC 3339, or -DURATION")
 			fs.Var(count(&f.Limit, 100), "limit", "at most this many (up to 10,000)")

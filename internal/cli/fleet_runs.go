@@ -14,6 +14,7 @@ import (
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
 	"github.com/fullpipe/fullpipe/internal/fleet/client"
+	"github.com/fullpipe/fullpipe/internal/kinds"
 )
 
 func schedulesSpec() spec {
@@ -209,7 +210,7 @@ func schedulesAdd() command {
 
 func (a *schedAdd) flags(fs *pflag.FlagSet) {
 	fs.Var(text(&a.s.Name, "", "TEXT"), "name", "a name for lists and the web page")
-	fs.Var(oneOf(&a.s.Test.Kind, "", fleet.Kinds()...), "kind", "the test or method to run")
+	fs.Var(oneOf(&a.s.Test.Kind, "", kinds.Names()...), "kind", "the test or method to run")
 	fs.Var(text(&a.config, "", "JSON"), "config", `its config as JSON, the result document's "config" keys (e.g. {"duration_ns":10000000000}); default: the kind's defaults`)
 	fs.Var(text(&a.cfgFile, "", "FILE"), "config-file", "read the config from a JSON file")
 	a.from.flags(fs, "from", "sources (testers)")
@@ -223,7 +224,7 @@ func (a *schedAdd) flags(fs *pflag.FlagSet) {
 
 func (a *schedAdd) check() error {
 	if a.s.Test.Kind == "" {
-		return usagef("--kind: want one of %s", strings.Join(fleet.Kinds(), ", "))
+		return usagef("--kind: want one of %s", strings.Join(kinds.Names(), ", "))
 	}
 	if a.cfgFile != "" {
 		b, err := os.ReadFile(a.cfgFile)
@@ -235,7 +236,7 @@ func (a *schedAdd) check() error {
 	if a.config != "" {
 		a.s.Test.Config = json.RawMessage(a.config)
 	}
-	if _, err := a.s.Test.Decode(); err != nil {
+	if _, err := kinds.Decode(a.s.Test); err != nil {
 		return usagef("%v", err)
 	}
 	var err error

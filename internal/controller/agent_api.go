@@ -86,8 +86,8 @@ func checkRegistration(reg fleet.Registration) error {
 		return badRequest("%d labels: at most %d", len(reg.Labels), check.MaxLabels)
 	}
 	for _, k := range reg.Capabilities {
-		if !fleet.KnownKind(k) {
-			return badRequest("capability %q: want test kinds of %v", k, fleet.Kinds())
+		if !kinds.Known(k) {
+			return badRequest("capability %q: want test kinds of %v", k, kinds.Names())
 		}
 	}
 	return nil

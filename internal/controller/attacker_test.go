@@ -21,6 +21,7 @@ import (
 	"github.com/fullpipe/fullpipe/internal/fleet"
 	"github.com/fullpipe/fullpipe/internal/fleet/client"
 	"github.com/fullpipe/fullpipe/internal/fleet/fleettest"
+	"github.com/fullpipe/fullpipe/internal/kinds"
 )
 
 // The test binary is also an attacker: TestMain runs one when attackEnv
@@ -177,7 +178,7 @@ func TestHostileAgentProcess(t *testing.T) {
 		return j
 	}
 	reg := func(addr string) json.RawMessage {
-		j, _ := json.Marshal(fleet.Registration{Name: "rogue", Version: "test", Capabilities: fleet.Kinds(), Addresses: []string{addr}})
+		j, _ := json.Marshal(fleet.Registration{Name: "rogue", Version: "test", Capabilities: kinds.Names(), Addresses: []string{addr}})
 		return j
 	}
 	forged := bytes.ReplaceAll(tcpDoc(t), []byte(`"rtt_min_us": 1`), []byte(`"rtt_min_us": 1000000000000`))

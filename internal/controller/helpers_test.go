@@ -19,6 +19,7 @@ import (
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
 	"github.com/fullpipe/fullpipe/internal/fleet/client"
+	"github.com/fullpipe/fullpipe/internal/kinds"
 	"github.com/fullpipe/fullpipe/internal/store"
 	"github.com/fullpipe/fullpipe/internal/testkit"
 )
@@ -149,7 +150,7 @@ func (e *env) enrolSecret(name string, labels map[string]string) string {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	_, err = e.client(is.Secret).Register(ctx(e.t), fleet.Registration{Name: name, Version: "test", Capabilities: fleet.Kinds(),
+	_, err = e.client(is.Secret).Register(ctx(e.t), fleet.Registration{Name: name, Version: "test", Capabilities: kinds.Names(),
 		Addresses: []string{"127.0.0.1:5201"}, Labels: labels, ResponderPin: strings.Repeat("ab", 32)})
 	if err != nil {
 		e.t.Fatal(err)

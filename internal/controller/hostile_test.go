@@ -20,6 +20,7 @@ import (
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
 	"github.com/fullpipe/fullpipe/internal/fleet/fleettest"
+	"github.com/fullpipe/fullpipe/internal/kinds"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/testkit"
 )
@@ -428,7 +429,7 @@ func TestAgentAddresses(t *testing.T) {
 	}
 	rogue := e.client(is.Secret)
 	reg := func(addrs ...string) (fleet.Agent, error) {
-		return rogue.Register(ctx(t), fleet.Registration{Name: "rogue", Version: "test", Capabilities: fleet.Kinds(), Addresses: addrs})
+		return rogue.Register(ctx(t), fleet.Registration{Name: "rogue", Version: "test", Capabilities: kinds.Names(), Addresses: addrs})
 	}
 	for _, bad := range []string{"169.254.169.254:80", "[fd00:ec2::254]:80", "224.0.0.1:862", "0.0.0.0:862", "[fe80::1%eth0]:862", "255.255.255.255:9"} {
 		_, err := reg(bad)

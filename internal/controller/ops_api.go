@@ -15,6 +15,7 @@ import (
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
 	"github.com/fullpipe/fullpipe/internal/fleet/check"
+	"github.com/fullpipe/fullpipe/internal/kinds"
 	"github.com/fullpipe/fullpipe/internal/schedule"
 )
 
@@ -334,8 +335,8 @@ func (c *Controller) runEvents(w http.ResponseWriter, r *http.Request, _ fleet.T
 func (c *Controller) listResults(w http.ResponseWriter, r *http.Request, _ fleet.Token) error {
 	q := r.URL.Query()
 	f := fleet.ResultFilter{Source: q.Get("source"), Dest: q.Get("dest"), Kind: q.Get("kind"), Schedule: q.Get("schedule")}
-	if f.Kind != "" && !fleet.KnownKind(f.Kind) {
-		return badRequest("kind %q: want one of %v", f.Kind, fleet.Kinds())
+	if f.Kind != "" && !kinds.Known(f.Kind) {
+		return badRequest("kind %q: want one of %v", f.Kind, kinds.Names())
 	}
 	var err error
 	if f.Since, err = timeParam(q, "since", time.Time{}); err != nil {

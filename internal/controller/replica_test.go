@@ -17,6 +17,7 @@ import (
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
 	"github.com/fullpipe/fullpipe/internal/fleet/client"
+	"github.com/fullpipe/fullpipe/internal/kinds"
 	"github.com/fullpipe/fullpipe/internal/store"
 	"github.com/fullpipe/fullpipe/internal/testkit/pgtest"
 )
@@ -174,7 +175,7 @@ func enrolPair(t *testing.T, admin *client.Client, rs [2]*replica) fleetAgents {
 			t.Fatal(err)
 		}
 		ag[name] = [2]*client.Client{rs[0].client(t, is.Secret), rs[1].client(t, is.Secret)}
-		_, err = ag[name][1-i].Register(ctx(t), fleet.Registration{Name: name, Version: "test", Capabilities: fleet.Kinds(),
+		_, err = ag[name][1-i].Register(ctx(t), fleet.Registration{Name: name, Version: "test", Capabilities: kinds.Names(),
 			Addresses: []string{"127.0.0.1:5201"}})
 		if err != nil {
 			t.Fatal(err)

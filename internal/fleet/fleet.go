@@ -55,7 +55,7 @@ type Registration struct {
 	Site         string            `json:"site,omitempty"`
 	Labels       map[string]string `json:"labels,omitempty"`
 	Version      string            `json:"version"`
-	Capabilities []string          `json:"capabilities"`            // the test kinds it runs (result.Kinds() file names: "tcp", "rfc6349", ...)
+	Capabilities []string          `json:"capabilities"`            // the test kinds it runs (kinds.Names: "tcp", "rfc6349", ...)
 	Addresses    []string          `json:"addresses"`               // host:port of its responder, as its peers should dial it
 	ResponderPin string            `json:"responder_pin,omitempty"` // SHA-256 of its responder's TLS certificate (hex), when TLS
 	// Pending are the advertised addresses its peers do not dial yet:

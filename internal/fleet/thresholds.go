@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/field"
 )
 
 // Health is a result judged against its schedule's thresholds.
@@ -111,6 +111,7 @@ func (t Thresholds) Health(f Figures) Health {
 
 // FieldError is a refused input that names its field (a JSON path such
 // as "test.config.trial_ns" or "thresholds.max_rtt_ms"), so a form can
-// show the message beside it: the configs' own type, whose fields are
-// the config's, named here at the schedule's.
-type FieldError = result.FieldError
+// show the message beside it: the configs' own type (result.FieldError,
+// both package field's Error), whose fields are the config's, named
+// here at the schedule's.
+type FieldError = field.Error

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/fullpipe/fullpipe/internal/train"
+	"github.com/fullpipe/fullpipe/internal/dispersion"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
@@ -77,8 +77,8 @@ func SendTrain(ctx context.Context, write func([]byte) error, clk Clock, spec Tr
 		if err != nil {
 			return out, err
 		}
-		if held >= train.MinHold && len(out.Held) < train.MaxHolds {
-			out.Held = append(out.Held, train.Hold{Seq: seq, Ns: int64(held)})
+		if held >= dispersion.MinHold && len(out.Held) < dispersion.MaxHolds {
+			out.Held = append(out.Held, dispersion.Hold{Seq: seq, Ns: int64(held)})
 		}
 		out.Packets++
 	}
@@ -89,12 +89,12 @@ func SendTrain(ctx context.Context, write func([]byte) error, clk Clock, spec Tr
 // local stack refused and that were made again. Linux counts each refusal
 // in the UDP SndbufErrors counter although nothing was lost, so a caller
 // that reads that counter for its own drops subtracts Retries. Held is
-// the datagrams whose write returned train.MinHold or more after their
-// stamp (the first train.MaxHolds), for the receiver's reading
-// (TrainRecorder.SetHeld).
+// the datagrams whose write returned dispersion.MinHold or more after
+// their stamp (the first dispersion.MaxHolds), for the receiver's
+// reading (TrainRecorder.SetHeld).
 type TrainSent struct {
 	Packets, Retries int
-	Held             []train.Hold
+	Held             []dispersion.Hold
 }
 
 // nap sleeps d in nanosleep, on this OS thread.
@@ -169,13 +169,13 @@ func (r *TrainRecorder) Add(h wire.UDPHeader, recvNs int64) {
 
 // SetHeld records the holds the train's sender reported (TrainSent.Held):
 // the packets that may have left later than their stamps. Holds of
-// sequence numbers outside the train, or shorter than train.MinHold, are
-// ignored (the list comes from the peer).
-func (r *TrainRecorder) SetHeld(holds []train.Hold) {
+// sequence numbers outside the train, or shorter than
+// dispersion.MinHold, are ignored (the list comes from the peer).
+func (r *TrainRecorder) SetHeld(holds []dispersion.Hold) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, h := range holds {
-		if h.Seq < 0 || h.Seq >= len(r.got) || h.Ns < int64(train.MinHold) {
+		if h.Seq < 0 || h.Seq >= len(r.got) || h.Ns < int64(dispersion.MinHold) {
 			continue
 		}
 		if r.heldNs == nil {
@@ -185,20 +185,20 @@ func (r *TrainRecorder) SetHeld(holds []train.Hold) {
 	}
 }
 
-// Reading reads the train as received so far (train.Read). A lost
+// Reading reads the train as received so far (dispersion.Read). A lost
 // datagram's send time is unknown and not needed: only received ones'
 // times are read.
-func (r *TrainRecorder) Reading() train.Reading {
+func (r *TrainRecorder) Reading() dispersion.Reading {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	t := make(train.Train, len(r.got))
+	t := make(dispersion.Train, len(r.got))
 	for i := range t {
-		t[i] = train.Packet{Bytes: r.bytes, Got: r.got[i], SentAt: time.Duration(r.sentNs[i]), RecvAt: time.Duration(r.recvNs[i])}
+		t[i] = dispersion.Packet{Bytes: r.bytes, Got: r.got[i], SentAt: time.Duration(r.sentNs[i]), RecvAt: time.Duration(r.recvNs[i])}
 		if r.heldNs != nil {
 			t[i].Held = time.Duration(r.heldNs[i])
 		}
 	}
-	return train.Read(t)
+	return dispersion.Read(t)
 }
 
 // UDPErrors reads this network namespace's UDP receive- and send-buffer

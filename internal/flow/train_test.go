@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/dispersion"
 	"github.com/fullpipe/fullpipe/internal/sockopt"
-	"github.com/fullpipe/fullpipe/internal/train"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
@@ -77,7 +77,7 @@ func TestTrainLoopback(t *testing.T) {
 // TestSendTrainHolds: a write that returns late after its stamp (here
 // the writer blocks 3 ms in datagram 5's write, as a sender scheduled
 // out in it is) is reported with its sequence number and at least that
-// hold; the list stops at train.MaxHolds; a recorder given the holds
+// hold; the list stops at dispersion.MaxHolds; a recorder given the holds
 // reads them into the packets and ignores holds outside the train.
 func TestSendTrainHolds(t *testing.T) {
 	const hold = 3 * time.Millisecond
@@ -95,27 +95,27 @@ func TestSendTrainHolds(t *testing.T) {
 	if err != nil || sent.Packets != 16 {
 		t.Fatalf("sent %d of 16: %v", sent.Packets, err)
 	}
-	i := slices.IndexFunc(sent.Held, func(h train.Hold) bool { return h.Seq == 5 })
+	i := slices.IndexFunc(sent.Held, func(h dispersion.Hold) bool { return h.Seq == 5 })
 	if i < 0 || time.Duration(sent.Held[i].Ns) < hold {
 		t.Fatalf("holds %+v: want seq 5 held at least %v", sent.Held, hold)
 	}
 	rec := NewTrainRecorder(16, 200, 28)
-	rec.SetHeld(append(sent.Held, train.Hold{Seq: 16, Ns: 1e6}, train.Hold{Seq: -1, Ns: 1e6}, train.Hold{Seq: 7, Ns: 1}))
+	rec.SetHeld(append(sent.Held, dispersion.Hold{Seq: 16, Ns: 1e6}, dispersion.Hold{Seq: -1, Ns: 1e6}, dispersion.Hold{Seq: 7, Ns: 1}))
 	if got := rec.heldNs[5]; got != sent.Held[i].Ns {
 		t.Errorf("recorder holds seq 5 for %d ns, want %d", got, sent.Held[i].Ns)
 	}
-	if rec.heldNs[7] != 0 && !slices.ContainsFunc(sent.Held, func(h train.Hold) bool { return h.Seq == 7 }) {
-		t.Errorf("a hold under train.MinHold was recorded: %d ns", rec.heldNs[7])
+	if rec.heldNs[7] != 0 && !slices.ContainsFunc(sent.Held, func(h dispersion.Hold) bool { return h.Seq == 7 }) {
+		t.Errorf("a hold under dispersion.MinHold was recorded: %d ns", rec.heldNs[7])
 	}
 
 	// Every write held past MinHold: the list ends at MaxHolds.
 	slow := func([]byte) error { // busy for MinHold (a sleep would be a timer's tick)
-		for t0 := time.Now(); time.Since(t0) < train.MinHold; {
+		for t0 := time.Now(); time.Since(t0) < dispersion.MinHold; {
 		}
 		return nil
 	}
-	sent, err = SendTrain(context.Background(), slow, NewClock(), TrainSpec{Cookie: wire.NewCookie(), Packets: train.MaxHolds + 10, Size: 200})
-	if err != nil || len(sent.Held) != train.MaxHolds {
-		t.Errorf("%d packets each held %v: %d holds reported (%v), want %d", train.MaxHolds+10, train.MinHold, len(sent.Held), err, train.MaxHolds)
+	sent, err = SendTrain(context.Background(), slow, NewClock(), TrainSpec{Cookie: wire.NewCookie(), Packets: dispersion.MaxHolds + 10, Size: 200})
+	if err != nil || len(sent.Held) != dispersion.MaxHolds {
+		t.Errorf("%d packets each held %v: %d holds reported (%v), want %d", dispersion.MaxHolds+10, dispersion.MinHold, len(sent.Held), err, dispersion.MaxHolds)
 	}
 }

@@ -16,11 +16,7 @@ func costNamed(name string) (Kind, error) {
 	if k, ok := Named(name); ok {
 		return k, nil
 	}
-	var names []string
-	for _, k := range table {
-		names = append(names, k.File)
-	}
-	return Kind{}, fmt.Errorf("unknown test kind %q: want one of %s", name, strings.Join(names, ", "))
+	return Kind{}, fmt.Errorf("unknown test kind %q: want one of %s", name, strings.Join(Names(), ", "))
 }
 
 // named wraps err with the kind's name.

@@ -18,6 +18,10 @@
 // command in the CLI's table and the kind's name in the docs' lists:
 // TestEveryKind, TestDocsNameEveryKind and the CLI's TestCommandPerKind
 // fail on any one forgotten.
+//
+// The fleet names its kinds through the table too (Names, Known, and
+// Decode of a scheduled test), so that the fleet's contract (fleet,
+// store) compiles no config and, through them, no method's maths.
 package kinds
 
 import (
@@ -25,6 +29,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"time"
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
 	"github.com/fullpipe/fullpipe/internal/method"
@@ -51,18 +56,24 @@ type Kind struct {
 // do (two on one agent at once would measure each other); rtt, mtu and
 // stamp send a few small probes and share them.
 var table = []Kind{
-	row("tcp", schedule.Costed(true, method.TCPCost), method.TCPRunner, report.RenderTCP, figuresOf(tcpFigures)),
-	row("udp", schedule.Costed(true, method.UDPCost), method.UDPRunner, report.RenderUDP, figuresOf(udpFigures)),
-	row("rtt", schedule.Costed(false, method.RTTCost), method.RTTRunner, report.RenderRTT, figuresOf(rttFigures)),
-	row("mtu", schedule.Costed(false, method.PMTUCost), method.PMTURunner, report.RenderMTU, nil),
-	row("trains", schedule.Costed(true, method.TrainsCost), method.TrainsRunner, report.RenderTrains, figuresOf(trainsFigures)),
-	row("rfc6349", schedule.Costed(true, method.RFC6349Cost), method.RFC6349Runner, report.RenderRFC6349, figuresOf(rfc6349Figures)),
-	row("sweep-window", schedule.Costed(true, method.WindowSweepCost), method.WindowSweepRunner, report.RenderWindowSweep, figuresOf(windowSweepFigures)),
-	row("sweep-msglen", schedule.Costed(true, method.MsgLenSweepCost), method.MsgLenSweepRunner, report.RenderMsgLenSweep, figuresOf(msgLenSweepFigures)),
-	row("ping", schedule.Costed(true, method.PingCost), method.PingRunner, report.RenderPing, figuresOf(pingFigures)),
-	row("stamp", schedule.Costed(false, method.STAMPCost), method.STAMPRunner, report.RenderSTAMP, figuresOf(stampFigures)),
-	row("rfc2544", schedule.Costed(true, method.RFC2544Cost), method.RFC2544Runner, report.RenderRFC2544, figuresOf(rfc2544Figures)),
-	row("y1564", schedule.Costed(true, method.Y1564Cost), method.Y1564Runner, report.RenderY1564, figuresOf(y1564Figures)),
+	row("tcp", costed(true, method.TCPCost), method.TCPRunner, report.RenderTCP, figuresOf(tcpFigures)),
+	row("udp", costed(true, method.UDPCost), method.UDPRunner, report.RenderUDP, figuresOf(udpFigures)),
+	row("rtt", costed(false, method.RTTCost), method.RTTRunner, report.RenderRTT, figuresOf(rttFigures)),
+	row("mtu", costed(false, method.PMTUCost), method.PMTURunner, report.RenderMTU, nil),
+	row("trains", costed(true, method.TrainsCost), method.TrainsRunner, report.RenderTrains, figuresOf(trainsFigures)),
+	row("rfc6349", costed(true, method.RFC6349Cost), method.RFC6349Runner, report.RenderRFC6349, figuresOf(rfc6349Figures)),
+	row("sweep-window", costed(true, method.WindowSweepCost), method.WindowSweepRunner, report.RenderWindowSweep, figuresOf(windowSweepFigures)),
+	row("sweep-msglen", costed(true, method.MsgLenSweepCost), method.MsgLenSweepRunner, report.RenderMsgLenSweep, figuresOf(msgLenSweepFigures)),
+	row("ping", costed(true, method.PingCost), method.PingRunner, report.RenderPing, figuresOf(pingFigures)),
+	row("stamp", costed(false, method.STAMPCost), method.STAMPRunner, report.RenderSTAMP, figuresOf(stampFigures)),
+	row("rfc2544", costed(true, method.RFC2544Cost), method.RFC2544Runner, report.RenderRFC2544, figuresOf(rfc2544Figures)),
+	row("y1564", costed(true, method.Y1564Cost), method.Y1564Runner, report.RenderY1564, figuresOf(y1564Figures)),
+}
+
+// costed is the Costing of a kind whose configs are Cs, read as the
+// engine reads them (result.ConfigOf), and whose cost is f's.
+func costed[C result.Config[C]](exclusive bool, f func(C, time.Duration) (schedule.Cost, error)) schedule.Costing {
+	return schedule.Costed(exclusive, result.ConfigOf[C], f)
 }
 
 // row is the kind a schedule calls name, with its columns. A name no

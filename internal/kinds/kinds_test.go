@@ -76,7 +76,7 @@ func configOf(t *testing.T, doc []byte) json.RawMessage {
 // marshals what came out, decodes that again and wants the same value.
 func roundTrip(t *testing.T, k Kind, raw json.RawMessage) any {
 	t.Helper()
-	cfg, err := fleet.Test{Kind: k.File, Config: raw}.Decode()
+	cfg, err := Decode(fleet.Test{Kind: k.File, Config: raw})
 	if err != nil {
 		t.Fatalf("a schedule's decoding: %v", err)
 	}
@@ -84,7 +84,7 @@ func roundTrip(t *testing.T, k Kind, raw json.RawMessage) any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg2, err := fleet.Test{Kind: k.File, Config: again}.Decode()
+	cfg2, err := Decode(fleet.Test{Kind: k.File, Config: again})
 	if err != nil || !reflect.DeepEqual(cfg, cfg2) {
 		t.Errorf("config round trip: %+v, then %+v (%v)", cfg, cfg2, err)
 	}

@@ -21,7 +21,7 @@ const ms = time.Millisecond
 // schedule reads it (defaults, Validate), at rtt.
 func planOf[C result.Config[C]](t *testing.T, f func(C, time.Duration) (schedule.Cost, error), cfg string, rtt time.Duration) schedule.Cost {
 	t.Helper()
-	c, err := schedule.Costed(true, f).CostAt(json.RawMessage(cfg), rtt)
+	c, err := schedule.Costed(true, result.ConfigOf[C], f).CostAt(json.RawMessage(cfg), rtt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestY1564Length(t *testing.T) {
 	if want := 2*(6+5)*12*time.Second + 15*time.Minute + 2*time.Second; c.Sessions != 2*(6+5)+1 || c.Run != want || c.TCP != 0 {
 		t.Errorf("y1564: %+v, want %d sessions of %v", c, 2*(6+5)+1, want)
 	}
-	if _, err := schedule.Costed(true, Y1564Cost).SlotFor(json.RawMessage(`{}`), ms); err == nil {
+	if _, err := schedule.Costed(true, result.ConfigOf[result.Y1564Config], Y1564Cost).SlotFor(json.RawMessage(`{}`), ms); err == nil {
 		t.Error("y1564 without services: no error")
 	}
 }

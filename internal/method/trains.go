@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/dispersion"
 	"github.com/fullpipe/fullpipe/internal/frame"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/rfc6349"
@@ -155,9 +156,9 @@ func (r *runner) trains(dir vocab.Direction) (*train.Verdict, []result.TrainRow,
 
 // trainSeries sends the trains of one shape, doubling from trainFirst
 // packets, until they decide or reach the longest.
-func (r *runner) trainSeries(dir vocab.Direction, shape trainShape) ([]train.Reading, []result.TrainRow, error) {
+func (r *runner) trainSeries(dir vocab.Direction, shape trainShape) ([]dispersion.Reading, []result.TrainRow, error) {
 	size, sender := shape.size, shape.sender()
-	var rs []train.Reading
+	var rs []dispersion.Reading
 	var rows []result.TrainRow
 	for _, n := range shape.lengths() {
 		res, tries, err := r.sendTrain(dir, shape.config(n, dir))
@@ -234,7 +235,7 @@ func (r *runner) sendTrain(dir vocab.Direction, cfg result.TrainConfig) (*result
 
 // smallestLossyHead is the fewest packets that passed before a loss in
 // any train that lost one (0: none lost).
-func smallestLossyHead(rs []train.Reading) int {
+func smallestLossyHead(rs []dispersion.Reading) int {
 	least := 0
 	for _, r := range rs {
 		if r.Got < r.Sent && (least == 0 || r.HeadPackets < least) {
@@ -245,7 +246,7 @@ func smallestLossyHead(rs []train.Reading) int {
 }
 
 // trainLine is a train's progress line.
-func trainLine(dir vocab.Direction, n, size int, rd train.Reading) string {
+func trainLine(dir vocab.Direction, n, size int, rd dispersion.Reading) string {
 	head := fmt.Sprintf("at %.1f Mbit/s", rd.HeadBps/1e6)
 	if rd.HeadSpan <= 2*trainNoise {
 		head = "unspaced" // within the stamps' noise: as fast as sent

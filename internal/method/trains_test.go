@@ -9,12 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/dispersion"
+	"github.com/fullpipe/fullpipe/internal/dispersion/dispersiontest"
 	"github.com/fullpipe/fullpipe/internal/link"
 	"github.com/fullpipe/fullpipe/internal/method/fakenet"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/rfc6349"
 	"github.com/fullpipe/fullpipe/internal/train"
-	"github.com/fullpipe/fullpipe/internal/train/traintest"
 	"github.com/fullpipe/fullpipe/internal/vocab"
 )
 
@@ -25,8 +26,8 @@ func fakeTrains(mk func() *link.Chain, calls *int) func(context.Context, result.
 	rng := rand.New(rand.NewPCG(9, 9))
 	return func(_ context.Context, c result.TrainConfig) (*result.Train, error) {
 		*calls++
-		t := traintest.Send(mk, c.Packets, c.Size+28, c.Size+c.Overhead, 1e9, 30*time.Microsecond, rng)
-		return &result.Train{Packets: c.Packets, SizeBytes: c.Size, OverheadBytes: c.Overhead, Reading: train.Read(t), Stamps: "kernel"}, nil
+		t := dispersiontest.Send(mk, c.Packets, c.Size+28, c.Size+c.Overhead, 1e9, 30*time.Microsecond, rng)
+		return &result.Train{Packets: c.Packets, SizeBytes: c.Size, OverheadBytes: c.Overhead, Reading: dispersion.Read(t), Stamps: "kernel"}, nil
 	}
 }
 
@@ -114,9 +115,9 @@ func TestTrainsTinyBucket(t *testing.T) {
 			send := func(_ context.Context, c result.TrainConfig) (*result.Train, error) {
 				calls++
 				ip := c.Size + 28
-				p := traintest.Pacer{RateBps: float64(c.RateBps) * float64(ip) / float64(c.Size), BurstBps: 5e9, Lead: 50 * time.Microsecond, Overshoot: 200 * time.Microsecond}
-				tr := traintest.SendPaced(mk, c.Packets, ip, c.Size+c.Overhead, p, 30*time.Microsecond, rng)
-				return &result.Train{Packets: c.Packets, SizeBytes: c.Size, OverheadBytes: c.Overhead, Reading: train.Read(tr), Stamps: "kernel"}, nil
+				p := dispersiontest.Pacer{RateBps: float64(c.RateBps) * float64(ip) / float64(c.Size), BurstBps: 5e9, Lead: 50 * time.Microsecond, Overshoot: 200 * time.Microsecond}
+				tr := dispersiontest.SendPaced(mk, c.Packets, ip, c.Size+c.Overhead, p, 30*time.Microsecond, rng)
+				return &result.Train{Packets: c.Packets, SizeBytes: c.Size, OverheadBytes: c.Overhead, Reading: dispersion.Read(tr), Stamps: "kernel"}, nil
 			}
 			kinds := map[train.Kind]int{}
 			for run := range 10 {

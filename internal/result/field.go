@@ -1,21 +1,21 @@
 package result
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/fullpipe/fullpipe/internal/field"
+)
 
 // FieldError is a config value its kind refuses. Field names it as the
 // config's JSON does ("duration_ns"; inside a list or a nested config
 // with the parent's name: "services[1]", "shaping_connections"), Msg
 // says what is wrong and what is wanted. A form shows it beside the
-// field (fleet prefixes "test.config."; fleet.FieldError is this type),
+// field (a schedule's prefixes "test.config."; fleet.FieldError is this
+// type, package field's Error, which the fleet's contract shares),
 // the CLI beside the flag that sets it. Every Validate of a kind's
 // config returns one, except for a request's own rules (the wire's
 // limits), which name the request's.
-type FieldError struct {
-	Field string
-	Msg   string
-}
-
-func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
+type FieldError = field.Error
 
 // fieldErr is a *FieldError for field, its reason formatted.
 func fieldErr(field, format string, a ...any) error {

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/cpuload"
+	"github.com/fullpipe/fullpipe/internal/dispersion"
 	"github.com/fullpipe/fullpipe/internal/stats"
-	"github.com/fullpipe/fullpipe/internal/train"
 	"github.com/fullpipe/fullpipe/internal/vocab"
 )
 
@@ -366,12 +366,12 @@ func Efficiency(sent, retrans uint64) float64 {
 // down.
 type Train struct {
 	Meta
-	Config        TrainConfig     `json:"config"`
-	Direction     vocab.Direction `json:"direction"`
-	Packets       int             `json:"packets"`
-	SizeBytes     int             `json:"size_bytes"`     // UDP payload per datagram
-	OverheadBytes int             `json:"overhead_bytes"` // counted per datagram beyond the payload
-	Reading       train.Reading   `json:"reading"`
+	Config        TrainConfig        `json:"config"`
+	Direction     vocab.Direction    `json:"direction"`
+	Packets       int                `json:"packets"`
+	SizeBytes     int                `json:"size_bytes"`     // UDP payload per datagram
+	OverheadBytes int                `json:"overhead_bytes"` // counted per datagram beyond the payload
+	Reading       dispersion.Reading `json:"reading"`
 	// LocalDrops counts datagrams a socket of either host dropped for want
 	// of room during the train (the receiver's SO_RXQ_OVFL, the sender's
 	// UDP SndbufErrors): when not 0 the losses are partly the hosts', not

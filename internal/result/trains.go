@@ -3,6 +3,7 @@ package result
 import (
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/dispersion"
 	"github.com/fullpipe/fullpipe/internal/train"
 	"github.com/fullpipe/fullpipe/internal/vocab"
 )
@@ -12,10 +13,10 @@ import (
 
 // TrainRow is one packet train of step 5, as its receiver read it.
 type TrainRow struct {
-	Packets    int           `json:"packets"`
-	SizeBytes  int           `json:"size_bytes"` // UDP payload; rates count size + the IP, UDP and link overhead
-	Reading    train.Reading `json:"reading"`
-	LocalDrops uint32        `json:"local_drops"` // dropped by a host's own socket: the train is not read
+	Packets    int                `json:"packets"`
+	SizeBytes  int                `json:"size_bytes"` // UDP payload; rates count size + the IP, UDP and link overhead
+	Reading    dispersion.Reading `json:"reading"`
+	LocalDrops uint32             `json:"local_drops"` // dropped by a host's own socket: the train is not read
 }
 
 // TrainsConfig runs step 5's packet trains alone (`fullpipe trains`):

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/frame"
-	"github.com/fullpipe/fullpipe/internal/result"
 )
 
 // MaxLength is the longest test the package schedules.
@@ -28,13 +27,15 @@ type Costing struct {
 }
 
 // Costed is the Costing of a kind whose configs are Cs and whose cost at
-// an RTT is f's. It decodes a config, fills its defaults and validates
-// it, as the engine does before it runs one (result.ConfigOf), then
-// costs it with f. Exclusive: the kind needs its agents to itself (a
-// throughput test: two on one agent at once would measure each other).
-func Costed[C result.Config[C]](exclusive bool, f func(C, time.Duration) (Cost, error)) Costing {
+// an RTT is f's. read decodes a raw config, fills its defaults and
+// validates it, as the engine does before it runs one (result.ConfigOf
+// of C: the table of kinds passes it, so that the fleet's timetable,
+// which the store books by, compiles no kind's config), then f costs
+// it. Exclusive: the kind needs its agents to itself (a throughput
+// test: two on one agent at once would measure each other).
+func Costed[C any](exclusive bool, read func(json.RawMessage) (any, error), f func(C, time.Duration) (Cost, error)) Costing {
 	return Costing{exclusive, func(raw json.RawMessage, rtt time.Duration) (Cost, error) {
-		c, err := result.ConfigOf[C](raw)
+		c, err := read(raw)
 		if err != nil {
 			return Cost{}, err
 		}

@@ -16,7 +16,7 @@ const ms = time.Millisecond
 // session: the decoding, the defaults, the validation and the bound on
 // a length are Costed's; the kinds' own costs are tested beside them
 // (packages tester and method) and through the table (package kinds).
-var toyTCP = Costed(true, func(c result.TCPConfig, _ time.Duration) (Cost, error) {
+var toyTCP = Costed(true, result.ConfigOf[result.TCPConfig], func(c result.TCPConfig, _ time.Duration) (Cost, error) {
 	return Cost{Run: c.Duration, Sessions: 1, TCP: 1}, nil
 })
 
@@ -110,7 +110,7 @@ func TestBitsTime(t *testing.T) {
 // TestSharedRate: a shared kind is booked exclusive when its config
 // sends faster than SharedRateMax.
 func TestSharedRate(t *testing.T) {
-	probes := Costed(false, func(c result.RTTConfig, _ time.Duration) (Cost, error) {
+	probes := Costed(false, result.ConfigOf[result.RTTConfig], func(c result.RTTConfig, _ time.Duration) (Cost, error) {
 		return Cost{Run: time.Second, Sessions: 1, RateBps: ProbeRate(c.Size, c.Interval)}, nil
 	})
 	for _, c := range []struct {

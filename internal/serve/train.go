@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/dispersion"
 	"github.com/fullpipe/fullpipe/internal/flow"
-	"github.com/fullpipe/fullpipe/internal/train"
 	"github.com/fullpipe/fullpipe/internal/wire"
 )
 
@@ -47,16 +47,16 @@ type trainState struct {
 
 	mu           sync.Mutex
 	seen         bool
-	drops0       uint32       // the socket's drop count at the first datagram
-	drops1       uint32       // and at the latest
-	userStamps   bool         // some receive times were the reader's, not the kernel's
-	sndbufErrors uint64       // the namespace's UDP send-buffer errors before sending
-	held         []train.Hold // the reverse train's late writes (flow.TrainSent.Held)
+	drops0       uint32            // the socket's drop count at the first datagram
+	drops1       uint32            // and at the latest
+	userStamps   bool              // some receive times were the reader's, not the kernel's
+	sndbufErrors uint64            // the namespace's UDP send-buffer errors before sending
+	held         []dispersion.Hold // the reverse train's late writes (flow.TrainSent.Held)
 }
 
 // trainHeld gives the train this session receives the holds its sender
 // (the client) reported in its stop.
-func (ss *session) trainHeld(holds []train.Hold) {
+func (ss *session) trainHeld(holds []dispersion.Hold) {
 	ss.mu.Lock()
 	tr := ss.train
 	ss.mu.Unlock()

@@ -1,7 +1,10 @@
-// Package train reads what limits a path from back-to-back packet trains:
-// a queue (a shaper, or a FIFO in front of a slower link), a token-bucket
-// policer, or nothing below the sender's own rate. It is pure: no sockets,
-// no clock; the caller passes each packet's send and receive times.
+// Package train reads what limits a path from the readings of back-to-back
+// packet trains (package dispersion reads each one): a queue (a shaper,
+// or a FIFO in front of a slower link), a token-bucket policer, or nothing
+// below the sender's own rate; and it plans the trains (their lengths and
+// packet size). It is a method's mathematics: the engine reads single
+// trains (dispersion) and does not compile it. It is pure: no sockets, no
+// clock.
 //
 // The physics it relies on (the issue "measurement truth on hard paths"):
 //   - A queue in front of a link of rate B spaces the packets of a train
@@ -17,8 +20,9 @@
 //   - A path that neither spaces, delays nor drops the train has no
 //     bottleneck below the sender's rate, up to the longest train sent.
 //
-// Times are on two clocks (sender's for sending, receiver's for arrival);
-// only differences along one train are used, so the clocks need not agree.
+// The readings' times are on two clocks (sender's for sending, receiver's
+// for arrival); only differences along one train are used, so the clocks
+// need not agree.
 package train
 
 import (
@@ -27,330 +31,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/fullpipe/fullpipe/internal/stats"
+	"github.com/fullpipe/fullpipe/internal/dispersion"
 )
-
-// Packet is one packet of a train.
-type Packet struct {
-	Bytes  int           // size as the rates count it (IP bytes plus any per-packet overhead the caller adds)
-	SentAt time.Duration // sender's clock; only needed when Got (the receiver learns it from the packet)
-	Got    bool          // arrived
-	RecvAt time.Duration // receiver's clock; only when Got
-	// Held is how long after SentAt the sender's write of this packet
-	// returned, when it reported that (at least MinHold): the packet left
-	// somewhere in between, so the stamp may be early by up to Held.
-	Held time.Duration
-}
-
-// Hold is a datagram whose write returned Ns nanoseconds after the send
-// stamp it carries: its sender was held (scheduled out, most often,
-// between taking the stamp and the packet leaving) and the packet left
-// up to that much later than its stamp says. The receiver's one-way
-// delay of that packet is too high by as much, which would read a
-// sender's stall as a queue's wait (Reading.BusyBps).
-type Hold struct {
-	Seq int   `json:"seq"`
-	Ns  int64 `json:"ns"`
-}
-
-// MinHold is the least hold a sender reports: a write into a local
-// stack takes 2-80 µs on the machines measured (the longer ones wake
-// another core), well under half a packet's gap at the rates trains
-// read (1500 B at 100 Mbit/s is 120 µs).
-const MinHold = 20 * time.Microsecond
-
-// MaxHolds bounds the holds one train's sender reports (the list
-// travels on the control connection); holds after the first MaxHolds
-// are not reported.
-const MaxHolds = 4096
-
-// Train is the packets of one train in the order they were sent.
-type Train []Packet
-
-// Reading is what one train shows.
-type Reading struct {
-	Sent    int     `json:"sent"`
-	Got     int     `json:"got"`
-	Bytes   int     `json:"bytes"`    // sent, all packets
-	SendBps float64 `json:"send_bps"` // the sender's rate over the train
-	// Head: the packets before the first loss (all of them without loss).
-	HeadPackets int           `json:"head_packets"`
-	HeadBytes   int           `json:"head_bytes"`
-	HeadSpan    time.Duration `json:"head_span_ns"` // receiver's clock, first to last head packet
-	HeadBps     float64       `json:"head_bps"`     // arrival rate of the head (bytes after the first / span)
-	// BusyBps is the head's arrival rate over the gaps in which its link
-	// was busy: the bytes of the packets that waited behind the one
-	// before (a one-way delay above the head's least by more than half
-	// the head's median gap) over their gaps. A queue spaces such
-	// packets at its rate exactly; a sender that stalled long enough for
-	// the queue to drain left the link idle, and the gap before the
-	// packet it sent next holds that idle time, which says nothing of
-	// the link. 0 when fewer than half of the head's gaps, or fewer than
-	// MinTail, were busy (a head that did not queue, a policer's or a
-	// clean path's, or too short a head to tell its busy gaps within the
-	// stamps' noise).
-	BusyBps float64 `json:"busy_bps,omitempty"`
-	// SenderHeld is the longest hold (Hold) its sender reported for any
-	// packet of the train, and HeldGaps how many of the head's gaps were
-	// left out of BusyBps because the packet that ended them may have
-	// left late rather than waited in a queue.
-	SenderHeld time.Duration `json:"sender_held_ns,omitempty"`
-	HeldGaps   int           `json:"held_gaps,omitempty"`
-	// HeadSendSpan is the head's span on the sender's clock.
-	HeadSendSpan time.Duration `json:"head_send_span_ns"`
-	// Tail: the packets that got through after the first loss.
-	TailPackets int `json:"tail_packets"`
-	// TailBunched is how many of the tail's first packets came out
-	// bunched right behind the head (a queue after the limit held them),
-	// left out of the tail's rate.
-	TailBunched int           `json:"tail_bunched"`
-	TailSpan    time.Duration `json:"tail_span_ns"` // receiver's clock, first to last tail packet
-	TailBps     float64       `json:"tail_bps"`     // arrival rate of the tail; 0 when fewer than MinTail
-	// TailSendBps is the rate the sender sent at over the tail's span
-	// (its clock; every packet it sent in that span, lost or not): a
-	// policer's tail arrives slower than it was sent, a sender that fell
-	// behind (its host starved of CPU) sends the tail as slowly as it
-	// arrives. 0 when TailBps is.
-	TailSendBps float64 `json:"tail_send_bps,omitempty"`
-	// DelayRise is the largest one-way delay increase over the first
-	// packet's, anywhere in the train; TailRise the median increase of
-	// the tail's packets (a full queue's wait, read from many packets so
-	// that timestamp noise averages out; 0 without a tail).
-	DelayRise time.Duration `json:"delay_rise_ns"`
-	TailRise  time.Duration `json:"tail_rise_ns"`
-	// TailRiseIQR is the interquartile range of the tail's delay rises:
-	// behind a full queue they would all be equal, so it measures the
-	// timing noise of this path and these hosts (0 with fewer than 4).
-	TailRiseIQR time.Duration `json:"tail_rise_iqr_ns"`
-}
-
-// MinTail is how many packets must get through after the first loss
-// before a tail rate is read from them.
-const MinTail = 8
-
-// Read computes a train's reading. Packets must be in send order.
-func Read(t Train) Reading {
-	var r Reading
-	r.Sent, r.Bytes = len(t), totalBytes(t)
-	if len(t) == 0 {
-		return r
-	}
-	r.SendBps = sendRate(t)
-	for _, p := range t {
-		r.SenderHeld = max(r.SenderHeld, p.Held)
-	}
-	// One-way delays (on two clocks: only their differences count) rise
-	// over the least of them, the packet that queued least; not over the
-	// first packet's, whose send stamp a slow first write may inflate.
-	first, firstLoss := -1, len(t)
-	var got []int
-	base := time.Duration(math.MaxInt64)
-	for i, p := range t {
-		if !p.Got {
-			if firstLoss == len(t) {
-				firstLoss = i
-			}
-			continue
-		}
-		r.Got++
-		got = append(got, i)
-		if first < 0 {
-			first = i
-		}
-		if p.Held == 0 {
-			base = min(base, p.RecvAt-p.SentAt)
-		}
-	}
-	if base == math.MaxInt64 { // every packet held: the least of their shortest
-		for _, i := range got {
-			base = min(base, oneWay(t[i]))
-		}
-	}
-	for _, i := range got {
-		r.DelayRise = max(r.DelayRise, oneWay(t[i])-base)
-	}
-	if first != 0 { // the very first packet was lost: no head
-		return r
-	}
-	head := t[:firstLoss]
-	r.HeadPackets, r.HeadBytes = len(head), totalBytes(head)
-	r.HeadSpan = head[len(head)-1].RecvAt - head[0].RecvAt
-	r.HeadSendSpan = head[len(head)-1].SentAt - head[0].SentAt
-	r.HeadBps = rate(head)
-	r.BusyBps, r.HeldGaps = busyRate(head)
-	var tail Train
-	var tailAt []int // each tail packet's place in the train
-	for _, i := range got {
-		if i > firstLoss {
-			tail = append(tail, t[i])
-			tailAt = append(tailAt, i)
-		}
-	}
-	r.TailPackets = len(tail)
-	if len(tail) > 0 {
-		rises := make([]float64, len(tail))
-		for i, p := range tail {
-			rises[i] = float64(oneWay(p) - base)
-		}
-		r.TailRise = time.Duration(median(rises))
-		if len(rises) >= 4 {
-			r.TailRiseIQR = time.Duration(quantile(rises, 0.75) - quantile(rises, 0.25))
-		}
-	}
-	// The tail's first packets may come out bunched behind the head's
-	// backlog in a queue after the limit (a policer on a port with a
-	// queue): the rate is read from where the tail's own spacing starts.
-	r.TailBunched = settled(head[len(head)-1].RecvAt, tail)
-	tail = tail[r.TailBunched:]
-	if len(tail) >= MinTail {
-		r.TailSpan = tail[len(tail)-1].RecvAt - tail[0].RecvAt
-		r.TailBps = unheldRate(t, tailAt[r.TailBunched:])
-		r.TailSendBps = sendRate(t[tailAt[r.TailBunched] : tailAt[len(tailAt)-1]+1])
-	}
-	return r
-}
-
-// oneWay is a packet's one-way delay, on two clocks. A held packet left
-// up to Held after its stamp, so its delay is the shortest it may have
-// been: a rise read from it is never more than the queue's.
-func oneWay(p Packet) time.Duration {
-	return p.RecvAt - p.SentAt - p.Held
-}
-
-// sendRate is the rate a train left at, from the send stamps of the
-// second and the last packet that arrived (a lost packet's stamp never
-// reached the receiver; the first write of a train can be slow).
-func sendRate(t Train) float64 {
-	lo, hi := -1, -1
-	for i, p := range t[1:] {
-		if p.Got {
-			if lo < 0 {
-				lo = i + 1
-			}
-			hi = i + 1
-		}
-	}
-	if lo < 0 {
-		return 0
-	}
-	if span := t[hi].SentAt - t[lo].SentAt; span > 0 {
-		return float64(totalBytes(t[lo+1:hi+1])) * 8 / span.Seconds()
-	}
-	return 0
-}
-
-// settled is how many of the tail's first packets arrived less than half
-// the tail's median gap after the packet before them (the last of the
-// head for the first): bunched behind a backlog, not spaced by the limit.
-func settled(lastHead time.Duration, tail Train) int {
-	if len(tail) < 2 {
-		return 0
-	}
-	prev := lastHead
-	gaps := make([]float64, len(tail))
-	for i, p := range tail {
-		if i > 0 {
-			prev = tail[i-1].RecvAt
-		}
-		gaps[i] = float64(p.RecvAt - prev)
-	}
-	m := median(gaps[1:])
-	k := 0
-	for k < len(tail)-1 && gaps[k] < m/2 {
-		k++
-	}
-	return k
-}
-
-func totalBytes(t Train) int {
-	n := 0
-	for _, p := range t {
-		n += p.Bytes
-	}
-	return n
-}
-
-// rate is the arrival rate of delivered packets: the bytes after the
-// first over the receiver's span from the first to the last (0 when the
-// span is empty).
-func rate(t Train) float64 {
-	if len(t) < 2 {
-		return 0
-	}
-	span := t[len(t)-1].RecvAt - t[0].RecvAt
-	if span <= 0 {
-		return 0
-	}
-	return float64(totalBytes(t[1:])) * 8 / span.Seconds()
-}
-
-// unheldRate is the arrival rate of the received packets of t at places
-// at (in order) over the gaps that no held packet ended: a hold of the
-// sender (Hold) lets a queue drain or a policer's bucket fill, and the
-// first packet through after it, the held one or, when that was lost,
-// the next, ends a gap that holds the sender's idle time, not the
-// path's rate. rate when nothing was held; 0 when fewer than half the
-// gaps, or fewer than MinTail, are left.
-func unheldRate(t Train, at []int) float64 {
-	var bytes, n int
-	var span time.Duration
-	for j := 1; j < len(at); j++ {
-		held := false
-		for _, p := range t[at[j-1]+1 : at[j]+1] {
-			held = held || p.Held > 0
-		}
-		if !held {
-			bytes += t[at[j]].Bytes
-			span += t[at[j]].RecvAt - t[at[j-1]].RecvAt
-			n++
-		}
-	}
-	if n < MinTail || 2*n < len(at)-1 || span <= 0 {
-		return 0
-	}
-	return float64(bytes) * 8 / span.Seconds()
-}
-
-// busyRate is the arrival rate of a head (all arrived, in send order)
-// over its busy gaps (Reading.BusyBps), and how many gaps it left out
-// because their packet's sender was held: a held packet's rise is its
-// wait plus up to its hold, and which share was which the stamps cannot
-// tell (a packet held 1.7 ms that found the link idle read a rise of
-// its hold plus 28 µs of stamp noise, over the half gap of 20 µs at 300
-// Mbit/s), so its gap, which may hold idle time, is never a busy one.
-func busyRate(head Train) (bps float64, held int) {
-	if len(head) <= MinTail {
-		return 0, 0
-	}
-	gaps := make([]float64, 0, len(head)-1)
-	base := time.Duration(math.MaxInt64)
-	for i, p := range head {
-		base = min(base, p.RecvAt-p.SentAt)
-		if i > 0 {
-			gaps = append(gaps, float64(p.RecvAt-head[i-1].RecvAt))
-		}
-	}
-	half := time.Duration(median(gaps) / 2)
-	var bytes, busy int
-	var span time.Duration
-	for i := 1; i < len(head); i++ {
-		rise := head[i].RecvAt - head[i].SentAt - base
-		if rise <= half {
-			continue
-		}
-		if head[i].Held > 0 {
-			held++
-			continue
-		}
-		bytes += head[i].Bytes
-		span += head[i].RecvAt - head[i-1].RecvAt
-		busy++
-	}
-	if busy < MinTail || 2*busy < len(head)-1-held || span <= 0 {
-		return 0, held
-	}
-	return float64(bytes) * 8 / span.Seconds(), held
-}
 
 // Kind names what limits the path.
 type Kind string
@@ -414,8 +96,8 @@ const (
 // and tells what limits the path. noise is the receive timestamps'
 // uncertainty, used for the estimates' error bars and to tell two rates
 // apart.
-func Classify(readings []Reading, noise time.Duration) Verdict {
-	var rs []Reading
+func Classify(readings []dispersion.Reading, noise time.Duration) Verdict {
+	var rs []dispersion.Reading
 	var v Verdict
 	var send []float64
 	for _, r := range readings {
@@ -431,7 +113,7 @@ func Classify(readings []Reading, noise time.Duration) Verdict {
 		return v
 	}
 	v.SenderBps = median(send)
-	var lossy []Reading
+	var lossy []dispersion.Reading
 	for _, r := range rs {
 		if r.Got < r.Sent {
 			lossy = append(lossy, r)
@@ -453,7 +135,7 @@ func Classify(readings []Reading, noise time.Duration) Verdict {
 	// made) or meets a bucket that filled while it waited; its losses
 	// and its tail are the host's. (Its head's busy rate is still the
 	// link's: the gaps its holds ended are not in it.)
-	var withTail []Reading
+	var withTail []dispersion.Reading
 	held := 0
 	for _, r := range lossy {
 		switch {
@@ -516,7 +198,7 @@ func Classify(readings []Reading, noise time.Duration) Verdict {
 // busy core (CI, TestRFC6349SmallBuffer) the sender was held 0.16-1.5
 // ms in trains at 4 × 300 Mbit/s whose queue waited 1.7 ms; 8 packets
 // at the send rate are 80 µs.
-func HeldBurst(r Reading) bool {
+func HeldBurst(r dispersion.Reading) bool {
 	allow := burstHeld(r)
 	if spaced(r, r.SendBps) { // a queue's head; a policer's passes unspaced, its bucket refilling in a hold
 		allow = max(allow, r.TailRise/5)
@@ -527,12 +209,12 @@ func HeldBurst(r Reading) bool {
 // burstHeld is how long a train's sender may be held before what falls
 // due meanwhile, sent back to back when it runs again, is a burst beyond
 // its pace's own: 8 packets at the train's send rate (its pace sends up
-// to 5 back to back; MinTail).
-func burstHeld(r Reading) time.Duration {
+// to 5 back to back; dispersion.MinTail).
+func burstHeld(r dispersion.Reading) time.Duration {
 	if r.SendBps <= 0 || r.Sent == 0 {
 		return 0
 	}
-	return time.Duration(float64(MinTail*r.Bytes/r.Sent) * 8 / r.SendBps * 1e9)
+	return time.Duration(float64(dispersion.MinTail*r.Bytes/r.Sent) * 8 / r.SendBps * 1e9)
 }
 
 // spaced reports whether a train's head arrived slower than it was sent:
@@ -540,7 +222,7 @@ func burstHeld(r Reading) time.Duration {
 // sender's clock over the same packets) when that is lower: a sender
 // that fell behind within the head sent it as slowly as it came, and a
 // head it sent late got more tokens from a policer, not a queue's spacing.
-func spaced(r Reading, senderBps float64) bool {
+func spaced(r dispersion.Reading, senderBps float64) bool {
 	ref := senderBps
 	if r.HeadSendSpan > 0 && r.HeadPackets > 1 {
 		ref = min(ref, headBits(r)/r.HeadSendSpan.Seconds())
@@ -550,7 +232,7 @@ func spaced(r Reading, senderBps float64) bool {
 
 // headBits is the bits of the head after its first packet: what its
 // span carried.
-func headBits(r Reading) float64 {
+func headBits(r dispersion.Reading) float64 {
 	return float64((r.HeadBytes - r.HeadBytes/r.HeadPackets) * 8)
 }
 
@@ -570,7 +252,7 @@ func headBits(r Reading) float64 {
 type evidence struct{ slower, senderSlowed, limited, asSent int }
 
 // tailEvidence sorts the tails of trains that lost packets (see evidence).
-func tailEvidence(withTail []Reading, noise time.Duration) evidence {
+func tailEvidence(withTail []dispersion.Reading, noise time.Duration) evidence {
 	var e evidence
 	for _, r := range withTail {
 		switch tailOf(r, noise) {
@@ -599,7 +281,7 @@ const (
 )
 
 // tailOf classifies r's tail with the receive stamps' noise.
-func tailOf(r Reading, noise time.Duration) tailClass {
+func tailOf(r dispersion.Reading, noise time.Duration) tailClass {
 	if r.TailBps <= 0 {
 		return tailNone
 	}
@@ -632,7 +314,7 @@ func tailOf(r Reading, noise time.Duration) tailClass {
 // undecided: the trains lost packets without spacing, and their tails do
 // not tell a policer with a bucket of a few packets from loss on the
 // line. The verdict says so and names neither.
-func undecided(v Verdict, lossy []Reading, why string) Verdict {
+func undecided(v Verdict, lossy []dispersion.Reading, why string) Verdict {
 	lost, sent, head := 0, 0, math.MaxInt
 	for _, r := range lossy {
 		lost, sent = lost+r.Sent-r.Got, sent+r.Sent
@@ -645,7 +327,7 @@ func undecided(v Verdict, lossy []Reading, why string) Verdict {
 
 // lossyVerdict: the trains lost packets, their heads were not spaced, and
 // what got through after a loss came as fast as it was sent.
-func lossyVerdict(v Verdict, rs []Reading) Verdict {
+func lossyVerdict(v Verdict, rs []dispersion.Reading) Verdict {
 	lost, sent := 0, 0
 	for _, r := range rs {
 		lost, sent = lost+r.Sent-r.Got, sent+r.Sent
@@ -661,7 +343,7 @@ func lossyVerdict(v Verdict, rs []Reading) Verdict {
 // train's head (the most bytes, so the least relative noise); the queue
 // from the largest delay rise of the trains that overflowed it (or, with
 // atLeast, of any train: a lower bound).
-func queueVerdict(v Verdict, rs []Reading, noise time.Duration, atLeast bool) Verdict {
+func queueVerdict(v Verdict, rs []dispersion.Reading, noise time.Duration, atLeast bool) Verdict {
 	long := rs[len(rs)-1]
 	v.Kind = Queue
 	b := long.HeadBps
@@ -742,7 +424,7 @@ func queueVerdict(v Verdict, rs []Reading, noise time.Duration, atLeast bool) Ve
 // bucket is the head's bytes less the tokens that came back while the
 // head passed (rate × the head's span), the first packet included (the
 // bucket starts full).
-func policerVerdict(v Verdict, rs []Reading, noise time.Duration) Verdict {
+func policerVerdict(v Verdict, rs []dispersion.Reading, noise time.Duration) Verdict {
 	// The rate from the tails that decide and carried tailHeads × their
 	// head (readable, and long even when their own head came spaced: a
 	// policer does not space, a host or lab that fell behind does), when
@@ -807,13 +489,6 @@ func median(v []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// quantile is the q-quantile of v (nearest rank; 0 for none).
-func quantile(v []float64, q float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return stats.Percentile(s, q*100)
-}
-
 // spread is half the range of v (0 for fewer than two values).
 func spread(v []float64) float64 {
 	if len(v) < 2 {
@@ -851,7 +526,7 @@ func SmallBuffer(q, bdp float64) bool { return q < SmallBufferShare*bdp }
 // from two, a queue's tail at its head's rate), or surely as fast as it
 // was sent (loss on the line). A tail within the noise of both (a few
 // packets after a bucket of a few packets) asks for a longer train.
-func Enough(rs []Reading, noise time.Duration) bool {
+func Enough(rs []dispersion.Reading, noise time.Duration) bool {
 	n := 0
 	for _, r := range rs {
 		if readable(r, noise) {
@@ -873,7 +548,7 @@ const tailHeads = 4
 // a sender that fell behind) and, unless a queue spaced its head (a
 // queue fills again in a stall, it does not pass a burst), carried
 // tailHeads × its head's bytes.
-func readable(r Reading, noise time.Duration) bool {
+func readable(r dispersion.Reading, noise time.Duration) bool {
 	c := tailOf(r, noise)
 	if c == tailNone || c == tailSenderSlowed {
 		return false
@@ -883,7 +558,7 @@ func readable(r Reading, noise time.Duration) bool {
 
 // longTail reports whether a train's tail carried tailHeads × its
 // head's bytes.
-func longTail(r Reading) bool {
+func longTail(r dispersion.Reading) bool {
 	return r.TailBps*r.TailSpan.Seconds() >= tailHeads*headBits(r)
 }
 
@@ -904,14 +579,15 @@ func PacketSize(limit float64) int {
 // rates that count framing) or to empty a bucket of 250 ms of the rate, both while the
 // bottleneck drains at rateBps under a sender at senderBps (a train of L
 // bytes fills a queue or empties a bucket by L × (1 − rate/sender)), plus
-// a tail that gets 2 × MinTail packets of size bytes through after the
-// first loss (at rate/sender of what is sent); at most MaxBytes. A bigger
+// a tail that gets 2 × dispersion.MinTail packets of size bytes through
+// after the first loss (at rate/sender of what is sent); at most
+// MaxBytes. A bigger
 // bucket or queue reads as clean, or as a queue of at least the longest
 // train's rise, and says so.
 func Longest(rateBps, bdpBytes, senderBps float64, size int) int {
 	fill := max(0.1, 1-rateBps/senderBps)
 	need := max(4*bdpBytes, 0.25*rateBps/8) / fill
-	tail := 2 * MinTail * float64(size) * senderBps / rateBps
+	tail := 2 * dispersion.MinTail * float64(size) * senderBps / rateBps
 	return int(min(MaxBytes, max(need+tail, 64e3)))
 }
 

@@ -9,24 +9,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/dispersion"
+	"github.com/fullpipe/fullpipe/internal/dispersion/dispersiontest"
 	"github.com/fullpipe/fullpipe/internal/link"
 	. "github.com/fullpipe/fullpipe/internal/train"
-	"github.com/fullpipe/fullpipe/internal/train/traintest"
 )
 
-// send runs one train through a fresh chain from mk (traintest.Send),
+// send runs one train through a fresh chain from mk (dispersiontest.Send),
 // the packets counting as large as they are.
-func send(mk func() *link.Chain, n, size int, senderBps float64, noise time.Duration, rng *rand.Rand) Train {
-	return traintest.Send(mk, n, size, size, senderBps, noise, rng)
+func send(mk func() *link.Chain, n, size int, senderBps float64, noise time.Duration, rng *rand.Rand) dispersion.Train {
+	return dispersiontest.Send(mk, n, size, size, senderBps, noise, rng)
 }
 
 // probe sends trains of doubling length (the way a runner would) until
 // Enough says so or maxBytes is reached, then classifies them.
 func probe(mk func() *link.Chain, size, maxBytes int, senderBps float64, noise time.Duration, seed uint64) Verdict {
 	rng := rand.New(rand.NewPCG(seed, 7))
-	var rs []Reading
+	var rs []dispersion.Reading
 	for _, n := range Lengths(16, size, maxBytes) {
-		rs = append(rs, Read(send(mk, n, size, senderBps, noise, rng)))
+		rs = append(rs, dispersion.Read(send(mk, n, size, senderBps, noise, rng)))
 		if Enough(rs, noise) {
 			break
 		}
@@ -175,32 +176,12 @@ func TestLossyLine(t *testing.T) {
 	}
 }
 
-// TestRead: one train through a 10 Mbit/s queue of 3,000 bytes, sent at
-// 100 Mbit/s: the queue holds two 1500-byte packets behind the one in
-// service, so the head is 3 packets spaced at 10 Mbit/s; then one packet
-// in ten gets through, still at 10 Mbit/s, each having waited about two
-// services (2.4 ms, less up to one 120-µs send gap) more than the first.
-func TestRead(t *testing.T) {
-	mk := func() *link.Chain { return link.NewChain(nil, &link.Bottleneck{RateBps: 10e6, QueueBytes: 3000}) }
-	r := Read(send(mk, 200, 1500, 100e6, 0, nil))
-	t.Logf("%+v", r)
-	if r.HeadPackets != 3 || !within(r.HeadBps, 10e6, 0.001) || !within(r.SendBps, 100e6, 0.001) {
-		t.Errorf("head %d packets at %.0f bit/s (sent at %.0f), want 3 at 10 Mbit/s (sent at 100)", r.HeadPackets, r.HeadBps, r.SendBps)
-	}
-	if !within(r.TailBps, 10e6, 0.001) {
-		t.Errorf("tail at %.0f bit/s, want the queue's 10 Mbit/s", r.TailBps)
-	}
-	if r.TailRise < 2280*time.Microsecond || r.TailRise > 2400*time.Microsecond {
-		t.Errorf("tail delay rise %v, want 2.28-2.4 ms", r.TailRise)
-	}
-}
-
 // TestClassifyZeroSpan: trains whose heads arrived within one receive
 // stamp (a span of 0) show no head rate: the verdict is unknown, and it
 // encodes as JSON (no division by zero).
 func TestClassifyZeroSpan(t *testing.T) {
-	r := Reading{Sent: 10, Got: 10, Bytes: 15000, SendBps: 1e9, HeadPackets: 10, HeadBytes: 15000}
-	v := Classify([]Reading{r, r}, 50*time.Microsecond)
+	r := dispersion.Reading{Sent: 10, Got: 10, Bytes: 15000, SendBps: 1e9, HeadPackets: 10, HeadBytes: 15000}
+	v := Classify([]dispersion.Reading{r, r}, 50*time.Microsecond)
 	if _, err := json.Marshal(v); err != nil {
 		t.Fatalf("verdict %+v does not encode: %v", v, err)
 	}
@@ -213,15 +194,15 @@ func TestClassifyZeroSpan(t *testing.T) {
 // head of them at 1 Gbit/s, then falls behind and sends the rest at
 // tailBps; a 100 Mbit/s queue of head packets spaces the head, drops the
 // next 10, and the rest arrive as they were sent, 10 ms later.
-func starvedTrain(n, head int, tailBps float64) Train {
-	t := make(Train, n)
+func starvedTrain(n, head int, tailBps float64) dispersion.Train {
+	t := make(dispersion.Train, n)
 	const size = 1500
 	fast := time.Duration(size * 8 / 1e9 * 1e9)
 	slow := time.Duration(size * 8 / tailBps * 1e9)
 	link := time.Duration(size * 8 / 100e6 * 1e9)
 	var sent time.Duration
 	for i := range t {
-		t[i] = Packet{Bytes: size, SentAt: sent, Got: i < head || i >= head+10}
+		t[i] = dispersion.Packet{Bytes: size, SentAt: sent, Got: i < head || i >= head+10}
 		switch {
 		case i < head:
 			t[i].RecvAt = 10*time.Millisecond + time.Duration(i)*link
@@ -242,9 +223,9 @@ func starvedTrain(n, head int, tailBps float64) Train {
 // slower than the head, as behind a policer; but their tails arrived as
 // fast as they were sent, so they are the host's, not a policer's.
 func TestStarvedSenderNotPoliced(t *testing.T) {
-	var rs []Reading
+	var rs []dispersion.Reading
 	for _, n := range []int{200, 400, 800} {
-		rs = append(rs, Read(starvedTrain(n, 60, 46e6)))
+		rs = append(rs, dispersion.Read(starvedTrain(n, 60, 46e6)))
 	}
 	v := Classify(rs, 50*time.Microsecond)
 	if v.Kind == Policer || v.Kind == Queue {
@@ -260,21 +241,21 @@ func TestStarvedSenderNotPoliced(t *testing.T) {
 // the method paces, datagrams up to 50 µs early (flow.SendTrain's
 // maxLead), each wake-up late by an exponential time of mean overshoot,
 // bursts at 5 Gbit/s.
-func stalling(rate float64, overshoot time.Duration) traintest.Pacer {
-	return traintest.Pacer{RateBps: 4 * rate, BurstBps: 5e9, Lead: 50 * time.Microsecond, Overshoot: overshoot}
+func stalling(rate float64, overshoot time.Duration) dispersiontest.Pacer {
+	return dispersiontest.Pacer{RateBps: 4 * rate, BurstBps: 5e9, Lead: 50 * time.Microsecond, Overshoot: overshoot}
 }
 
 // series sends trains of 1500 B the way the method does (doubling from
 // 16 packets until Enough or the longest train for a path of rate and
 // bdp) from pacer p with noise on the receive stamps, and classifies
 // them with the method's 50 µs of noise.
-func series(mk func() *link.Chain, rate, bdp float64, p traintest.Pacer, noise time.Duration, rng *rand.Rand) (Verdict, []Reading) {
+func series(mk func() *link.Chain, rate, bdp float64, p dispersiontest.Pacer, noise time.Duration, rng *rand.Rand) (Verdict, []dispersion.Reading) {
 	const size, classNoise = 1500, 50 * time.Microsecond
 	longest := max(2, Longest(rate, bdp, p.RateBps, size)/size)
-	var rs []Reading
+	var rs []dispersion.Reading
 	for n := 16; ; n *= 2 {
 		n = min(n, longest)
-		rs = append(rs, Read(traintest.SendPaced(mk, n, size, size, p, noise, rng)))
+		rs = append(rs, dispersion.Read(dispersiontest.SendPaced(mk, n, size, size, p, noise, rng)))
 		if Enough(rs, classNoise) || n >= longest {
 			return Classify(rs, classNoise), rs
 		}
@@ -445,10 +426,10 @@ func TestHeldSenderQueueRate(t *testing.T) {
 func heldSeries(mk func() *link.Chain, rate, bdp float64, report bool, rng *rand.Rand) Verdict {
 	const size, noise = 1500, 50 * time.Microsecond
 	longest := max(2, Longest(rate, bdp, 4*rate, size)/size)
-	var rs []Reading
+	var rs []dispersion.Reading
 	for n := 16; ; n *= 2 {
 		n = min(n, longest)
-		rs = append(rs, Read(traintest.SendHeld(mk, n, size, size, stalling(rate, 100*time.Microsecond), 0.03, time.Millisecond, report, 30*time.Microsecond, rng)))
+		rs = append(rs, dispersion.Read(dispersiontest.SendHeld(mk, n, size, size, stalling(rate, 100*time.Microsecond), 0.03, time.Millisecond, report, 30*time.Microsecond, rng)))
 		if Enough(rs, noise) || n >= longest {
 			return Classify(rs, noise)
 		}
@@ -491,25 +472,5 @@ func TestHeldSenderNoWrongKind(t *testing.T) {
 			}
 			t.Logf("20 runs: %v", count)
 		})
-	}
-}
-
-// TestHeldDelayRise: a held packet carries the stamp taken before its
-// sender was held, so its one-way delay read from the stamp holds the
-// hold too. On a path with no queue (a 10 ms delay, a sender at 100
-// Mbit/s) a 2 ms hold at packet 20 of 64 reads no delay rise beyond the
-// stamps' noise: the rise, and a queue's lower bound built on it, is the
-// queue's, not the host's. Without the hold reported it reads 2 ms.
-func TestHeldDelayRise(t *testing.T) {
-	mk := func() *link.Chain { return link.NewChain(nil, &link.Delay{Delay: 10 * time.Millisecond}) }
-	const noise = 30 * time.Microsecond
-	held := traintest.SendHeldOnce(mk, 64, 1500, 1500, 100e6, 20, 2*time.Millisecond, noise, rand.New(rand.NewPCG(1, 1)))
-	r := Read(held)
-	if r.SenderHeld != 2*time.Millisecond || r.DelayRise > noise {
-		t.Errorf("held %v, delay rise %v: want 2 ms held and a rise within %v", r.SenderHeld, r.DelayRise, noise)
-	}
-	held[20].Held = 0 // a sender that does not say
-	if r := Read(held); r.DelayRise < 2*time.Millisecond-noise {
-		t.Errorf("unreported hold: delay rise %v, want about 2 ms (the test's own check)", r.DelayRise)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
+	"github.com/fullpipe/fullpipe/internal/kinds"
 )
 
 // schedulesData is the schedules page: every schedule, what runs next,
@@ -71,7 +72,7 @@ type scheduleData struct {
 }
 
 func (s *Site) newSchedulePage(w http.ResponseWriter, r *http.Request, v *viewer) error {
-	s.renderSchedule(w, r, v, scheduleData{F: form{Kind: "rfc6349", Both: true}, Kinds: fleet.Kinds()})
+	s.renderSchedule(w, r, v, scheduleData{F: form{Kind: "rfc6349", Both: true}, Kinds: kinds.Names()})
 	return nil
 }
 
@@ -80,7 +81,7 @@ func (s *Site) editSchedulePage(w http.ResponseWriter, r *http.Request, v *viewe
 	if err != nil {
 		return err
 	}
-	d := scheduleData{ID: sc.ID, Enabled: sc.Enabled, NextDue: sc.NextDue, F: formOf(sc), Kinds: fleet.Kinds()}
+	d := scheduleData{ID: sc.ID, Enabled: sc.Enabled, NextDue: sc.NextDue, F: formOf(sc), Kinds: kinds.Names()}
 	if d.Runs, err = s.cfg.Store.Runs(r.Context(), fleet.RunFilter{Schedule: sc.ID, Limit: 20}); err != nil {
 		return err
 	}
@@ -110,7 +111,7 @@ func (s *Site) createSchedule(w http.ResponseWriter, r *http.Request, v *viewer)
 		errs = f.fieldErrors(err)
 	}
 	w.WriteHeader(http.StatusUnprocessableEntity)
-	s.renderSchedule(w, r, v, scheduleData{F: f, Errors: errs, Kinds: fleet.Kinds()})
+	s.renderSchedule(w, r, v, scheduleData{F: f, Errors: errs, Kinds: kinds.Names()})
 	return nil
 }
 
@@ -132,7 +133,7 @@ func (s *Site) updateSchedule(w http.ResponseWriter, r *http.Request, v *viewer)
 		}
 	}
 	w.WriteHeader(http.StatusUnprocessableEntity)
-	s.renderSchedule(w, r, v, scheduleData{ID: old.ID, Enabled: old.Enabled, NextDue: old.NextDue, F: f, Errors: errs, Kinds: fleet.Kinds()})
+	s.renderSchedule(w, r, v, scheduleData{ID: old.ID, Enabled: old.Enabled, NextDue: old.NextDue, F: f, Errors: errs, Kinds: kinds.Names()})
 	return nil
 }
 

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/cpuload"
-	"github.com/fullpipe/fullpipe/internal/train"
+	"github.com/fullpipe/fullpipe/internal/dispersion"
 )
 
 // Test kinds.
@@ -81,9 +81,9 @@ type Started struct{}
 type Stop struct {
 	Reason string `json:"reason"`
 	// Held is, for a train the client sent, the datagrams whose write
-	// returned late after their stamp (train.Hold), for the responder's
+	// returned late after their stamp (dispersion.Hold), for the responder's
 	// reading.
-	Held []train.Hold `json:"held,omitempty"`
+	Held []dispersion.Hold `json:"held,omitempty"`
 }
 
 // DataHello follows the data preamble on a data connection.
@@ -195,8 +195,8 @@ type RTTPoint struct {
 // TrainResult is the responder's side of a train: its reading of a train
 // it received (receive times stamped by its kernel), or what it sent.
 type TrainResult struct {
-	Reading *train.Reading `json:"reading,omitempty"` // the client sent: the responder's reading
-	Sent    int            `json:"sent"`              // datagrams the responder sent (Reverse)
+	Reading *dispersion.Reading `json:"reading,omitempty"` // the client sent: the responder's reading
+	Sent    int                 `json:"sent"`              // datagrams the responder sent (Reverse)
 	// LocalDrops is how many datagrams the receiving socket itself
 	// dropped during the train (SO_RXQ_OVFL): losses of the host, not of
 	// the network. A reading with local drops is not a reading of the path.
@@ -205,5 +205,5 @@ type TrainResult struct {
 	// Held is, for a train the responder sent (Reverse), the datagrams
 	// whose write returned late after their stamp, for the client's
 	// reading.
-	Held []train.Hold `json:"held,omitempty"`
+	Held []dispersion.Hold `json:"held,omitempty"`
 }

@@ -46,14 +46,14 @@ func Schedule(s *fleet.Schedule, now time.Time) (first time.Time, err error) {
 	case len(s.Name) > MaxNameLen:
 		return time.Time{}, refuse("name", "%d bytes long: at most %d", len(s.Name), MaxNameLen)
 	case s.Test.Kind == "":
-		return time.Time{}, refuse("test.kind", "missing: want one of %v", fleet.Kinds())
+		return time.Time{}, refuse("test.kind", "missing: want one of %v", kinds.Names())
 	case s.Slip < 0 || s.Slip > MaxSlip:
 		return time.Time{}, refuse("slip_ns", "%v: want 0 to %v", s.Slip, MaxSlip)
 	}
-	if !fleet.KnownKind(s.Test.Kind) {
-		return time.Time{}, refuse("test.kind", "%q: want one of %v", s.Test.Kind, fleet.Kinds())
+	if !kinds.Known(s.Test.Kind) {
+		return time.Time{}, refuse("test.kind", "%q: want one of %v", s.Test.Kind, kinds.Names())
 	}
-	if _, err := s.Test.Decode(); err != nil {
+	if _, err := kinds.Decode(s.Test); err != nil {
 		if fe := (*fleet.FieldError)(nil); errors.As(err, &fe) {
 			return time.Time{}, fe // a field inside the config, named
 		}

@@ -15,12 +15,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/dispersion"
+	"github.com/fullpipe/fullpipe/internal/dispersion/dispersiontest"
 	"github.com/fullpipe/fullpipe/internal/frame"
 	"github.com/fullpipe/fullpipe/internal/link"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/sweep"
-	"github.com/fullpipe/fullpipe/internal/train"
-	"github.com/fullpipe/fullpipe/internal/train/traintest"
 	"github.com/fullpipe/fullpipe/internal/vocab"
 )
 
@@ -298,9 +298,9 @@ func (p *Path) Train(ctx context.Context, cfg result.TrainConfig) (*result.Train
 	if p.TrainHold > 0 && (p.heldTrain(cfg) || cfg.Packets < p.HeldShorter) {
 		at = cfg.Packets / 2
 	}
-	t := traintest.SendHeldOnce(p.chain(rng), cfg.Packets, cfg.Size+frame.IPv4UDP, cfg.Size+cfg.Overhead, 1e9, at, p.TrainHold, 30*time.Microsecond, rng)
+	t := dispersiontest.SendHeldOnce(p.chain(rng), cfg.Packets, cfg.Size+frame.IPv4UDP, cfg.Size+cfg.Overhead, 1e9, at, p.TrainHold, 30*time.Microsecond, rng)
 	return &result.Train{Meta: meta("train"), Config: cfg, Direction: dir, Packets: cfg.Packets, SizeBytes: cfg.Size,
-		OverheadBytes: cfg.Overhead, Reading: train.Read(t), Stamps: "kernel"}, nil
+		OverheadBytes: cfg.Overhead, Reading: dispersion.Read(t), Stamps: "kernel"}, nil
 }
 
 // trainKey is a train's length, packet size and direction.

@@ -1,14 +1,14 @@
-// Package traintest runs packet trains through the emulator's own link
+// Package dispersiontest runs packet trains through the emulator's own link
 // stages in virtual time: a fake network for tests of what sends and
 // reads trains, with the physics of the lab's queues and policers.
-package traintest
+package dispersiontest
 
 import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/dispersion"
 	"github.com/fullpipe/fullpipe/internal/link"
-	"github.com/fullpipe/fullpipe/internal/train"
 )
 
 // Send runs one train of n packets of ipBytes each (their size on the
@@ -16,7 +16,7 @@ import (
 // Each packet counts countBytes in the train's rates (what a receiver
 // adds: headers, framing). Each receive time gets a uniform error in
 // [0, noise) from rng (a receiver's stamps; rng may be nil with no noise).
-func Send(mk func() *link.Chain, n, ipBytes, countBytes int, senderBps float64, noise time.Duration, rng *rand.Rand) train.Train {
+func Send(mk func() *link.Chain, n, ipBytes, countBytes int, senderBps float64, noise time.Duration, rng *rand.Rand) dispersion.Train {
 	gap := time.Duration(float64(ipBytes) * 8 / senderBps * 1e9)
 	at := make([]time.Duration, n)
 	for i := range at {
@@ -27,10 +27,10 @@ func Send(mk func() *link.Chain, n, ipBytes, countBytes int, senderBps float64, 
 
 // SendHeldOnce is Send from a sender held once, for hold, between its
 // stamp for packet at and that packet's write (as flow.SendTrain reports
-// it, Held from train.MinHold; at < 0: never): what fell due meanwhile
+// it, Held from dispersion.MinHold; at < 0: never): what fell due meanwhile
 // leaves back to back at 10 × senderBps when it runs again, each packet
 // stamped as it leaves, then the rest at its pace.
-func SendHeldOnce(mk func() *link.Chain, n, ipBytes, countBytes int, senderBps float64, at int, hold, noise time.Duration, rng *rand.Rand) train.Train {
+func SendHeldOnce(mk func() *link.Chain, n, ipBytes, countBytes int, senderBps float64, at int, hold, noise time.Duration, rng *rand.Rand) dispersion.Train {
 	gap := time.Duration(float64(ipBytes) * 8 / senderBps * 1e9)
 	leave := make([]time.Duration, n)
 	for i := range leave {
@@ -43,7 +43,7 @@ func SendHeldOnce(mk func() *link.Chain, n, ipBytes, countBytes int, senderBps f
 		}
 	}
 	t := run(mk, leave, ipBytes, countBytes, noise, rng)
-	if at >= 0 && at < n && hold >= train.MinHold {
+	if at >= 0 && at < n && hold >= dispersion.MinHold {
 		t[at].SentAt, t[at].Held = leave[at]-hold, hold
 	}
 	return t
@@ -66,7 +66,7 @@ type Pacer struct {
 // bursts after each late wake-up. The sender's stamps are the times the
 // datagrams left (the sender stamps each just before its write). rng
 // draws the wake-ups and the receive stamps' noise.
-func SendPaced(mk func() *link.Chain, n, ipBytes, countBytes int, p Pacer, noise time.Duration, rng *rand.Rand) train.Train {
+func SendPaced(mk func() *link.Chain, n, ipBytes, countBytes int, p Pacer, noise time.Duration, rng *rand.Rand) dispersion.Train {
 	return SendHeld(mk, n, ipBytes, countBytes, p, 0, 0, false, noise, rng)
 }
 
@@ -75,9 +75,9 @@ func SendPaced(mk func() *link.Chain, n, ipBytes, countBytes int, p Pacer, noise
 // hold before its datagram leaves (scheduled out between taking the
 // stamp and the write): the datagram carries the earlier stamp. When
 // report, each packet's Held is how long after its stamp it left, as
-// flow.SendTrain reports it (from train.MinHold); otherwise 0, a sender
+// flow.SendTrain reports it (from dispersion.MinHold); otherwise 0, a sender
 // that does not say.
-func SendHeld(mk func() *link.Chain, n, ipBytes, countBytes int, p Pacer, holdP float64, hold time.Duration, report bool, noise time.Duration, rng *rand.Rand) train.Train {
+func SendHeld(mk func() *link.Chain, n, ipBytes, countBytes int, p Pacer, holdP float64, hold time.Duration, report bool, noise time.Duration, rng *rand.Rand) dispersion.Train {
 	gap := time.Duration(float64(ipBytes) * 8 / p.RateBps * 1e9)
 	burst := time.Duration(float64(ipBytes) * 8 / p.BurstBps * 1e9)
 	stamps, at := make([]time.Duration, n), make([]time.Duration, n)
@@ -96,7 +96,7 @@ func SendHeld(mk func() *link.Chain, n, ipBytes, countBytes int, p Pacer, holdP 
 	t := run(mk, at, ipBytes, countBytes, noise, rng)
 	for i := range t {
 		t[i].SentAt = stamps[i]
-		if h := at[i] - stamps[i]; report && h >= train.MinHold {
+		if h := at[i] - stamps[i]; report && h >= dispersion.MinHold {
 			t[i].Held = h
 		}
 	}
@@ -105,9 +105,9 @@ func SendHeld(mk func() *link.Chain, n, ipBytes, countBytes int, p Pacer, holdP 
 
 // run sends a packet of ipBytes at each of at (non-decreasing) through a
 // fresh chain from mk and reads what arrived.
-func run(mk func() *link.Chain, at []time.Duration, ipBytes, countBytes int, noise time.Duration, rng *rand.Rand) train.Train {
+func run(mk func() *link.Chain, at []time.Duration, ipBytes, countBytes int, noise time.Duration, rng *rand.Rand) dispersion.Train {
 	c := mk()
-	t := make(train.Train, len(at))
+	t := make(dispersion.Train, len(at))
 	index := map[*link.Packet]int{}
 	deliver := func(p *link.Packet) {
 		i := index[p]
@@ -118,7 +118,7 @@ func run(mk func() *link.Chain, at []time.Duration, ipBytes, countBytes int, noi
 	}
 	var end time.Duration
 	for i, sent := range at {
-		t[i] = train.Packet{Bytes: countBytes, SentAt: sent}
+		t[i] = dispersion.Packet{Bytes: countBytes, SentAt: sent}
 		c.Advance(sent, deliver)
 		p := &link.Packet{Data: make([]byte, ipBytes), Class: 1}
 		index[p] = i

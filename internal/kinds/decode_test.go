@@ -1,4 +1,4 @@
-package fleet
+package kinds
 
 import (
 	"encoding/json"
@@ -7,12 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/fleet"
 	"github.com/fullpipe/fullpipe/internal/result"
 )
 
 func TestDecode(t *testing.T) {
-	for _, k := range Kinds() {
-		c, err := Test{Kind: k}.Decode()
+	for _, k := range Names() {
+		c, err := Decode(fleet.Test{Kind: k})
 		switch k {
 		case "trains", "rfc6349", "rfc2544", "y1564": // the path's rate (y1564: its services) is theirs to say
 			if err == nil || !strings.Contains(err.Error(), "required") {
@@ -24,7 +25,7 @@ func TestDecode(t *testing.T) {
 			}
 		}
 	}
-	c, err := Test{Kind: "tcp", Config: json.RawMessage(`{"duration_ns": 3000000000, "streams": 2}`)}.Decode()
+	c, err := Decode(fleet.Test{Kind: "tcp", Config: json.RawMessage(`{"duration_ns": 3000000000, "streams": 2}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,32 +41,14 @@ func TestDecode(t *testing.T) {
 		{"rtt", `[1]`, "cannot unmarshal"},
 	}
 	for _, b := range bad {
-		_, err := Test{Kind: b.kind, Config: json.RawMessage(b.cfg)}.Decode()
+		_, err := Decode(fleet.Test{Kind: b.kind, Config: json.RawMessage(b.cfg)})
 		if err == nil || !strings.Contains(err.Error(), b.want) {
 			t.Errorf("%s %s: %v, want an error with %q", b.kind, b.cfg, err, b.want)
 		}
 	}
 	// A value the kind refuses is named by its field, for the form.
-	_, err = Test{Kind: "rfc2544", Config: json.RawMessage(`{"line_rate_bps": 100000000, "trial_ns": 1}`)}.Decode()
-	if fe := (*FieldError)(nil); !errors.As(err, &fe) || fe.Field != "test.config.trial_ns" {
+	_, err = Decode(fleet.Test{Kind: "rfc2544", Config: json.RawMessage(`{"line_rate_bps": 100000000, "trial_ns": 1}`)})
+	if fe := (*fleet.FieldError)(nil); !errors.As(err, &fe) || fe.Field != "test.config.trial_ns" {
 		t.Errorf("rfc2544 with a 1 ns trial: %v, want a *FieldError at test.config.trial_ns", err)
-	}
-}
-
-func TestStateAt(t *testing.T) {
-	now := time.Unix(1000, 0)
-	cases := []struct {
-		a    Agent
-		want AgentState
-	}{
-		{Agent{State: AgentNew}, AgentNew},
-		{Agent{State: AgentRevoked, LastSeen: now}, AgentRevoked},
-		{Agent{LastSeen: now.Add(-10 * time.Second)}, AgentUp},
-		{Agent{LastSeen: now.Add(-31 * time.Second)}, AgentDown},
-	}
-	for _, c := range cases {
-		if got := StateAt(c.a, now, 30*time.Second); got != c.want {
-			t.Errorf("%+v: %s, want %s", c.a, got, c.want)
-		}
 	}
 }
