@@ -27,9 +27,8 @@ import (
 // loop and its starved tester) must run as ordinary tasks (Ordinary),
 // and so must builds. The kernel keeps 5 % of each core for ordinary
 // tasks (sched_rt_runtime_us), so a real-time thread that spun for
-// good would slow the machine, not stop it. The lab's writer takes one
-// priority above the rest (lab's favour): a real-time thread does not
-// preempt one of its own priority, such as a sender in a train.
+// good would slow the machine, not stop it; the lab's writer, the one
+// thread that spins, sets itself back to the ordinary policy (favour).
 
 // Realtime moves every thread of this process to SCHED_RR at the lowest
 // real-time priority; threads the Go runtime starts later and the
