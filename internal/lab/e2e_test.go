@@ -21,8 +21,7 @@ import (
 func buildFullpipe(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "fullpipe")
-	argv := testkit.Ordinary("go", "build", "-o", bin, "github.com/fullpipe/fullpipe/cmd/fullpipe")
-	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/fullpipe/fullpipe/cmd/fullpipe")
 	cmd.Env = append(cmd.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)

@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/fullpipe/fullpipe/internal/testkit"
 )
 
 // niceBy is the nice(1) increment that takes a child of this process
@@ -64,8 +62,7 @@ func TestRFC6349HostStarved(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // up to 3 runs and 2 pauses
 	defer cancel()
 	startResponder(t, ctx, bin, l)
-	argv := testkit.Ordinary("taskset", "-c", "1", "nice", "-n", niceBy(t, 0), "sh", "-c", "while :; do :; done")
-	hog := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	hog := exec.CommandContext(ctx, "taskset", "-c", "1", "nice", "-n", niceBy(t, 0), "sh", "-c", "while :; do :; done")
 	if err := hog.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -73,9 +70,8 @@ func TestRFC6349HostStarved(t *testing.T) {
 	var r rfcResult
 	heldBy(t, l, RateBudget, func(int) error {
 		r = rfcResult{}
-		tester := testkit.Ordinary("taskset", "-c", "1", "nice", "-n", niceBy(t, 19), bin, "rfc6349", l.Server.Addr.String(),
-			"--json", "--quick", "--direction", "up", "--cir", "100M")
-		_ = clientJSON(t, ctx, l, &r, tester...) // FAIL exits 1
+		_ = clientJSON(t, ctx, l, &r, "taskset", "-c", "1", "nice", "-n", niceBy(t, 19), bin, "rfc6349", l.Server.Addr.String(),
+			"--json", "--quick", "--direction", "up", "--cir", "100M") // FAIL exits 1
 		return docHeld(t, r.Meta)
 	})
 
