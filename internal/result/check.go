@@ -46,7 +46,7 @@ const (
 	DefaultRTTSize     = 64
 	DefaultPMTUTries   = 3 // RFC 8899 MAX_PROBES
 	DefaultTrainLength = 16
-	DefaultTrainSize   = 1472 // a 1500-byte IPv4 packet
+	DefaultTrainSize   = frame.EthernetMTU - frame.IPv4UDP // a 1500-byte IPv4 packet
 	DefaultTrainDrain  = 500 * time.Millisecond
 	DefaultBaseline    = 10
 	DefaultBaselineGap = 20 * time.Millisecond

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/frame"
 	"github.com/fullpipe/fullpipe/internal/rfc6349"
 	"github.com/fullpipe/fullpipe/internal/vocab"
 	"github.com/fullpipe/fullpipe/internal/wire"
@@ -42,7 +43,7 @@ const (
 	DefaultLink               = "ethernet"
 	DefaultShapingConns       = 4
 	DefaultSweepDuration      = 5 * time.Second
-	DefaultSweepMSS           = 1448 // a 1500-byte MTU with TCP timestamps
+	DefaultSweepMSS           = frame.EthernetMTU - frame.IPv4TCP - frame.TCPTimestamps // a 1500-byte MTU's segment with TCP timestamps (frame.Segment)
 	DefaultSweepCC            = "reno"
 	DefaultSweepInterval      = 200 * time.Millisecond
 	DefaultMsgLenUDPRateBps   = 50_000_000
