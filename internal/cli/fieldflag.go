@@ -26,8 +26,9 @@ var unitSuffixes = []string{"_ns", "_bytes", "_bps", "_pct", "_pps"}
 
 // flagged is err said as a usage error: a *result.FieldError at the flag
 // that sets its field ("--window: 2147483648 bytes is above ..."), with
-// the field's path when it is inside a list or a nested config; any
-// other error, or a field no flag sets, as it is.
+// the field's path when it is inside a list or a nested config (as it
+// is when its message starts with the flag already); any other error,
+// or a field no flag sets, as it is.
 func flagged(err error, fs *pflag.FlagSet, renamed map[string]string) error {
 	var fe *result.FieldError
 	if !errors.As(err, &fe) {
@@ -37,6 +38,8 @@ func flagged(err error, fs *pflag.FlagSet, renamed map[string]string) error {
 	switch {
 	case name == "":
 		return usagef("%v", err)
+	case strings.HasPrefix(fe.Msg, "--"+name+" "): // rfc6349.LinkByName's
+		return usagef("%s", fe.Msg)
 	case strings.ContainsAny(fe.Field, "[."): // which of the flag's values, or which part
 		return usagef("--%s: %s: %s", name, fe.Field, fe.Msg)
 	}
@@ -58,6 +61,31 @@ func flagOf(field string, fs *pflag.FlagSet, renamed map[string]string) string {
 		return ""
 	}
 	return name
+}
+
+// A config reads 0 in most of its fields as "not given": the default,
+// or no bound. A flag the user set to 0 would then run the default
+// without a word, so the command refuses it before the config is
+// checked; any other value is the config's to judge (config, said at
+// the flag by flagged), so no range lives here twice.
+
+// zeroed is one flag whose config field reads 0 as "not given": zero
+// says its value is 0, want what to give instead.
+type zeroed struct {
+	flag string
+	zero bool
+	want string
+}
+
+// refuseZeros is a usage error at the first of flags the user set to 0,
+// or nil.
+func refuseZeros(in input, flags ...zeroed) error {
+	for _, f := range flags {
+		if f.zero && in.changed(f.flag) {
+			return usagef("--%s 0: %s", f.flag, f.want)
+		}
+	}
+	return nil
 }
 
 // baseField is a field path's first name: "services" of "services[1]",

@@ -90,6 +90,7 @@ func TestFlagged(t *testing.T) {
 		{&result.FieldError{Field: "services[1]", Msg: `service "a" named twice`}, map[string]string{"services": "service"}, `--service: services[1]: service "a" named twice`},
 		{&result.FieldError{Field: "link", Msg: "x"}, nil, "link: x"},
 		{&result.FieldError{Field: "seed", Msg: "y"}, map[string]string{"seed": ""}, "seed: y"},
+		{&result.FieldError{Field: "mss_bytes", Msg: "--mss 1: z"}, nil, "--mss 1: z"},
 	} {
 		if got := flagged(c.err, fs, c.renamed).Error(); got != c.want {
 			t.Errorf("%v: %q, want %q", c.err, got, c.want)

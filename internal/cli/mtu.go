@@ -44,11 +44,7 @@ func (a *mtuArgs) validate(in input) error {
 	if err := a.resolve(in); err != nil {
 		return err
 	}
-	c := a.cfg
-	if c.MinBytes != 0 && (c.MinBytes < 68 || c.MinBytes > 65535) || c.MaxBytes != 0 && c.MaxBytes < c.MinBytes || c.Tries < 1 {
-		return usagef("want 68 <= --min <= --max and --tries >= 1")
-	}
-	return nil
+	return refuseZeros(in, zeroed{"tries", a.cfg.Tries == 0, "want at least 1 probe per size"}) // --min and --max 0 are the defaults
 }
 
 func (a *mtuArgs) run(e env) error {

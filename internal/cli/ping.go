@@ -101,14 +101,16 @@ func (a *pingArgs) flags(fs *pflag.FlagSet) {
 }
 
 func (a *pingArgs) validate(in input) error {
-	switch {
-	case len(in.args) != 1:
+	if len(in.args) != 1 {
 		return usagef("want one HOST, got %d arguments", len(in.args))
-	case a.cfg.Count < 1:
-		return usagef("--count %d: want at least 1 probe", a.cfg.Count)
-	case a.probe == result.ProbeUnreach && (a.cfg.Port < 1 || a.cfg.Port > 65535):
-		return usagef("--port %d: want 1..65535", a.cfg.Port)
-	case a.lossPct <= 0 || a.lossPct >= 100:
+	}
+	if err := refuseZeros(in,
+		zeroed{"count", a.cfg.Count == 0, "want at least 1 probe"},
+		zeroed{"port", a.cfg.Port == 0, "want 1..65535"},
+	); err != nil {
+		return err
+	}
+	if a.lossPct <= 0 || a.lossPct >= 100 { // checked with or without --rate-search (only a search keeps it)
 		return usagef("--loss-ratio %g: want more than 0 and less than 100 percent", a.lossPct)
 	}
 	a.target = tester.Target{Addr: in.args[0]}

@@ -95,15 +95,12 @@ func (a *rfcArgs) validate(in input) error {
 		return err
 	}
 	c := &a.cfg
-	if a.cir <= 0 {
+	if !in.changed("cir") { // a value given is the config's to judge
 		return usagef("--cir is required: the committed rate the service should carry, e.g. --cir 100M")
 	}
 	var err error
 	if c.Directions, err = directions(a.direction); err != nil {
 		return err
-	}
-	if _, err := rfc6349.LinkByName(c.Link); err != nil {
-		return usagef("%v", err)
 	}
 	if a.quick {
 		if !in.changed("duration") {
@@ -113,11 +110,13 @@ func (a *rfcArgs) validate(in input) error {
 			c.StepDuration = 3 * time.Second
 		}
 	}
-	switch {
-	case c.Duration < time.Second || c.StepDuration < time.Second || c.ShapingConns < 2:
-		return usagef("durations must be at least 1s and --shaping-connections at least 2") // 0 here would be the config's default
-	case a.maxWindow < 0 || (in.changed("max-window") && a.maxWindow < 1500):
-		return usagef("--max-window must be at least 1500 bytes")
+	if err := refuseZeros(in,
+		zeroed{"duration", c.Duration == 0, fmt.Sprintf("want at least %v", result.MinStepDuration)},
+		zeroed{"step-duration", c.StepDuration == 0, fmt.Sprintf("want at least %v", result.MinStepDuration)},
+		zeroed{"shaping-connections", c.ShapingConns == 0, fmt.Sprintf("want at least %d", result.MinShapingConns)},
+		zeroed{"max-window", a.maxWindow == 0, fmt.Sprintf("want at least %d bytes (leave --max-window out for none)", result.MinRFCMaxWindow)},
+	); err != nil {
+		return err
 	}
 	c.CIRBps, c.MaxWindow = a.cir, int(a.maxWindow)
 	return nil

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -53,19 +54,26 @@ func (a *rttArgs) validate(in input) error {
 		return err
 	}
 	cfg := &a.cfg
-	if cfg.Count < 1 || cfg.Count > 1_000_000 {
-		return usagef("--count %d: want 1..1,000,000", cfg.Count)
-	}
-	if span := time.Duration(cfg.Count) * cfg.Interval; span > 9*time.Minute {
-		return usagef("%d probes %v apart take %v; a responder allows 10m per test by default: send fewer or closer probes", cfg.Count, cfg.Interval, span.Round(time.Second))
-	}
-	if cfg.Interval < time.Millisecond {
-		return usagef("--interval %v is below the 1ms minimum", cfg.Interval)
-	}
-	if a.size < wire.UDPHeaderLen || a.size > wire.MaxUDPPayload {
-		return usagef("--size %d: want %d..%d bytes", a.size, wire.UDPHeaderLen, wire.MaxUDPPayload)
+	if err := refuseZeros(in,
+		zeroed{"count", cfg.Count == 0, "want at least 1 probe"},
+		zeroed{"interval", cfg.Interval == 0, fmt.Sprintf("want at least %v between probes", result.MinRTTInterval)},
+		zeroed{"size", a.size == 0, fmt.Sprintf("want %d to %d bytes", wire.UDPHeaderLen, wire.MaxUDPPayload)},
+	); err != nil {
+		return err
 	}
 	cfg.Size = int(a.size)
+	return nil
+}
+
+// config checks the config's rules, then the command line's own: a run
+// that fits a responder's default limit.
+func (a *rttArgs) config() error {
+	if err := checkConfig(a.cfg); err != nil {
+		return err
+	}
+	if span := time.Duration(a.cfg.Count) * a.cfg.Interval; span > 9*time.Minute {
+		return usagef("%d probes %v apart take %v; a responder allows 10m per test by default: send fewer or closer probes", a.cfg.Count, a.cfg.Interval, span.Round(time.Second))
+	}
 	return nil
 }
 

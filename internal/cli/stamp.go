@@ -102,14 +102,14 @@ func (a *stampArgs) validate(in input) error {
 		return usagef("the reflector's host is empty")
 	}
 	a.target = tester.Target{Addr: host}
-	a.cfg.Size = int(a.size)
-	switch { // before the defaults, which fill zeros
-	case a.size < 0 || a.size > 65507:
-		return usagef("--size %d: want 0..65507 bytes", a.size)
-	case a.cfg.Count < 1:
-		return usagef("--count %d: want at least 1 test packet", a.cfg.Count)
-	case a.cfg.Interval <= 0 || a.cfg.Wait <= 0:
-		return usagef("--interval %v and --timeout %v must be above 0", a.cfg.Interval, a.cfg.Wait)
+	a.cfg.Size = int(a.size) // 0: the smallest, as the config reads it
+	// Before the defaults, which fill zeros.
+	if err := refuseZeros(in,
+		zeroed{"count", a.cfg.Count == 0, "want at least 1 test packet"},
+		zeroed{"interval", a.cfg.Interval == 0, "want a time above 0 between test packets"},
+		zeroed{"timeout", a.cfg.Wait == 0, "want a time above 0 for the last replies"},
+	); err != nil {
+		return err
 	}
 	a.cfg = a.cfg.WithDefaults()
 	if span := a.cfg.Span(); span > 24*time.Hour {

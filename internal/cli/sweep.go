@@ -16,15 +16,9 @@ import (
 	"github.com/fullpipe/fullpipe/internal/units"
 )
 
-// Sweep limits: every sweep is bounded in points and in time.
-const (
-	maxSweepPoints   = 256
-	maxSweepDuration = 60 * time.Second // per point
-	// defaultSegment is what one "mss" means in a window: the TCP payload
-	// of a 1500-byte IPv4 packet with the timestamp option (1500 − 20 IP −
-	// 20 TCP − 12 options).
-	defaultSegment = 1448
-)
+// maxSweepDuration bounds each point of a sweep from the command line
+// (the points' own bounds, and the sweep's, are its config's).
+const maxSweepDuration = 60 * time.Second
 
 func sweepSpec() spec {
 	return spec{
@@ -103,7 +97,7 @@ func (a *windowSweepArgs) flags(fs *pflag.FlagSet) {
 	fs.Var(text(&a.from, "1mss", "bytes|Nmss"), "from", "smallest window")
 	fs.Var(text(&a.to, "64mss", "bytes|Nmss"), "to", "largest window")
 	fs.Var(text(&a.step, "1mss", "bytes|Nmss"), "step", "step between windows")
-	fs.Var(size(&a.segment, defaultSegment), "segment", "bytes one mss stands for in --from/--to/--step")
+	fs.Var(size(&a.segment, result.DefaultSweepMSS), "segment", "bytes one mss stands for in --from/--to/--step")
 	fs.VarP(dur(&c.Duration, 5*time.Second), "duration", "t", "length of each window's test")
 	fs.Var(oneOf(&a.direction, "up", "up", "down"), "direction", "up (this host sends) or down (the responder sends)")
 	fs.Var(text(&a.dscps, "0", "DSCP[,DSCP]"), "dscp-probes", "DSCP of the delay probes, 0..63; two values A,B alternate")
@@ -120,31 +114,30 @@ func (a *windowSweepArgs) validate(in input) error {
 		return err
 	}
 	c := &a.cfg
-	if err := checkSweepTimes(c.Duration, c.Interval); err != nil {
+	if err := checkSweepTimes(in, c.Duration, c.Interval); err != nil {
+		return err
+	}
+	if err := refuseZeros(in,
+		zeroed{"segment", a.segment == 0, fmt.Sprintf("want %d to %d bytes", result.MinMSS, result.MaxMSS)},
+		zeroed{"probe-gap", c.ProbeGap == 0, fmt.Sprintf("want %v to half of --duration", result.MinProbeGap)},
+		zeroed{"baseline-probes", c.BaselineProbes == 0, fmt.Sprintf("want %d to %d", result.MinBaselineProbes, result.MaxBaselineProbes)},
+	); err != nil {
 		return err
 	}
 	c.MSS, c.Settle = int(a.segment), c.Duration/3
-	if err := windowFlags(c, a.from, a.to, a.step, a.direction, a.dscps); err != nil {
-		return err
-	}
-	if c.ProbeGap < 10*time.Millisecond || c.ProbeGap > c.Duration/2 {
-		return usagef("--probe-gap %v: want 10ms..half of --duration", c.ProbeGap)
-	}
-	if c.BaselineProbes < 3 || c.BaselineProbes > 100 {
-		return usagef("--baseline-probes %d: want 3..100", c.BaselineProbes)
-	}
-	return nil
+	return windowFlags(c, a.from, a.to, a.step, a.direction, a.dscps)
 }
 
-// checkSweepTimes checks the duration of each point and the rate slice.
-func checkSweepTimes(d, interval time.Duration) error {
-	if d < time.Second || d > maxSweepDuration {
-		return usagef("--duration %v: want 1s..%v per point", d, maxSweepDuration)
+// checkSweepTimes refuses a point longer than the command line allows
+// and a duration or interval of 0 (the config's defaults).
+func checkSweepTimes(in input, d, interval time.Duration) error {
+	if d > maxSweepDuration {
+		return usagef("--duration %v: want %v..%v per point", d, result.MinStepDuration, maxSweepDuration)
 	}
-	if interval < 50*time.Millisecond || interval > d/2 {
-		return usagef("--interval %v: want 50ms..half of --duration", interval)
-	}
-	return nil
+	return refuseZeros(in,
+		zeroed{"duration", d == 0, fmt.Sprintf("want %v to %v per point", result.MinStepDuration, maxSweepDuration)},
+		zeroed{"interval", interval == 0, fmt.Sprintf("want %v to half of --duration", result.MinSweepInterval)},
+	)
 }
 
 func (a *windowSweepArgs) run(e env) error {
@@ -179,10 +172,10 @@ func parseWindow(s string, segment int64) (int64, error) {
 	return units.ParseSize(s)
 }
 
+// windowFlags expands --from, --to and --step into cfg's windows (at
+// most the sweep's points: the flags could ask for millions), and reads
+// --direction and --dscp-probes. The config checks the rest.
 func windowFlags(cfg *result.WindowSweepConfig, from, to, step, direction, dscps string) error {
-	if cfg.MSS < result.MinMSS || cfg.MSS > result.MaxMSS {
-		return usagef("--segment %d: want 88..65495 bytes", cfg.MSS)
-	}
 	seg := int64(cfg.MSS)
 	lo, err := parseWindow(from, seg)
 	if err != nil {
@@ -201,10 +194,10 @@ func windowFlags(cfg *result.WindowSweepConfig, from, to, step, direction, dscps
 		return usagef("--from and --step must be positive")
 	case hi < lo:
 		return usagef("--to %d B is below --from %d B", hi, lo)
-	case hi > 1<<30:
+	case hi > result.MaxWindow:
 		return usagef("--to %d B is above the 1 GiB TCP maximum", hi)
-	case (hi-lo)/st+1 > maxSweepPoints:
-		return usagef("%d windows from %d B to %d B by %d B: at most %d; take a larger --step", (hi-lo)/st+1, lo, hi, st, maxSweepPoints)
+	case (hi-lo)/st+1 > result.MaxSweepPoints:
+		return usagef("%d windows from %d B to %d B by %d B: at most %d; take a larger --step", (hi-lo)/st+1, lo, hi, st, result.MaxSweepPoints)
 	}
 	for w := lo; w <= hi; w += st {
 		cfg.Windows = append(cfg.Windows, int(w))
@@ -222,9 +215,6 @@ func windowFlags(cfg *result.WindowSweepConfig, from, to, step, direction, dscps
 			return usagef("--dscp-probes %q: want one or two DSCP values 0..63, e.g. 46,0", dscps)
 		}
 		cfg.ProbeDSCPs = append(cfg.ProbeDSCPs, d)
-	}
-	if len(cfg.ProbeDSCPs) > 2 {
-		return usagef("--dscp-probes %q: at most two classes", dscps)
 	}
 	return nil
 }
@@ -268,21 +258,18 @@ func (a *msgLenSweepArgs) validate(in input) error {
 		return err
 	}
 	c := &a.cfg
-	if err := checkSweepTimes(c.Duration, c.Interval); err != nil {
+	if err := checkSweepTimes(in, c.Duration, c.Interval); err != nil {
+		return err
+	}
+	if err := refuseZeros(in, zeroed{"udp-rate", c.UDPRateBps == 0, "want a positive rate"}); err != nil {
 		return err
 	}
 	for _, f := range strings.Split(a.sizes, ",") {
 		n, err := units.ParseSize(strings.TrimSpace(f))
-		if err != nil || n < 1 || n > 16<<20 {
-			return usagef("--sizes %q: want write sizes of 1 B to 16 MiB, comma-separated", a.sizes)
+		if err != nil {
+			return usagef("--sizes %q: want write sizes in bytes, comma-separated", a.sizes)
 		}
 		c.Sizes = append(c.Sizes, int(n))
-	}
-	if len(c.Sizes) > maxSweepPoints {
-		return usagef("--sizes: at most %d sizes", maxSweepPoints)
-	}
-	if c.UDPRateBps <= 0 {
-		return usagef("--udp-rate must be positive")
 	}
 	return nil
 }

@@ -186,7 +186,6 @@ func checkConfig[C interface {
 
 func (a *tcpArgs) config() error         { return checkConfig(a.cfg) }
 func (a *udpArgs) config() error         { return checkConfig(a.cfg) }
-func (a *rttArgs) config() error         { return checkConfig(a.cfg) }
 func (a *mtuArgs) config() error         { return checkConfig(a.cfg) }
 func (a *trainsArgs) config() error      { return checkConfig(a.cfg) }
 func (a *windowSweepArgs) config() error { return checkConfig(a.cfg) }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -78,29 +79,23 @@ func (a *tcpArgs) validate(in input) error {
 		return err
 	}
 	cfg := &a.cfg
-	switch {
-	case cfg.Streams < 1:
-		return usagef("--streams %d: want at least 1 (the responder announces its own limit)", cfg.Streams)
-	case in.changed("bytes") && in.changed("duration"):
-		return usagef("give --duration or --bytes, not both")
-	case in.changed("bytes") && a.bytes <= 0:
-		return usagef("--bytes must be positive")
-	case a.bytes > 0 && a.bytes < int64(cfg.Streams):
-		return usagef("--bytes %d is fewer than one byte per stream", a.bytes)
-	case a.bytes == 0 && cfg.Duration <= 0:
-		return usagef("--duration must be positive")
-	case in.changed("window") && a.window <= 0:
-		return usagef("--window must be positive (a window of 0 moves nothing)")
-	case in.changed("mss") && (a.mss < result.MinMSS || a.mss > result.MaxMSS):
-		return usagef("--mss %d: Linux accepts 88..65495 bytes", a.mss)
-	case in.changed("length") && (a.length < 1 || a.length > 16<<20):
+	if err := refuseZeros(in,
+		zeroed{"streams", cfg.Streams == 0, "want at least 1 (the responder announces its own limit)"},
+		zeroed{"duration", cfg.Duration == 0, "want a positive duration, or --bytes"},
+		zeroed{"bytes", a.bytes == 0, "want a positive byte count, or --duration"},
+		zeroed{"window", a.window == 0, "a window of 0 moves nothing (leave --window out for no bound)"},
+		zeroed{"mss", a.mss == 0, fmt.Sprintf("Linux accepts %d to %d bytes (leave --mss out for the kernel's choice)", result.MinMSS, result.MaxMSS)},
+	); err != nil {
+		return err
+	}
+	if in.changed("length") && (a.length < 1 || a.length > result.MaxWriteSize) {
 		return usagef("--length %d: want 1 B to 16 MiB per write", a.length)
 	}
 	if err := checkInterval(cfg.Interval); err != nil {
 		return err
 	}
-	if a.bytes > 0 {
-		cfg.Duration = 0
+	if a.bytes > 0 && !in.changed("duration") {
+		cfg.Duration = 0 // --duration's default is for a test without --bytes
 	}
 	cfg.Bytes, cfg.Window, cfg.MSS, cfg.PacingBps, cfg.WriteSize = a.bytes, int(a.window), int(a.mss), a.pacing, int(a.length)
 	return nil

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -59,13 +58,14 @@ func (a *trainsArgs) flags(fs *pflag.FlagSet) {
 
 func (a *trainsArgs) validate(in input) error {
 	err := a.resolve(in)
-	switch {
-	case err != nil:
+	if err != nil {
 		return err
-	case a.rate <= 0 || a.cfg.RTT <= 0 || a.cfg.RTT > 10*time.Second:
-		return usagef("--rate and --rtt are required, e.g. --rate 100M --rtt 20ms (RTT up to 10s)")
-	case a.mtu < 576 || a.mtu > 9216:
-		return usagef("--mtu %d: want 576..9216 bytes", a.mtu)
+	}
+	if !in.changed("rate") || !in.changed("rtt") { // values given are the config's to judge
+		return usagef("--rate and --rtt are required, e.g. --rate 100M --rtt 20ms")
+	}
+	if err := refuseZeros(in, zeroed{"mtu", a.mtu == 0, fmt.Sprintf("want the path MTU in bytes (leave --mtu out for %d)", result.DefaultTrainsMTU)}); err != nil {
+		return err
 	}
 	if a.cfg.Directions, err = directions(a.direction); err != nil {
 		return err

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -61,13 +62,12 @@ func (a *udpArgs) validate(in input) error {
 	if err := a.resolve(in); err != nil {
 		return err
 	}
-	switch {
-	case a.cfg.RateBps <= 0:
-		return usagef("--rate must be positive")
-	case a.size < wire.MinUDPSize || a.size > wire.MaxUDPPayload:
-		return usagef("--size %d: want %d..%d bytes (the first %d carry fullpipe's header, %d below %d bytes)", a.size, wire.MinUDPSize, wire.MaxUDPPayload, wire.UDPHeaderLen, wire.CompactLen, wire.UDPHeaderLen)
-	case a.cfg.Duration <= 0:
-		return usagef("--duration must be positive")
+	if err := refuseZeros(in,
+		zeroed{"rate", a.cfg.RateBps == 0, "want a positive rate"},
+		zeroed{"size", a.size == 0, fmt.Sprintf("want %d to %d bytes", wire.MinUDPSize, wire.MaxUDPPayload)},
+		zeroed{"duration", a.cfg.Duration == 0, "want a positive duration"},
+	); err != nil {
+		return err
 	}
 	a.cfg.Size = int(a.size)
 	return checkInterval(a.cfg.Interval)

@@ -34,3 +34,24 @@ func TestMapping(t *testing.T) {
 		}
 	}
 }
+
+// TestTCPAndFramings: a 1500-byte MTU's MSS (1460) and timestamped
+// segment (1448, RFC 7323 on Linux); the line's bytes of a frame; RFC
+// 6349 §4.1.1's per-packet framings; AAL5 into cells at the edges of a
+// cell's payload.
+func TestTCPAndFramings(t *testing.T) {
+	if MSS(EthernetMTU) != 1460 || Segment(EthernetMTU) != 1448 || Segment(9000) != 8948 {
+		t.Errorf("MSS %d, segment %d (9000: %d): want 1460, 1448, 8948", MSS(EthernetMTU), Segment(EthernetMTU), Segment(9000))
+	}
+	if Wire(64) != 84 || Wire(1518) != 1538 || OfIPPacket(1500) != 1518 || IPPacket(OfIPPacket(46)) != 46 || OfIPPacket(46) != MinFrame {
+		t.Errorf("wire %d %d, frame of 1500 %d", Wire(64), Wire(1518), OfIPPacket(1500))
+	}
+	if VLANWire != 42 || QinQWire != 46 || PPPWire != 8 {
+		t.Errorf("VLAN %d, QinQ %d, PPP %d: want 42, 46, 8", VLANWire, QinQWire, PPPWire)
+	}
+	for ip, cells := range map[int]int{1: 1, 40: 1, 41: 2, 88: 2, 89: 3, 1500: 32} {
+		if got := ATMCells(ip); got != cells {
+			t.Errorf("%d B in AAL5: %d cells, want %d", ip, got, cells)
+		}
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/frame"
 	"github.com/fullpipe/fullpipe/internal/ping"
 )
 
@@ -38,8 +39,9 @@ const (
 	MaxCount    = 100_000
 	MinInterval = 50 * time.Microsecond // 20,000 probes/s
 	MinSize     = headerLen
-	MaxSize     = 1472 // a 1500-byte IPv4 packet's UDP payload or ICMP data (IPv6: 20 less)
-	headerLen   = 12   // the run's token (8 bytes) and the probe's sequence number (4)
+	MaxSize     = frame.EthernetMTU - frame.IPv4UDP // a 1500-byte IPv4 packet's UDP payload or ICMP data (ICMP's header is as long as UDP's)
+	maxSize6    = frame.EthernetMTU - frame.IPv6UDP // the same over IPv6
+	headerLen   = 12                                // the run's token (8 bytes) and the probe's sequence number (4)
 )
 
 // Config is one run.
@@ -70,8 +72,8 @@ func (c Config) check() error {
 	switch {
 	case !c.Dst.IsValid():
 		return fmt.Errorf("icmpping: no host")
-	case c.Dst.Unmap().Is6() && c.Size > MaxSize-20:
-		return fmt.Errorf("icmpping: size %d: an IPv6 probe carries at most %d bytes in 1500", c.Size, MaxSize-20)
+	case c.Dst.Unmap().Is6() && c.Size > maxSize6:
+		return fmt.Errorf("icmpping: size %d: an IPv6 probe carries at most %d bytes in %d", c.Size, maxSize6, frame.EthernetMTU)
 	case c.Probe != Echo && c.Probe != Unreach:
 		return fmt.Errorf("icmpping: probe %q: want %q or %q", c.Probe, Echo, Unreach)
 	case c.Count < 1 || c.Count > MaxCount:

@@ -15,6 +15,8 @@ import (
 
 	"github.com/vishvananda/netns"
 	"golang.zx2c4.com/wireguard/tun"
+
+	"github.com/fullpipe/fullpipe/internal/frame"
 )
 
 // StateDir holds one JSON state file and one stats socket per running lab.
@@ -279,16 +281,16 @@ func fragNeeded(ip []byte, mtu int) []byte {
 		}
 	}
 	quote := ip[:min(len(ip), ihl+8)]
-	out := make([]byte, 20+8+len(quote))
+	out := make([]byte, frame.IPv4Header+frame.ICMPHeader+len(quote))
 	out[0], out[8], out[9] = 0x45, 64, 1 // v4, TTL 64, ICMP
 	binary.BigEndian.PutUint16(out[2:], uint16(len(out)))
 	copy(out[12:16], ip[16:20]) // from the original destination
 	copy(out[16:20], ip[12:16]) // to the original source
-	binary.BigEndian.PutUint16(out[10:], checksum(out[:20]))
-	icmp := out[20:]
+	binary.BigEndian.PutUint16(out[10:], checksum(out[:frame.IPv4Header]))
+	icmp := out[frame.IPv4Header:]
 	icmp[0], icmp[1] = 3, 4
 	binary.BigEndian.PutUint16(icmp[6:], uint16(mtu))
-	copy(icmp[8:], quote)
+	copy(icmp[frame.ICMPHeader:], quote)
 	binary.BigEndian.PutUint16(icmp[2:], checksum(icmp))
 	return out
 }

@@ -104,16 +104,11 @@ func BER(ber float64, rng *rand.Rand) Stage {
 	}}
 }
 
-// CellsFor is the number of 53-byte ATM cells carrying an IP packet of
-// size bytes over AAL5: the packet plus the 8-byte AAL5 trailer, padded
-// to a multiple of 48 bytes of cell payload.
-func CellsFor(size int) int { return (size + 8 + 47) / 48 }
-
 // CellLoss drops a packet when any of its cells is lost, each cell with
 // probability prob: one lost cell destroys the whole AAL5 frame.
 func CellLoss(prob float64, rng *rand.Rand) Stage {
 	return &filter{admit: func(p *Packet) (bool, Cause) {
-		pl := -math.Expm1(float64(CellsFor(p.Len())) * math.Log1p(-prob))
+		pl := -math.Expm1(float64(frame.ATMCells(p.Len())) * math.Log1p(-prob))
 		return !(rng.Float64() < pl), DropCell
 	}}
 }
@@ -138,11 +133,12 @@ type Framing func(ipBytes int) int
 
 // Framings. Ethernet adds 38 bytes per frame: 14 header, 4 FCS, 8
 // preamble and start delimiter, 12 inter-frame gap. ATM counts 53-byte
-// cells (CellsFor).
+// cells, the packet and AAL5's 8-byte trailer padded to whole cells'
+// 48-byte payloads (frame.ATMCells).
 var (
 	FramingNone     Framing = func(n int) int { return n }
 	FramingEthernet Framing = func(n int) int { return n + frame.EthernetWire }
-	FramingATM      Framing = func(n int) int { return 53 * CellsFor(n) }
+	FramingATM      Framing = func(n int) int { return frame.ATMCell * frame.ATMCells(n) }
 )
 
 // Bottleneck is a drop-tail queue in front of a link of RateBps. A packet

@@ -111,7 +111,7 @@ func longestBurst(c result.RFC2544Config, lineFPS float64) int {
 // headers and the gap around the payload, then the drain.
 func burstTrain(c result.RFC2544Config, dir vocab.Direction, frameBytes, n int) result.TrainConfig {
 	payload := frame.UDPPayload(frameBytes, c.IPv6)
-	return result.TrainConfig{Packets: n, Size: payload, Overhead: frameBytes + frame.EthernetGap - payload,
+	return result.TrainConfig{Packets: n, Size: payload, Overhead: frame.Wire(frameBytes) - payload,
 		Reverse: dir == vocab.Down, Drain: c.Drain}
 }
 
@@ -124,7 +124,7 @@ func (r *rfc2544Runner) burst(dir vocab.Direction, s *result.RFC2544Size, n int)
 		return 0, 0, fmt.Errorf("%s %d B: burst of %d frames: %w", dir, s.FrameBytes, n, err)
 	}
 	rd := res.Reading
-	fps = rd.SendBps / (8 * float64(s.FrameBytes+frame.EthernetGap))
+	fps = rd.SendBps / (8 * float64(frame.Wire(s.FrameBytes)))
 	r.line(dir, "%s %d B: burst of %d frames sent at %.0f frames/s: %d arrived", dir, s.FrameBytes, n, fps, rd.Got)
 	if res.LocalDrops > 0 {
 		r.warn(fmt.Sprintf("%s %d B: a burst of %d frames lost %d in a host's own socket buffers, not on the path: the back-to-back figure is a host limit (raise net.core.rmem_max / wmem_max)", dir, s.FrameBytes, n, res.LocalDrops))

@@ -329,7 +329,7 @@ func (r *runner) measureBB(dir vocab.Direction) (bb, loss, line float64, err err
 func (r *runner) readLineBER(dir vocab.Direction, ip int, streams ...result.UDPSummary) {
 	var pts []ber.Point
 	for _, s := range streams {
-		pts = append(pts, ber.Point{FrameBytes: ip + frame.EthernetHeaderFCS, Sent: s.SentPackets, Received: s.SentPackets - min(s.Lost, s.SentPackets)})
+		pts = append(pts, ber.Point{FrameBytes: frame.OfIPPacket(ip), Sent: s.SentPackets, Received: s.SentPackets - min(s.Lost, s.SentPackets)})
 	}
 	e, err := ber.Fit(pts, ber.EthernetIPBits)
 	if err != nil || e.Lost == 0 {
@@ -376,7 +376,7 @@ func (r *runner) udpSample(dir vocab.Direction) func(result.UDPInterval) {
 // ceiling is the maximum achievable TCP throughput of a direction.
 func (r *runner) ceiling(dir vocab.Direction, mss int) float64 {
 	if mss == 0 {
-		mss = r.mtu[dir] - 52 // IPv4 with timestamps, Linux's default
+		mss = frame.Segment(r.mtu[dir]) // IPv4 with timestamps, Linux's default
 	}
 	return rfc6349.MaxTCPThroughput(r.bb[dir], r.mtu[dir], mss, r.link)
 }
@@ -430,7 +430,7 @@ func (r *runner) mss() int {
 	if m <= 0 || m >= r.res.MTU.LocalBytes {
 		return 0
 	}
-	return m - 40 // IPv4 + TCP headers; the kernel subtracts options itself
+	return frame.MSS(m) // the kernel subtracts options itself
 }
 
 func (r *runner) bufferDelay(meanUs int64) float64 {
@@ -467,7 +467,7 @@ const sweepSpan = 3.0
 // before loss), delay probes every 100 ms.
 func sweepConfig(c result.RFC6349Config, dir vocab.Direction, seg int, bdp float64) result.WindowSweepConfig {
 	if seg <= 0 {
-		seg = 1448
+		seg = frame.Segment(frame.EthernetMTU)
 	}
 	cfg := result.WindowSweepConfig{MSS: seg, Duration: c.StepDuration, Reverse: dir == vocab.Down, CC: "reno",
 		ProbeDSCPs: []int{0}, ProbeGap: 100 * time.Millisecond, BaselineProbes: 10, Settle: c.StepDuration / 3,
@@ -483,7 +483,7 @@ func (r *runner) stepSweep() error {
 	r.res.Sweep = map[vocab.Direction]*result.WindowSweep{}
 	for _, dir := range r.cfg.Directions {
 		bdp := rfc6349.BDPBytes(r.bb[dir], r.baseline)
-		cfg := sweepConfig(r.cfg, dir, r.mtu[dir]-52, bdp) // IP, TCP and timestamps
+		cfg := sweepConfig(r.cfg, dir, frame.Segment(r.mtu[dir]), bdp)
 		sw, err := RunWindowSweep(r.ctx, r.net, cfg, func(e Event) {
 			if p := e.Window; e.Kind == Sample && p != nil {
 				e.Step, e.Direction = StepSweep, dir

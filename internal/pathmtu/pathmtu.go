@@ -54,11 +54,3 @@ func Floor(ipv6 bool) int {
 	}
 	return 1200
 }
-
-// Overhead is the IP and UDP header bytes a probe's payload travels in.
-func Overhead(ipv6 bool) int {
-	if ipv6 {
-		return 48
-	}
-	return 28
-}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/frame"
 	"github.com/fullpipe/fullpipe/internal/units"
 )
 
@@ -65,7 +66,7 @@ func mtuText(n int) string {
 	if n == 0 {
 		return "below the search floor (nothing passed)"
 	}
-	return fmt.Sprintf("%d B (TCP MSS %d B on IPv4 without options)", n, n-40)
+	return fmt.Sprintf("%d B (TCP MSS %d B on IPv4 without options)", n, frame.MSS(n))
 }
 
 // errWriter keeps the first write error, so a renderer can print freely

@@ -46,7 +46,7 @@ const (
 	DefaultRTTSize     = 64
 	DefaultPMTUTries   = 3 // RFC 8899 MAX_PROBES
 	DefaultTrainLength = 16
-	DefaultTrainSize   = 1472 // a 1500-byte IPv4 packet
+	DefaultTrainSize   = frame.EthernetMTU - frame.IPv4UDP // a 1500-byte IPv4 packet
 	DefaultTrainDrain  = 500 * time.Millisecond
 	DefaultBaseline    = 10
 	DefaultBaselineGap = 20 * time.Millisecond
@@ -71,9 +71,13 @@ func (c TCPConfig) WithDefaults() TCPConfig {
 	return c
 }
 
-// Validate reports what is wrong with c, or nil.
+// Validate reports what is wrong with c, or nil. The streams are the
+// request's rule too (the responder's check); here it names the field,
+// so that a form and the command line say where.
 func (c TCPConfig) Validate() error {
 	switch {
+	case c.Streams < 1:
+		return fieldErr("streams", "%d: want at least 1 (the responder announces its own limit)", c.Streams)
 	case c.Duration < 0:
 		return fieldErr("duration_ns", "%v must not be negative", c.Duration)
 	case c.Duration > 0 && c.Bytes > 0:
@@ -113,9 +117,14 @@ func (c UDPConfig) WithDefaults() UDPConfig {
 	return c
 }
 
-// Validate reports what is wrong with c, or nil.
+// Validate reports what is wrong with c, or nil. The size is the
+// request's rule too (the responder's check); here it names the field,
+// so that a form and the command line say where.
 func (c UDPConfig) Validate() error {
 	switch {
+	case c.Size < wire.MinUDPSize || c.Size > wire.MaxUDPPayload:
+		return fieldErr("size_bytes", "%d: want a size of %d to %d bytes (the first %d carry fullpipe's header, %d below %d bytes)",
+			c.Size, wire.MinUDPSize, wire.MaxUDPPayload, wire.UDPHeaderLen, wire.CompactLen, wire.UDPHeaderLen)
 	case c.Drain < 0:
 		return fieldErr("drain_ns", "%v must not be negative", c.Drain)
 	case c.DSCP < 0 || c.DSCP > frame.MaxDSCP:

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/frame"
 	"github.com/fullpipe/fullpipe/internal/rfc6349"
 	"github.com/fullpipe/fullpipe/internal/vocab"
 	"github.com/fullpipe/fullpipe/internal/wire"
@@ -30,6 +31,17 @@ const (
 	MinRFCMaxWindow = 1500
 	// MaxWriteSize bounds a msglen sweep's sizes.
 	MaxWriteSize = 16 << 20
+	// MinShapingConns is the fewest connections of RFC 6349's shaping
+	// step: it tells a shaper from a policer by how several share it.
+	MinShapingConns = 2
+	// MinSweepInterval is the shortest slice a sweep reads its
+	// instantaneous rate over (at most half a point).
+	MinSweepInterval = 50 * time.Millisecond
+	// MinProbeGap is the shortest gap between a window sweep's delay
+	// probes (at most half a point), MinBaselineProbes and
+	// MaxBaselineProbes bound the idle probes before each point.
+	MinProbeGap                          = 10 * time.Millisecond
+	MinBaselineProbes, MaxBaselineProbes = 3, 100
 )
 
 // Defaults of zero method config fields.
@@ -42,7 +54,7 @@ const (
 	DefaultLink               = "ethernet"
 	DefaultShapingConns       = 4
 	DefaultSweepDuration      = 5 * time.Second
-	DefaultSweepMSS           = 1448 // a 1500-byte MTU with TCP timestamps
+	DefaultSweepMSS           = frame.EthernetMTU - frame.IPv4TCP - frame.TCPTimestamps // a 1500-byte MTU's segment with TCP timestamps (frame.Segment)
 	DefaultSweepCC            = "reno"
 	DefaultSweepInterval      = 200 * time.Millisecond
 	DefaultMsgLenUDPRateBps   = 50_000_000
@@ -105,8 +117,8 @@ func (c RFC6349Config) Validate() error {
 		return fieldErr("throughput_duration_ns", "%v: want at least %v", c.Duration, MinStepDuration)
 	case c.StepDuration < MinStepDuration:
 		return fieldErr("step_duration_ns", "%v: want at least %v", c.StepDuration, MinStepDuration)
-	case c.ShapingConns < 2:
-		return fieldErr("shaping_connections", "%d: want at least 2", c.ShapingConns)
+	case c.ShapingConns < MinShapingConns:
+		return fieldErr("shaping_connections", "%d: want at least %d", c.ShapingConns, MinShapingConns)
 	case c.SweepPoints < 0 || c.SweepPoints > MaxRFCSweepPoints:
 		return fieldErr("sweep_points", "%d: want 0 (no sweep) to %d windows", c.SweepPoints, MaxRFCSweepPoints)
 	case c.MaxWindow < 0 || c.MaxWindow > 0 && c.MaxWindow < MinRFCMaxWindow:
@@ -175,12 +187,12 @@ func (c WindowSweepConfig) Validate() error {
 		return fieldErr("mss_bytes", "%d: want %d to %d bytes", c.MSS, MinMSS, MaxMSS)
 	case c.Duration < MinStepDuration:
 		return fieldErr("duration_ns", "%v: want at least %v per point", c.Duration, MinStepDuration)
-	case c.Interval < 50*time.Millisecond || c.Interval > c.Duration/2:
-		return fieldErr("interval_ns", "%v: want 50ms to half of the duration", c.Interval)
-	case c.ProbeGap < 10*time.Millisecond || c.ProbeGap > c.Duration/2:
-		return fieldErr("probe_gap_ns", "%v: want 10ms to half of the duration", c.ProbeGap)
-	case c.BaselineProbes < 3 || c.BaselineProbes > 100:
-		return fieldErr("baseline_probes", "%d: want 3 to 100", c.BaselineProbes)
+	case c.Interval < MinSweepInterval || c.Interval > c.Duration/2:
+		return fieldErr("interval_ns", "%v: want %v to half of the duration", c.Interval, MinSweepInterval)
+	case c.ProbeGap < MinProbeGap || c.ProbeGap > c.Duration/2:
+		return fieldErr("probe_gap_ns", "%v: want %v to half of the duration", c.ProbeGap, MinProbeGap)
+	case c.BaselineProbes < MinBaselineProbes || c.BaselineProbes > MaxBaselineProbes:
+		return fieldErr("baseline_probes", "%d: want %d to %d", c.BaselineProbes, MinBaselineProbes, MaxBaselineProbes)
 	case len(c.ProbeDSCPs) > 2:
 		return fieldErr("probe_dscps", "%d probe classes: at most two", len(c.ProbeDSCPs))
 	}
@@ -220,8 +232,8 @@ func (c MsgLenSweepConfig) Validate() error {
 		return fieldErr("sizes_bytes", "%d sizes: want 1 to %d", len(c.Sizes), MaxSweepPoints)
 	case c.Duration < MinStepDuration:
 		return fieldErr("duration_ns", "%v: want at least %v per size", c.Duration, MinStepDuration)
-	case c.Interval < 50*time.Millisecond || c.Interval > c.Duration/2:
-		return fieldErr("interval_ns", "%v: want 50ms to half of the duration", c.Interval)
+	case c.Interval < MinSweepInterval || c.Interval > c.Duration/2:
+		return fieldErr("interval_ns", "%v: want %v to half of the duration", c.Interval, MinSweepInterval)
 	}
 	for _, size := range c.Sizes {
 		if size < 1 || size > MaxWriteSize {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/frame"
 	"github.com/fullpipe/fullpipe/internal/ping"
 )
 
@@ -26,9 +27,10 @@ const (
 	MinPingInterval = 50 * time.Microsecond
 	MaxPingRate     = 20_000
 	// MinPingSize is the smallest payload: the run's token and the
-	// probe's sequence number; MaxPingSize fills a 1500-byte IPv4 packet.
+	// probe's sequence number; MaxPingSize fills a 1500-byte IPv4 packet
+	// (ICMP's header is as long as UDP's).
 	MinPingSize = 12
-	MaxPingSize = 1472
+	MaxPingSize = frame.EthernetMTU - frame.IPv4UDP
 	// MaxPingRun bounds one run's sending time, and MaxPingWait the wait
 	// for late replies after it.
 	MaxPingRun  = time.Hour
@@ -159,11 +161,7 @@ func (c PingConfig) Trial(rate float64) PingConfig {
 // and 4-byte FCS counted, as RFC 2544's frame sizes): IPv4 (20) or IPv6
 // (40) plus ICMP or UDP (8) plus the payload, plus 18; at least 64.
 func (c PingConfig) FrameBytes(ipv6 bool) int {
-	ip := 20
-	if ipv6 {
-		ip = 40
-	}
-	return max(c.Size+ip+8+18, 64)
+	return max(frame.OfUDPPayload(c.Size, ipv6), frame.MinFrame) // ICMP's header is as long as UDP's
 }
 
 // PingRun is what one run of probes saw (the engine's answer to

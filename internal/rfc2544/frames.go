@@ -17,7 +17,7 @@ import (
 
 // Frame sizes, the UDP payload that makes each frame and the bytes a
 // frame costs the line are package frame's (frame.UDPPayload,
-// frame.OfUDPPayload, frame.IPPacket, frame.EthernetGap).
+// frame.OfUDPPayload, frame.IPPacket, frame.Wire).
 
 // MinPayload is the smallest UDP payload the engine sends (its compact
 // header); a frame whose payload is smaller cannot be sent.
@@ -53,12 +53,12 @@ func Sizes(mtu int) []int {
 // × 8), the preamble and the inter-frame gap counted (100 Mbit/s, 64 B:
 // 148,809 frames/s).
 func LineFPS(rateBps float64, size int) float64 {
-	return rateBps / (float64(size+frame.EthernetGap) * 8)
+	return rateBps / (float64(frame.Wire(size)) * 8)
 }
 
 // WireBps is the line rate frames/s of size bytes take, preamble and gap
 // counted: the inverse of LineFPS.
-func WireBps(fps float64, size int) float64 { return fps * float64(size+frame.EthernetGap) * 8 }
+func WireBps(fps float64, size int) float64 { return fps * float64(frame.Wire(size)) * 8 }
 
 // FrameBps is the bit rate of the frames themselves (without preamble and
 // gap), as RFC 2544's Mbit/s columns are usually stated.
@@ -76,7 +76,7 @@ func Serialisation(size int, rateBps float64) time.Duration {
 	if rateBps <= 0 {
 		return 0
 	}
-	return time.Duration(float64(size+frame.EthernetGap) * 8 / rateBps * 1e9)
+	return time.Duration(float64(frame.Wire(size)) * 8 / rateBps * 1e9)
 }
 
 // ExpectedRTT is the round trip a latency probe of size bytes takes over

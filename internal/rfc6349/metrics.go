@@ -38,14 +38,15 @@ type Link struct {
 	Overhead int // bytes per frame outside the IP packet, gaps and preambles included
 }
 
-// Links. Ethernet: 14 header + 4 FCS + 12 inter-frame gap + 7 preamble +
-// 1 SFD = 38 bytes (RFC 6349 §4.1.1); each 802.1Q tag adds 4. PPP over a
-// T1/T3: 4 PPP + 2 flags + 2 CRC16 = 8.
+// Links, their overheads package frame's. Ethernet: 14 header + 4 FCS +
+// 12 inter-frame gap + 7 preamble + 1 SFD = 38 bytes (RFC 6349 §4.1.1);
+// each 802.1Q tag adds 4. PPP over a T1/T3: 4 PPP + 2 flags + 2 CRC16 =
+// 8.
 var (
 	Ethernet = Link{"ethernet", frame.EthernetWire}
-	VLAN     = Link{"vlan", 42}
-	QinQ     = Link{"qinq", 46}
-	PPP      = Link{"ppp", 8}
+	VLAN     = Link{"vlan", frame.VLANWire}
+	QinQ     = Link{"qinq", frame.QinQWire}
+	PPP      = Link{"ppp", frame.PPPWire}
 	NoLink   = Link{"none", 0}
 )
 

@@ -69,7 +69,7 @@ func tcpCfg(f func(*result.TCPConfig)) result.TCPConfig {
 // against streams, reverse with bidir, window, MSS).
 func TestTCPConfigValidate(t *testing.T) {
 	checkValid(t, []validCase{
-		{"streams 0", tcpCfg(func(c *result.TCPConfig) { c.Streams = 0 }), "streams must be at least 1, got 0"},
+		{"streams 0", tcpCfg(func(c *result.TCPConfig) { c.Streams = 0 }), "streams: 0: want at least 1"},
 		{"streams 1000", tcpCfg(func(c *result.TCPConfig) { c.Streams = 1000 }), ""}, // the responder's limit decides
 		{"negative duration", tcpCfg(func(c *result.TCPConfig) { c.Duration, c.Bytes = -1, 10 }), "duration_ns: -1ns must not be negative"},
 		{"no duration, no bytes", tcpCfg(func(c *result.TCPConfig) { c.Duration = 0 }), "needs a duration or a byte count"},
@@ -158,7 +158,7 @@ func TestPMTUTrainPointConfigValidate(t *testing.T) {
 		{"train overhead 257", tr(func(c *result.TrainConfig) { c.Overhead = 257 }), "overhead_bytes must be 0 to 256"},
 		{"train negative rate", tr(func(c *result.TrainConfig) { c.RateBps = -1 }), "must not be negative"},
 		{"train negative drain", tr(func(c *result.TrainConfig) { c.Drain = -1 }), "drain_ns: -1ns must not be negative"},
-		{"point bad tcp", pt(func(c *result.WindowPointConfig) { c.TCP.Streams = -1 }), "tcp: streams must be at least 1"},
+		{"point bad tcp", pt(func(c *result.WindowPointConfig) { c.TCP.Streams = -1 }), "tcp.streams: -1: want at least 1"},
 		{"point bytes", pt(func(c *result.WindowPointConfig) { c.TCP.Duration, c.TCP.Bytes = 0, 1000 }), "runs for a duration"},
 		{"point 4 classes", pt(func(c *result.WindowPointConfig) { c.DSCPs = []int{0, 10, 18, 46} }), ""},
 		{"point 5 classes", pt(func(c *result.WindowPointConfig) { c.DSCPs = []int{0, 10, 18, 26, 46} }), "5 probe classes: want 1 to 4"},

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/frame"
 	"github.com/fullpipe/fullpipe/internal/pathmtu"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/schedule"
@@ -85,7 +86,7 @@ func RunPMTU(ctx context.Context, t Target, cfg result.PMTUConfig) (*result.PMTU
 		return nil, fmt.Errorf("no reply to %d small UDP probes from %s: UDP to the responder's port is blocked", pmtuIdleProbes, s.addr)
 	}
 	res.Timeout = pmtuTimeout(slices.Max(idle))
-	m := mtuProber{ctx: ctx, p: p, res: res, tries: cfg.Tries, overhead: pathmtu.Overhead(v6)}
+	m := mtuProber{ctx: ctx, p: p, res: res, tries: cfg.Tries, overhead: frame.IPUDP(v6)}
 	lo, hi := cmp.Or(cfg.MinBytes, pathmtu.Floor(v6)), cmp.Or(cfg.MaxBytes, local)
 	stopped := func() bool { return ctx.Err() != nil }
 	res.UpBytes = pathmtu.Search(lo, hi, m.up, stopped)

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/frame"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/sockopt"
 	"github.com/fullpipe/fullpipe/internal/wire"
@@ -145,10 +146,11 @@ func controlMSS(mss int) func(network, address string, c syscall.RawConn) error 
 }
 
 // trainControlMSS is the control connection's MSS for a train of
-// datagrams of size bytes: segments no larger than its datagrams, at
-// least TCP's least (88).
+// datagrams of size bytes: segments whose packets are no larger than its
+// datagrams' (the MSS of their IP packet, size − 12), at least TCP's
+// least (88).
 func trainControlMSS(size int) int {
-	return max(size-12, result.MinMSS)
+	return max(frame.MSS(size+frame.IPv4UDP), result.MinMSS)
 }
 
 func (s *session) handshake(ctx context.Context, req wire.Request) error {

@@ -24,12 +24,11 @@ import (
 	"github.com/fullpipe/fullpipe/internal/vocab"
 )
 
-// Ethernet framing the bottleneck counts per IP packet, and the IP and
-// TCP headers with timestamps a segment carries.
+// Ethernet framing the bottleneck counts per IP packet, and the MTU of
+// the sending host's interface.
 const (
-	framing   = frame.EthernetWire
-	tcpHeader = 52
-	localMTU  = 1500
+	framing  = frame.EthernetWire
+	localMTU = frame.EthernetMTU
 )
 
 // Path is the scripted path, the same both ways. Zero fields: no limit.

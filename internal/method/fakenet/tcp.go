@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/frame"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/rfc6349"
 	"github.com/fullpipe/fullpipe/internal/vocab"
@@ -110,15 +111,15 @@ func summary(cfg result.TCPConfig, f flow, dirs []vocab.Direction, secs float64,
 // queue. A policer's bucket stands in for the queue and adds no delay.
 // Random loss caps each stream at Mathis et al.'s rate.
 func (p *Path) flow(cfg result.TCPConfig) flow {
-	seg := p.mtu() - tcpHeader
+	seg := frame.Segment(p.mtu())
 	if cfg.MSS > 0 {
-		seg = min(seg, cfg.MSS-12) // the kernel subtracts the timestamp option
+		seg = min(seg, cfg.MSS-frame.TCPTimestamps) // the kernel subtracts the timestamp option
 	}
 	if cfg.MSS == 0 && !p.ICMP && p.mtu() < localMTU {
 		// A PMTUD black hole: full-size segments vanish, TCP stalls.
-		return flow{seg: localMTU - tcpHeader, rttMean: p.BaseRTT, lossPct: 100}
+		return flow{seg: frame.Segment(localMTU), rttMean: p.BaseRTT, lossPct: 100}
 	}
-	ip := seg + tcpHeader
+	ip := seg + frame.IPv4TCP + frame.TCPTimestamps // a segment's packet
 	c := unlimited
 	if d := p.drainIP(ip); !math.IsInf(d, 1) {
 		c = d * float64(seg) / float64(ip)
