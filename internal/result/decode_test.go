@@ -16,26 +16,37 @@ import (
 )
 
 // TestDecodeTestdata: the documents an earlier fullpipe emitted
-// (testdata, one per kind) validate against today's schema and decode
-// into today's types key for key: encoding what Decode returned gives
-// every key of theirs back with its value (and any key added since), so
-// none is lost or renamed.
+// (testdata: one per kind, and more where a kind had shapes its first
+// lacked) validate against today's schema and decode into today's types
+// key for key: encoding what Decode returned gives every key of theirs
+// back with its value (and any key added since), so none is lost or
+// renamed.
 func TestDecodeTestdata(t *testing.T) {
-	for _, k := range result.Kinds() {
-		t.Run(k.File, func(t *testing.T) {
-			b, err := os.ReadFile(filepath.Join("testdata", k.File+".json"))
+	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, p := range files {
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			b, err := os.ReadFile(p)
 			if err != nil {
-				t.Fatalf("no document of kind %q in testdata: %v", k.Test, err)
+				t.Fatal(err)
 			}
 			resulttest.Validate(t, b)
 			d, err := result.Decode(bytes.NewReader(b))
 			if err != nil {
 				t.Fatal(err)
 			}
+			k, ok := result.KindOf(d.Head().Test)
+			if !ok {
+				t.Fatalf("decoded test %q, no kind", d.Head().Test)
+			}
+			seen[k.File] = true
 			if got, want := reflect.TypeOf(d), reflect.TypeOf(k.New()); got != want {
 				t.Fatalf("decoded a %v, want %v", got, want)
 			}
-			if d.Head().Test != k.Test || d.Head().Schema != 1 {
+			if d.Head().Schema != 1 {
 				t.Errorf("head %+v", d.Head())
 			}
 			again, err := json.Marshal(d)
@@ -46,6 +57,11 @@ func TestDecodeTestdata(t *testing.T) {
 				t.Errorf("decoding and encoding again lost or changed %s", p)
 			}
 		})
+	}
+	for _, k := range result.Kinds() {
+		if !seen[k.File] {
+			t.Errorf("no document of kind %q in testdata (%s.json)", k.Test, k.File)
+		}
 	}
 }
 
