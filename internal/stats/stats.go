@@ -109,7 +109,7 @@ type Delays struct {
 	Count    int     `json:"count"` // the delays summarised: packets with a reply, or with the delay measured
 	MinUs    float64 `json:"min_us"`
 	MeanUs   float64 `json:"mean_us"`
-	P50Us    float64 `json:"p50_us"` // the median (Median: nearest rank)
+	P50Us    float64 `json:"p50_us"` // the median, by nearest rank: a delay some packet had
 	P90Us    float64 `json:"p90_us"`
 	P99Us    float64 `json:"p99_us"`
 	MaxUs    float64 `json:"max_us"`
