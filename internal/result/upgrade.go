@@ -1,136 +1,186 @@
 package result
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"strings"
 )
 
-// A document of an older schema is read by upgrading its JSON, one
-// schema at a time, into today's keys before it is decoded: the upgrade
-// renames what was renamed and converts what changed unit, so today's
-// types, renderers and figures read it as if emitted today. Each step
-// knows where its kind of document kept what changed; docs/json.md
-// lists the changes of each version.
+// A document of an older schema is decoded into today's types (keys
+// that were renamed or changed unit are then missing), and its upgrade
+// steps fill in what its schema kept elsewhere, so today's renderers and
+// figures read it as if emitted today; docs/json.md lists the changes of
+// each version. A step reads the old keys into small types of its own
+// (json.Unmarshal skips the rest without allocating), never into generic
+// maps: a document from a peer was bounded for its decoding into
+// today's types (DecodeBounded), and an upgrade must allocate no more.
 
-// upgrades[v] takes a document of schema v to schema v+1, in place.
-var upgrades = map[int]func(test string, doc map[string]any){1: upgrade1}
+// upgrades[v] fills d, decoded from b (a document of schema v or older)
+// into today's types, with what schema v kept under keys or in units
+// that schema v+1 changed.
+var upgrades = map[int]func(b []byte, d Doc) error{1: upgrade1}
 
-// upgrade returns b, a document of schema from, as a document of
-// today's schema that records from as UpgradedFrom. Numbers keep their
-// text (json.Number), so counts above 2^53 are not rounded.
-func upgrade(b []byte, test string, from int) ([]byte, error) {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var doc map[string]any
-	if err := d.Decode(&doc); err != nil {
-		return nil, err
-	}
+// upgrade runs d's steps from schema from to today's and marks it
+// today's, upgraded from from.
+func upgrade(b []byte, d Doc, from int) error {
 	for v := from; v < Schema; v++ {
 		step, ok := upgrades[v]
 		if !ok {
-			return nil, fmt.Errorf("no upgrade from schema %d", v)
+			return fmt.Errorf("no upgrade from schema %d", v)
 		}
-		step(test, doc)
+		if err := step(b, d); err != nil {
+			return fmt.Errorf("upgrade from schema %d: %w", v, err)
+		}
 	}
-	doc["schema"], doc["upgraded_from"] = Schema, from
-	return json.Marshal(doc)
+	h := d.Head()
+	h.Schema, h.UpgradedFrom = Schema, from
+	return nil
 }
 
 // upgrade1 takes schema 1 to 2, where every delay distribution took the
 // shape of stats.Delays (count, min_us, mean_us, p50_us, p90_us, p99_us,
 // max_us, stddev_us). In schema 1 an RTTStats (tcp's latency_idle and
 // latency_loaded, rtt's and ping's summary) had median_us, no count and
-// no p90_us (but ping's); a udp stream's latency (also RFC 2544's latency
-// trials and their summary) had no count and no stddev_us; Y.1564's
-// delay was in ns (min_ns, mean_ns, p99_ns, max_ns) with no count, p50,
-// p90 or stddev; STAMP's delays lacked only stddev_us. rtt's
-// summary.interval_ms, the config's interval_ns in ms, is gone. Figures
-// schema 1 did not record stay absent, and read 0.
-func upgrade1(test string, doc map[string]any) {
-	rttStats := func(o map[string]any) {
-		rename(o, "median_us", "p50_us")
-		copyKey(o, "received", "count")
-	}
-	latency := func(o map[string]any) { copyKey(o, "replies", "count") }
-	switch test {
-	case "tcp":
-		each(doc, "summary.latency_idle", rttStats)
-		each(doc, "summary.latency_loaded", rttStats)
-	case "rtt":
-		each(doc, "summary", rttStats)
-		each(doc, "summary", func(o map[string]any) { delete(o, "interval_ms") })
-	case "ping":
-		each(doc, "summary", rttStats)
-	case "udp":
-		each(doc, "summary.latency", latency)
-	case "rfc2544":
-		each(doc, "directions.*.sizes.[].latency.trials.[]", latency)
-		each(doc, "directions.*.sizes.[].latency.summary", latency)
-	case "y1564":
-		each(doc, "services.[].config_steps.[].figures.delay", y1564Delay1)
-		each(doc, "services.[].performance.figures.delay", y1564Delay1)
-	}
-}
-
-// y1564Delay1 is a schema-1 Y.1564 delay in today's keys: µs from ns.
-func y1564Delay1(o map[string]any) {
-	for _, k := range []string{"min", "mean", "p99", "max"} {
-		if v, ok := o[k+"_ns"].(json.Number); ok {
-			if ns, err := v.Float64(); err == nil {
-				o[k+"_us"] = ns / 1e3
+// no p90_us (but ping's); a udp stream's latency (also RFC 2544's
+// latency trials and their summary) had no count and no stddev_us;
+// Y.1564's delay was in ns (min_ns, mean_ns, p99_ns, max_ns) with no
+// count, p50, p90 or stddev; STAMP's delays lacked only stddev_us. rtt's
+// summary.interval_ms, the config's interval_ns in ms, is gone (and
+// ignored). Figures schema 1 did not record read 0.
+func upgrade1(b []byte, d Doc) error {
+	switch d := d.(type) {
+	case *TCP:
+		var v1 struct {
+			Summary struct {
+				Idle   *rttStats1 `json:"latency_idle"`
+				Loaded *rttStats1 `json:"latency_loaded"`
+			} `json:"summary"`
+		}
+		if err := json.Unmarshal(b, &v1); err != nil {
+			return err
+		}
+		v1.Summary.Idle.into(d.Summary.LatencyIdle)
+		v1.Summary.Loaded.into(d.Summary.LatencyLoaded)
+	case *RTT:
+		var v1 struct {
+			Summary *rttStats1 `json:"summary"`
+		}
+		if err := json.Unmarshal(b, &v1); err != nil {
+			return err
+		}
+		v1.Summary.into(&d.Summary.RTTStats)
+	case *Ping:
+		var v1 struct {
+			Summary *rttStats1 `json:"summary"`
+		}
+		if err := json.Unmarshal(b, &v1); err != nil {
+			return err
+		}
+		if d.Summary != nil {
+			v1.Summary.into(&d.Summary.RTTStats)
+		}
+	case *UDP:
+		d.Summary.Latency.count1()
+	case *RFC2544:
+		for _, dir := range d.Directions {
+			for _, s := range dir.sizes() {
+				if l := s.Latency; l != nil {
+					for _, t := range l.Trials {
+						t.count1()
+					}
+					l.Summary.count1()
+				}
 			}
-			delete(o, k+"_ns")
 		}
+	case *Y1564:
+		return y1564Upgrade1(b, d)
 	}
-	copyKey(o, "replies", "count")
+	return nil
 }
 
-// each calls f on every object at path in v: a dotted list of keys, where
-// "[]" steps into each element of an array and "*" into each value of an
-// object. A path that is not there calls nothing.
-func each(v any, path string, f func(map[string]any)) {
-	if path == "" {
-		if o, ok := v.(map[string]any); ok {
-			f(o)
-		}
+// rttStats1 is what schema 1's RTTStats kept that schema 2 names
+// otherwise: its median, now p50_us.
+type rttStats1 struct {
+	MedianUs float64 `json:"median_us"`
+}
+
+// into sets s's p50 to o's median and its count to its replies; nothing
+// when either is absent.
+func (o *rttStats1) into(s *RTTStats) {
+	if o == nil || s == nil {
 		return
 	}
-	step, rest, _ := strings.Cut(path, ".")
-	switch step {
-	case "[]":
-		a, _ := v.([]any)
-		for _, e := range a {
-			each(e, rest, f)
-		}
-	case "*":
-		o, _ := v.(map[string]any)
-		for _, e := range o {
-			each(e, rest, f)
-		}
-	default:
-		if o, ok := v.(map[string]any); ok {
-			each(o[step], rest, f)
-		}
+	s.P50Us, s.Count = o.MedianUs, s.Received
+}
+
+// count1 sets a schema-1 latency's count to its replies.
+func (l *UDPLatency) count1() {
+	if l != nil {
+		l.Count = int(l.Replies)
 	}
 }
 
-// rename moves o's key from to key to, if o has it.
-func rename(o map[string]any, from, to string) {
-	if v, ok := o[from]; ok {
-		o[to] = v
-		delete(o, from)
+// sizes are a direction's sizes; none for a direction null in JSON.
+func (d *RFC2544Direction) sizes() []*RFC2544Size {
+	if d == nil {
+		return nil
 	}
+	var out []*RFC2544Size
+	for _, s := range d.Sizes {
+		if s != nil {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
-// copyKey sets o's key to to the value of its key from, if o has that
-// and not to.
-func copyKey(o map[string]any, from, to string) {
-	if _, ok := o[to]; ok {
+// y1564Step1 is what a schema-1 Y.1564 step kept that schema 2 keeps
+// otherwise: its probes' round trips in ns.
+type y1564Step1 struct {
+	Figures struct {
+		Delay *struct {
+			MinNs  float64 `json:"min_ns"`
+			MeanNs float64 `json:"mean_ns"`
+			P99Ns  float64 `json:"p99_ns"`
+			MaxNs  float64 `json:"max_ns"`
+		} `json:"delay"`
+	} `json:"figures"`
+}
+
+// into sets st's delay (min, mean, p99, max) in µs from o's ns, and its
+// count to its replies.
+func (o *y1564Step1) into(st *Y1564Step) {
+	if o == nil || st == nil || o.Figures.Delay == nil || st.Figures.Delay == nil {
 		return
 	}
-	if v, ok := o[from]; ok {
-		o[to] = v
+	v1, d := o.Figures.Delay, st.Figures.Delay
+	d.MinUs, d.MeanUs, d.P99Us, d.MaxUs = v1.MinNs/1e3, v1.MeanNs/1e3, v1.P99Ns/1e3, v1.MaxNs/1e3
+	d.Count = int(d.Replies)
+}
+
+// y1564Upgrade1 reads each step's schema-1 delay beside the step it
+// belongs to (the same services and steps, in the same order).
+func y1564Upgrade1(b []byte, d *Y1564) error {
+	var v1 struct {
+		Services []struct {
+			Steps       []y1564Step1 `json:"config_steps"`
+			Performance *y1564Step1  `json:"performance"`
+		} `json:"services"`
 	}
+	if err := json.Unmarshal(b, &v1); err != nil {
+		return err
+	}
+	if len(v1.Services) != len(d.Services) {
+		return fmt.Errorf("%d services, %d decoded", len(v1.Services), len(d.Services))
+	}
+	for i, s := range v1.Services {
+		ds := &d.Services[i]
+		if len(s.Steps) != len(ds.Steps) {
+			return fmt.Errorf("service %d: %d steps, %d decoded", i, len(s.Steps), len(ds.Steps))
+		}
+		for j := range s.Steps {
+			s.Steps[j].into(&ds.Steps[j])
+		}
+		s.Performance.into(ds.Performance)
+	}
+	return nil
 }

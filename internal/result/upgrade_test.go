@@ -7,6 +7,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/fullpipe/fullpipe/internal/result"
@@ -133,5 +135,32 @@ func same(t *testing.T, path string, now, want map[string]any) {
 		if now[k] != v {
 			t.Errorf("%s.%s = %v, want %v", path, k, now[k], v)
 		}
+	}
+}
+
+// TestUpgradeAllocates: reading a schema 1 document allocates about what
+// reading today's does, since its upgrade reads only the old keys into
+// small types of its own: 4 MiB of unknown empty objects, which decoding
+// skips (and DecodeBounded's budget counts as nothing), are not built as
+// maps. A peer's document was bounded for today's types; its upgrade must
+// not take more.
+func TestUpgradeAllocates(t *testing.T) {
+	doc := func(schema int) []byte {
+		return fmt.Appendf(nil, `{"schema":%d,"test":"tcp","junk":[%s{}]}`, schema, strings.Repeat("{},", 1<<20))
+	}
+	alloc := func(b []byte) uint64 {
+		var m0, m1 runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m0)
+		if _, err := result.Decode(bytes.NewReader(b)); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&m1)
+		return m1.TotalAlloc - m0.TotalAlloc
+	}
+	today, old := alloc(doc(result.Schema)), alloc(doc(1))
+	t.Logf("decoding %d bytes allocated %d as schema %d, %d as schema 1", len(doc(1)), today, result.Schema, old)
+	if old > 2*today+1<<20 {
+		t.Errorf("a schema 1 document took %d bytes to decode, today's %d: its upgrade should take at most as much again", old, today)
 	}
 }
