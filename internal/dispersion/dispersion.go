@@ -22,6 +22,11 @@
 //
 // Times are on two clocks (sender's for sending, receiver's for arrival);
 // only differences along one train are used, so the clocks need not agree.
+//
+// A "median" here is the middle of a few noisy readings of one quantity
+// (stats.InterpolatedMedian: the mean of the middle two for an even
+// count), not the nearest-rank median of a delay distribution
+// (stats.Median); stats says why the two differ.
 package dispersion
 
 import (
@@ -194,7 +199,7 @@ func Read(t Train) Reading {
 		for i, p := range tail {
 			rises[i] = float64(oneWay(p) - base)
 		}
-		r.TailRise = time.Duration(median(rises))
+		r.TailRise = time.Duration(stats.InterpolatedMedian(rises))
 		if len(rises) >= 4 {
 			r.TailRiseIQR = time.Duration(quantile(rises, 0.75) - quantile(rises, 0.25))
 		}
@@ -256,7 +261,7 @@ func settled(lastHead time.Duration, tail Train) int {
 		}
 		gaps[i] = float64(p.RecvAt - prev)
 	}
-	m := median(gaps[1:])
+	m := stats.InterpolatedMedian(gaps[1:])
 	k := 0
 	for k < len(tail)-1 && gaps[k] < m/2 {
 		k++
@@ -332,7 +337,7 @@ func busyRate(head Train) (bps float64, held int) {
 			gaps = append(gaps, float64(p.RecvAt-head[i-1].RecvAt))
 		}
 	}
-	half := time.Duration(median(gaps) / 2)
+	half := time.Duration(stats.InterpolatedMedian(gaps) / 2)
 	var bytes, busy int
 	var span time.Duration
 	for i := 1; i < len(head); i++ {
@@ -352,20 +357,6 @@ func busyRate(head Train) (bps float64, held int) {
 		return 0, held
 	}
 	return float64(bytes) * 8 / span.Seconds(), held
-}
-
-// median is the middle of v (the mean of the two middle values for an
-// even count; 0 for none).
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // quantile is the q-quantile of v (nearest rank; 0 for none).

@@ -3,7 +3,6 @@ package flow
 import (
 	"math"
 	"math/rand/v2"
-	"slices"
 	"sync"
 	"time"
 
@@ -11,8 +10,9 @@ import (
 )
 
 // maxLatencySamples bounds the round trips a Latency keeps for its
-// percentiles (8 MiB); past it, a uniform sample of them (reservoir
-// sampling). Count, min, mean, max and IPDV are over all.
+// percentiles and standard deviation (8 MiB); past it, a uniform sample
+// of them (reservoir sampling). Count, min, mean, max and IPDV are over
+// all.
 const maxLatencySamples = 1 << 20
 
 // Latency records the round trips of a stream's latency probes. Safe for
@@ -22,7 +22,7 @@ type Latency struct {
 	n        uint64
 	sum      float64 // µs
 	min, max float64
-	samples  []float64 // µs
+	samples  []time.Duration
 	rng      *rand.Rand
 	seen     *stats.SeqTracker // the probes answered: a duplicate reply is not a round trip
 	limit    uint64            // probes scheduled: a reply to a higher index is bogus
@@ -57,9 +57,9 @@ func (l *Latency) Add(idx uint64, rtt time.Duration) {
 	l.sum += us
 	l.min, l.max = min(l.min, us), max(l.max, us)
 	if len(l.samples) < maxLatencySamples {
-		l.samples = append(l.samples, us)
+		l.samples = append(l.samples, rtt)
 	} else if j := l.rng.Uint64N(l.n); j < maxLatencySamples {
-		l.samples[j] = us
+		l.samples[j] = rtt
 	}
 	// IPDV (RFC 3393) between consecutive probes: idx and idx−1.
 	if l.n > 1 && idx == l.lastIdx+1 {
@@ -73,9 +73,9 @@ func (l *Latency) Add(idx uint64, rtt time.Duration) {
 // result.UDPLatency, which a tester converts it to: the engine returns
 // its own types and compiles no method's maths).
 type LatencySummary struct {
-	Probes, Replies                           uint64
-	MinUs, MeanUs, P50Us, P90Us, P99Us, MaxUs float64
-	IPDVUs                                    float64 // mean absolute difference of consecutive probes' round trips (RFC 3393)
+	Probes, Replies uint64
+	stats.Delays            // of the Replies
+	IPDVUs          float64 // mean absolute difference of consecutive probes' round trips (RFC 3393)
 }
 
 // Summary is the latency of probes sent probes, nil when none were sent.
@@ -89,10 +89,9 @@ func (l *Latency) Summary(probes uint64) *LatencySummary {
 	if l.n == 0 {
 		return out
 	}
-	s := slices.Clone(l.samples)
-	slices.Sort(s)
-	out.MinUs, out.MaxUs, out.MeanUs = l.min, l.max, l.sum/float64(l.n)
-	out.P50Us, out.P90Us, out.P99Us = stats.Percentile(s, 50), stats.Percentile(s, 90), stats.Percentile(s, 99)
+	out.Delays = stats.NewDelays(l.samples)
+	// Over all replies, not only the sample kept.
+	out.Count, out.MinUs, out.MaxUs, out.MeanUs = int(l.n), l.min, l.max, l.sum/float64(l.n)
 	if l.ipdvN > 0 {
 		out.IPDVUs = l.ipdvSum / float64(l.ipdvN)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fullpipe/fullpipe/internal/fleet"
 	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/stats"
 	"github.com/fullpipe/fullpipe/internal/vocab"
 )
 
@@ -98,7 +99,7 @@ func TestDirectionFigures(t *testing.T) {
 			vocab.Up: dir(90e6, 25000, 1000, 10), vocab.Down: dir(40e6, 50000, 1000, 20)}}},
 			fleet.Figures{ThroughputBps: 90e6, RTTMs: 1, RTTLoadedMs: 25, LossPct: 1, DownThroughputBps: 40e6, DownRTTLoadedMs: 50, DownLossPct: 2}},
 		{"tcp, loaded latency probes only", &result.TCP{Summary: result.TCPSummary{TCPDirection: result.TCPDirection{ThroughputBps: 1e6, RTTMinUs: 2000},
-			LatencyLoaded: &result.RTTStats{Sent: 3, Received: 3, MeanUs: 7500}}},
+			LatencyLoaded: &result.RTTStats{Sent: 3, Received: 3, Delays: stats.Delays{MeanUs: 7500}}}},
 			fleet.Figures{ThroughputBps: 1e6, RTTMs: 2, RTTLoadedMs: 7.5}},
 		{"rfc6349 up", rfc(map[vocab.Direction]*result.ThroughputRow{vocab.Up: row(100e6, 95e6, 99, 50)}),
 			fleet.Figures{ThroughputBps: 95e6, IdealBps: 100e6, RTTMs: 20, RTTLoadedMs: 30, LossPct: 1, BufferDelayPct: 50, Verdict: fleet.VerdictPass}},

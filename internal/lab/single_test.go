@@ -90,7 +90,7 @@ func TestSingleEndedEchoRTT(t *testing.T) {
 	if s.Stamped != s.Received {
 		t.Errorf("%d of %d replies stamped by the kernel", s.Stamped, s.Received)
 	}
-	minRTT, median := time.Duration(s.MinUs*1e3), time.Duration(s.MedianUs*1e3)
+	minRTT, median := time.Duration(s.MinUs*1e3), time.Duration(s.P50Us*1e3)
 	if minRTT < want-10*time.Microsecond {
 		t.Errorf("min RTT %v is below the path's %v", minRTT, want)
 	}

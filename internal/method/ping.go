@@ -11,7 +11,6 @@ import (
 	"github.com/fullpipe/fullpipe/internal/ping"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/schedule"
-	"github.com/fullpipe/fullpipe/internal/stats"
 	"github.com/fullpipe/fullpipe/internal/tester"
 	"github.com/fullpipe/fullpipe/internal/version"
 )
@@ -92,16 +91,9 @@ func pingSummary(run *result.PingRun) *result.PingSummary {
 			rtts = append(rtts, f.RTT)
 		}
 	}
-	s := &result.PingSummary{RTTStats: *result.NewRTTStats(len(run.Fates), rtts), Stamped: run.Stamped,
+	return &result.PingSummary{RTTStats: *result.NewRTTStats(len(run.Fates), rtts), Stamped: run.Stamped,
 		Duplicates: run.Duplicates, OtherICMP: run.OtherICMP, Unmatched: run.Unmatched, SendErrors: run.SendErrors,
 		LocalDrops: run.LocalDrops}
-	us := make([]float64, len(rtts))
-	for i, d := range rtts {
-		us[i] = float64(d.Nanoseconds()) / 1e3
-	}
-	slices.Sort(us)
-	s.P90Us = stats.Percentile(us, 90)
-	return s
 }
 
 // pingSearch runs the rate search's trials (ping.Search) and reads each.
@@ -142,7 +134,7 @@ func pingSearch(ctx context.Context, n Network, cfg result.PingConfig, out *resu
 func pingTrial(rate float64, run *result.PingRun) result.PingTrial {
 	sum := pingSummary(run)
 	t := result.PingTrial{RatePPS: rate, Sent: sum.Sent, Received: sum.Received, LossPct: sum.LossPct,
-		MedianRTTUs: sum.MedianUs, Verdict: ping.Classify(run.Fates)}
+		MedianRTTUs: sum.P50Us, Verdict: ping.Classify(run.Fates)}
 	if n := len(run.Fates); n > 1 {
 		if span := (run.Fates[n-1].Sent - run.Fates[0].Sent).Seconds() + 1/rate; span > 0 {
 			t.RepliesPPS = float64(sum.Received) / span

@@ -42,7 +42,7 @@ func TestPingRuns(t *testing.T) {
 			if c.limitPPS > 0 && (math.Abs(v.LimitPerSec-c.limitPPS)/c.limitPPS > 0.05 || v.Burst != c.burst) {
 				t.Errorf("limit %.2f/s burst %d, want %v/s burst %d", v.LimitPerSec, v.Burst, c.limitPPS, c.burst)
 			}
-			if got := time.Duration(s.MedianUs * 1e3); got != c.medianRTT {
+			if got := time.Duration(s.P50Us * 1e3); got != c.medianRTT {
 				t.Errorf("median RTT %v, want %v", got, c.medianRTT)
 			}
 		})

@@ -12,6 +12,7 @@ import (
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/rfc2544"
 	"github.com/fullpipe/fullpipe/internal/schedule"
+	"github.com/fullpipe/fullpipe/internal/stats"
 	"github.com/fullpipe/fullpipe/internal/tester"
 	"github.com/fullpipe/fullpipe/internal/version"
 	"github.com/fullpipe/fullpipe/internal/vocab"
@@ -348,19 +349,21 @@ func (r *rfc2544Runner) measureLatency(dir vocab.Direction, s *result.RFC2544Siz
 
 // latencySummary is the trials' mean of each figure, with the minimum
 // and the maximum over all of them (RFC 2544 §26.2 reports the mean of
-// the trials).
+// the trials), and their probes, replies and delays (Count) together.
 func latencySummary(ts []*result.UDPLatency) result.UDPLatency {
-	out := result.UDPLatency{MinUs: math.Inf(1)}
+	out := result.UDPLatency{Delays: stats.Delays{MinUs: math.Inf(1)}}
 	n := float64(len(ts))
 	for _, l := range ts {
 		out.Probes += l.Probes
 		out.Replies += l.Replies
+		out.Count += l.Count
 		out.MinUs = math.Min(out.MinUs, l.MinUs)
 		out.MaxUs = math.Max(out.MaxUs, l.MaxUs)
 		out.MeanUs += l.MeanUs / n
 		out.P50Us += l.P50Us / n
 		out.P90Us += l.P90Us / n
 		out.P99Us += l.P99Us / n
+		out.StdDevUs += l.StdDevUs / n
 		out.IPDVUs += l.IPDVUs / n
 	}
 	return out

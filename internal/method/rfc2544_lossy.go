@@ -2,7 +2,6 @@ package method
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/fullpipe/fullpipe/internal/ber"
@@ -41,7 +40,7 @@ func (r *rfc2544Runner) backToBack(dir vocab.Direction, s *result.RFC2544Size) (
 		resends := 0
 		for i, limit := 0, srch.MaxTrials(); i < limit; i++ {
 			n, ok := srch.Next()
-			if !ok && srch.High <= most && resends < rfc2544.MaxResends && resent(srch.Low, s.LineFPS, whole[srch.Low], max(median(gen), lost[srch.High])) {
+			if !ok && srch.High <= most && resends < rfc2544.MaxResends && resent(srch.Low, s.LineFPS, whole[srch.Low], max(stats.Median(gen), lost[srch.High])) {
 				n, ok = srch.Low, true
 				resends++
 			}
@@ -70,7 +69,7 @@ func (r *rfc2544Runner) backToBack(dir vocab.Direction, s *result.RFC2544Size) (
 		b2b.MeanLong += float64(n) / float64(len(b2b.Longest))
 		b2b.BufferFrames += buffers[i] / float64(len(buffers))
 	}
-	b2b.GeneratorFPS = median(gen) // 0 when no burst arrived whole
+	b2b.GeneratorFPS = stats.Median(gen) // 0 when no burst arrived whole
 	b2b.BufferBytes = b2b.BufferFrames * float64(s.FrameBytes)
 	if b2b.GeneratorFPS > 0 && b2b.GeneratorFPS <= s.LineFPS {
 		r.warn(fmt.Sprintf("%s %d B: the bursts left this host at %.0f frames/s, no faster than the line's %.0f: nothing queued, so back-to-back measured the generator, not a buffer", dir, s.FrameBytes, b2b.GeneratorFPS, s.LineFPS))
@@ -92,11 +91,6 @@ func resent(low int, lineFPS, fps, usual float64) bool {
 		return false
 	}
 	return rfc2544.Buffer(low, lineFPS, usual)-rfc2544.Buffer(low, lineFPS, fps) > 0.5
-}
-
-// median is the median of v (0: none).
-func median(v []float64) float64 {
-	return stats.Percentile(slices.Sorted(slices.Values(v)), 50)
 }
 
 // longestBurst is the longest burst a search tries at a line of lineFPS

@@ -229,8 +229,7 @@ func measure(s y1564.Service, cfg result.UDPConfig, u *result.UDP) y1564.Measure
 		SentFrames: sum.SentPackets, LostFrames: sum.Lost, GeneratorLimited: sum.GeneratorLimited,
 		SenderMaxSlip: time.Duration(sum.SenderMaxSlipUs * 1e3), ReceiverDrops: sum.ReceiverDrops, SenderLate: sum.SenderLate}
 	if l := sum.Latency; l != nil {
-		us := func(v float64) time.Duration { return time.Duration(v * 1e3) }
-		m.Delay = &y1564.Delay{Probes: l.Probes, Replies: l.Replies, Min: us(l.MinUs), Mean: us(l.MeanUs), P99: us(l.P99Us), Max: us(l.MaxUs)}
+		m.Delay = &y1564.Delay{Probes: l.Probes, Replies: l.Replies, Delays: l.Delays}
 	}
 	for _, iv := range u.Intervals {
 		m.Intervals = append(m.Intervals, y1564.Interval{Sent: iv.Packets + iv.Lost, Lost: iv.Lost})

@@ -11,6 +11,7 @@ import (
 	"github.com/fullpipe/fullpipe/internal/method/fakenet"
 	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/rfc2544"
+	"github.com/fullpipe/fullpipe/internal/stats"
 	"github.com/fullpipe/fullpipe/internal/vocab"
 	"github.com/fullpipe/fullpipe/internal/y1564"
 )
@@ -160,7 +161,7 @@ func TestY1564Measure(t *testing.T) {
 	svc := y1564Services()[0]
 	cfg := result.UDPConfig{Size: 466, Duration: 10 * time.Second}
 	u := &result.UDP{Summary: result.UDPSummary{SenderRateBps: 466e5, ReceiverRateBps: 466e5 * 0.99, SentPackets: 1000, Lost: 10,
-		Latency: &result.UDPLatency{Probes: 100, Replies: 99, MinUs: 10_000, MeanUs: 10_500, P99Us: 12_250, MaxUs: 15_000}},
+		Latency: &result.UDPLatency{Probes: 100, Replies: 99, Delays: stats.Delays{Count: 99, MinUs: 10_000, MeanUs: 10_500, P99Us: 12_250, MaxUs: 15_000}}},
 		Intervals: []result.UDPInterval{{Packets: 95, Lost: 5}, {Packets: 100}}}
 	f := y1564.Read(measure(svc, cfg, u), 50)
 	if f.OfferedBps != 512e5 || math.Abs(f.IRBps-512e5*0.99) > 1e-6 || f.FLRPct != 1 || f.FTD != 10500*time.Microsecond || f.FDV != 2250*time.Microsecond {

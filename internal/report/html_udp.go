@@ -84,7 +84,7 @@ type rttView struct {
 func newRTTView(r *result.RTT) rttView {
 	s := r.Summary
 	return rttView{R: r, Strip: figure{rttStrip("round-trip time", []stripRow{{"UDP probes", &s.RTTStats}}),
-		fmt.Sprintf("%d UDP echo probes of %d B, %.0f ms apart, from this host to the responder and back, each timed on this host's monotonic clock. The document keeps the summary only (min, median, mean, p99, max, standard deviation): these are drawn, no samples.", s.Sent, s.SizeBytes, s.IntervalMs)}}
+		fmt.Sprintf("%d UDP echo probes of %d B, %.0f ms apart, from this host to the responder and back, each timed on this host's monotonic clock. The document keeps the summary only (min, median, mean, p99, max, standard deviation): these are drawn, no samples.", s.Sent, s.SizeBytes, r.Config.Interval.Seconds()*1e3)}}
 }
 
 const rttFooter = "RTT includes both hosts' UDP stacks and the responder's echo. Loss counts probes without a reply before the test ended; replies that answered no probe as sent are rejected and counted apart."
@@ -92,7 +92,7 @@ const rttFooter = "RTT includes both hosts' UDP stacks and the responder's echo.
 const rttBody = `{{with .R.Summary}}{{if .Partial}}<div class="partial"><strong>PARTIAL:</strong> {{.PartialReason}}</div>{{end}}
 <h2>Summary</h2>
 <table><tr><th>sent</th><th>received</th><th>loss</th><th>min</th><th>mean</th><th>median</th><th>p99</th><th>max</th><th>stddev</th><th>rejected replies</th><th>control connection's TCP min RTT</th></tr>
-<tr><td>{{.Sent}}</td><td>{{.Received}}</td><td>{{printf "%.1f" .LossPct}} %</td>{{if .Received}}<td>{{us .MinUs}}</td><td>{{us .MeanUs}}</td><td>{{us .MedianUs}}</td><td>{{us .P99Us}}</td><td>{{us .MaxUs}}</td><td>{{us .StdDevUs}}</td>{{else}}<td>-</td><td>-</td><td>-</td><td>-</td><td>-</td><td>-</td>{{end}}<td>{{.Rejected}}</td><td>{{if .ControlTCPMinUs}}{{usInt .ControlTCPMinUs}}{{else}}unknown{{end}}</td></tr></table>{{end}}
+<tr><td>{{.Sent}}</td><td>{{.Received}}</td><td>{{printf "%.1f" .LossPct}} %</td>{{if .Received}}<td>{{us .MinUs}}</td><td>{{us .MeanUs}}</td><td>{{us .P50Us}}</td><td>{{us .P99Us}}</td><td>{{us .MaxUs}}</td><td>{{us .StdDevUs}}</td>{{else}}<td>-</td><td>-</td><td>-</td><td>-</td><td>-</td><td>-</td>{{end}}<td>{{.Rejected}}</td><td>{{if .ControlTCPMinUs}}{{usInt .ControlTCPMinUs}}{{else}}unknown{{end}}</td></tr></table>{{end}}
 <h2>Distribution</h2>
 {{template "figures" (list .Strip)}}`
 

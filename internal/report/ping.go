@@ -67,7 +67,7 @@ func pingText(w io.Writer, r *result.Ping) {
 		fmt.Fprintf(w, "  %d probes, %d answered, loss %.2f %%\n", s.Sent, s.Received, s.LossPct)
 		if s.Received > 0 {
 			fmt.Fprintf(w, "  RTT min %s, mean %s, median %s, p90 %s, p99 %s, max %s, stddev %s\n",
-				msUs(s.MinUs), msUs(s.MeanUs), msUs(s.MedianUs), msUs(s.P90Us), msUs(s.P99Us), msUs(s.MaxUs), msUs(s.StdDevUs))
+				msUs(s.MinUs), msUs(s.MeanUs), msUs(s.P50Us), msUs(s.P90Us), msUs(s.P99Us), msUs(s.MaxUs), msUs(s.StdDevUs))
 		}
 	}
 	if s := r.Search; s != nil {
@@ -103,7 +103,7 @@ const pingBody = `{{if .Partial}}<div class="partial"><strong>PARTIAL:</strong> 
 <p><strong>{{.R.Verdict.Kind}}</strong>: {{.Verdict}}</p>
 {{with .R.Summary}}<h2>RTT and loss</h2>
 <table><tr><th>sent</th><th>answered</th><th>loss</th><th>min</th><th>mean</th><th>median</th><th>p90</th><th>p99</th><th>max</th><th>stddev</th><th>kernel-stamped</th></tr>
-<tr><td>{{.Sent}}</td><td>{{.Received}}</td><td>{{printf "%.2f" .LossPct}} %</td>{{if .Received}}<td>{{ms .MinUs}}</td><td>{{ms .MeanUs}}</td><td>{{ms .MedianUs}}</td><td>{{ms .P90Us}}</td><td>{{ms .P99Us}}</td><td>{{ms .MaxUs}}</td><td>{{ms .StdDevUs}}</td>{{else}}<td>-</td><td>-</td><td>-</td><td>-</td><td>-</td><td>-</td><td>-</td>{{end}}<td>{{.Stamped}}</td></tr></table>{{end}}
+<tr><td>{{.Sent}}</td><td>{{.Received}}</td><td>{{printf "%.2f" .LossPct}} %</td>{{if .Received}}<td>{{ms .MinUs}}</td><td>{{ms .MeanUs}}</td><td>{{ms .P50Us}}</td><td>{{ms .P90Us}}</td><td>{{ms .P99Us}}</td><td>{{ms .MaxUs}}</td><td>{{ms .StdDevUs}}</td>{{else}}<td>-</td><td>-</td><td>-</td><td>-</td><td>-</td><td>-</td><td>-</td>{{end}}<td>{{.Stamped}}</td></tr></table>{{end}}
 {{with .R.Search}}<h2>Rate search</h2>
 <table><tr><th class="l">target</th><th>probes/s</th><th>bit/s in {{.FrameBytes}}-byte frames</th></tr>
 <tr><td class="l">no loss</td><td>{{printf "%.0f" .ZeroLossPPS}}</td><td>{{rate .ZeroLossBps}}</td></tr>

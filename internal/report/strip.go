@@ -62,19 +62,19 @@ func rttStrip(title string, rows []stripRow) template.HTML {
 func stripOne(b *bytes.Buffer, y float64, r stripRow, x func(float64) float64) {
 	s := r.S
 	tip := fmt.Sprintf("%s: min %s, median %s, mean %s, p99 %s, max %s, stddev %s (%d of %d replies)",
-		r.Label, usF(s.MinUs), usF(s.MedianUs), usF(s.MeanUs), usF(s.P99Us), usF(s.MaxUs), usF(s.StdDevUs), s.Received, s.Sent)
+		r.Label, usF(s.MinUs), usF(s.P50Us), usF(s.MeanUs), usF(s.P99Us), usF(s.MaxUs), usF(s.StdDevUs), s.Received, s.Sent)
 	fmt.Fprintf(b, `<g><title>%s</title>`, esc(tip))
 	fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#333"/>`, x(s.MinUs), y, x(s.MaxUs), y)
 	for _, v := range []float64{s.MinUs, s.MaxUs} {
 		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#333"/>`, x(v), y-6, x(v), y+6)
 	}
 	fmt.Fprintf(b, `<rect x="%.1f" y="%.1f" width="%.1f" height="16" fill="#bcd3ee" stroke="#1f5fa8"/>`,
-		x(s.MedianUs), y-8, math.Max(x(s.P99Us)-x(s.MedianUs), 1))
-	fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#1f5fa8" stroke-width="3"/>`, x(s.MedianUs), y-10, x(s.MedianUs), y+10)
+		x(s.P50Us), y-8, math.Max(x(s.P99Us)-x(s.P50Us), 1))
+	fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#1f5fa8" stroke-width="3"/>`, x(s.P50Us), y-10, x(s.P50Us), y+10)
 	mx := x(s.MeanUs)
 	fmt.Fprintf(b, `<path d="M%.1f %.1f l5 5 l-5 5 l-5 -5 z" fill="#c62828"/>`, mx, y-5)
 	lo, hi := math.Max(s.MeanUs-s.StdDevUs, 0), s.MeanUs+s.StdDevUs
 	fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#c62828" stroke-width="2"/>`, x(lo), y+16, x(hi), y+16)
-	fmt.Fprintf(b, `<text x="%.1f" y="%.1f" font-size="10" text-anchor="middle">median %s</text>`, x(s.MedianUs), y-13, esc(usF(s.MedianUs)))
+	fmt.Fprintf(b, `<text x="%.1f" y="%.1f" font-size="10" text-anchor="middle">median %s</text>`, x(s.P50Us), y-13, esc(usF(s.P50Us)))
 	b.WriteString(`</g>`)
 }

@@ -30,7 +30,17 @@ var keyFigures = map[string]struct{ text, html []string }{
 	"sweep msglen": {[]string{"TCP goodput", "1,024 B (1.00 KiB)"}, []string{"TCP goodput", "UDP received", "1,024 B (1.00 KiB)"}},
 	"ping":         {[]string{"5 probes, 5 answered", "median 0.030 ms", "no loss"}, []string{"0.030 ms", "0.039 ms", "every probe answered"}},
 	"y1564":        {[]string{"data, up: FAIL", "not policed: IR 32.50 Mbit/s", "Y.1564 verdict: FAIL"}, []string{"Y.1564 verdict: FAIL", "32.50 Mbit/s", "not policed", "information rate per step", "<svg"}},
+	// The documents beside one per kind (more): a udp stream's latency
+	// probes, Y.1564's delay in ns (schema 1), each step's FTD and FDV.
+	"udp-latency": {[]string{"89/89 probes", "min 30 µs, mean 87 µs, p50 76 µs, p90 101 µs, p99 1.18 ms, max 1.18 ms, IPDV 44 µs"},
+		[]string{"30 µs", "87 µs", "76 µs", "101 µs", "1.18 ms", "44 µs"}},
+	"y1564-delay": {[]string{"205 µs", "1.64 ms", "149.9 ms", "2.88 ms", "87.6 ms", "Y.1564 verdict: FAIL"},
+		[]string{"205 µs", "1.64 ms", "149.9 ms", "2.88 ms", "87.6 ms", "Y.1564 verdict: FAIL"}},
 }
+
+// more are the testdata documents beside one per kind (its README): each
+// file's kind.
+var more = map[string]string{"udp-latency": "udp", "y1564-delay": "y1564"}
 
 // renderers are the renderers by kind, as the table of kinds (package
 // kinds, which imports this one) holds them; TestOldDocuments fails on a
@@ -40,14 +50,22 @@ var renderers = map[string]Renderer{"tcp": RenderTCP, "udp": RenderUDP, "rtt": R
 	"stamp": RenderSTAMP, "rfc2544": RenderRFC2544, "y1564": RenderY1564}
 
 // TestOldDocuments: every document an earlier binary emitted
-// (internal/result/testdata, schema 1) decodes and renders as text and as
-// a page, both showing its key figures with their units; the page is
-// well formed and has no NaN or Inf. With REPORT_OUT=DIR set the pages
-// are written there, to look at.
+// (internal/result/testdata, schema 1, upgraded as it is decoded)
+// decodes and renders as text and as a page, both showing its key
+// figures with their units; the page is well formed and has no NaN or
+// Inf. With REPORT_OUT=DIR set the pages are written there, to look at.
 func TestOldDocuments(t *testing.T) {
+	type doc struct{ file, kind, figures string }
+	var docs []doc
 	for _, k := range result.Kinds() {
-		t.Run(k.File, func(t *testing.T) {
-			f, err := os.Open(filepath.Join("..", "result", "testdata", k.File+".json"))
+		docs = append(docs, doc{k.File, k.File, k.Test})
+	}
+	for file, kind := range more {
+		docs = append(docs, doc{file, kind, file})
+	}
+	for _, dc := range docs {
+		t.Run(dc.file, func(t *testing.T) {
+			f, err := os.Open(filepath.Join("..", "result", "testdata", dc.file+".json"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -56,9 +74,9 @@ func TestOldDocuments(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, ok := renderers[k.File]
+			r, ok := renderers[dc.kind]
 			if !ok {
-				t.Fatalf("no renderer for kind %q", k.File)
+				t.Fatalf("no renderer for kind %q", dc.kind)
 			}
 			var text bytes.Buffer
 			if err := r.Text(&text, d); err != nil {
@@ -68,15 +86,15 @@ func TestOldDocuments(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, ok := keyFigures[k.Test]
+			want, ok := keyFigures[dc.figures]
 			if !ok {
-				t.Fatalf("no key figures for kind %q: add them to keyFigures", k.Test)
+				t.Fatalf("no key figures for %q: add them to keyFigures", dc.figures)
 			}
 			contains(t, "text", text.String(), want.text)
 			contains(t, "page", string(page), want.html)
 			wellFormed(t, page)
 			if dir := os.Getenv("REPORT_OUT"); dir != "" {
-				if err := os.WriteFile(filepath.Join(dir, "report-"+k.File+".html"), page, 0o644); err != nil {
+				if err := os.WriteFile(filepath.Join(dir, "report-"+dc.file+".html"), page, 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -55,8 +55,8 @@ func tcpText(w io.Writer, r *result.TCP) {
 	}
 	if s.LatencyIdle != nil && s.LatencyLoaded != nil {
 		fmt.Fprintf(w, "  latency (UDP RTT): idle median %s (%d/%d replies), loaded median %s p99 %s (%d/%d replies)\n",
-			usF(s.LatencyIdle.MedianUs), s.LatencyIdle.Received, s.LatencyIdle.Sent,
-			usF(s.LatencyLoaded.MedianUs), usF(s.LatencyLoaded.P99Us), s.LatencyLoaded.Received, s.LatencyLoaded.Sent)
+			usF(s.LatencyIdle.P50Us), s.LatencyIdle.Received, s.LatencyIdle.Sent,
+			usF(s.LatencyLoaded.P50Us), usF(s.LatencyLoaded.P99Us), s.LatencyLoaded.Received, s.LatencyLoaded.Sent)
 	}
 }
 
@@ -103,7 +103,7 @@ func rttText(w io.Writer, r *result.RTT) {
 	fmt.Fprintln(w)
 	if s.Received > 0 {
 		fmt.Fprintf(w, "  RTT min %s, mean %s, median %s, p99 %s, max %s, stddev %s\n",
-			usF(s.MinUs), usF(s.MeanUs), usF(s.MedianUs), usF(s.P99Us), usF(s.MaxUs), usF(s.StdDevUs))
+			usF(s.MinUs), usF(s.MeanUs), usF(s.P50Us), usF(s.P99Us), usF(s.MaxUs), usF(s.StdDevUs))
 	}
 }
 

@@ -120,9 +120,11 @@ func (e *SchemaError) Error() string {
 var ErrUnknownTest = errors.New("unknown test")
 
 // Decode reads one document as any fullpipe since schema 1 emitted it and
-// returns it typed by its "test" key (see Kinds). Keys this build does not
-// know are ignored, keys it knows but the document lacks stay zero; a
-// document of a newer schema is refused with a *SchemaError.
+// returns it typed by its "test" key (see Kinds). A document of an older
+// schema is upgraded to today's as it is read (upgrade.go): its Schema is
+// then today's and UpgradedFrom its own. Keys this build does not know are
+// ignored, keys it knows but the document lacks stay zero; a document of
+// a newer schema is refused with a *SchemaError.
 func Decode(r io.Reader) (Doc, error) {
 	b, err := io.ReadAll(r)
 	if err != nil {
@@ -145,6 +147,11 @@ func Decode(r io.Reader) (Doc, error) {
 	d := k.New()
 	if err := json.Unmarshal(b, d); err != nil {
 		return nil, fmt.Errorf("decode %s document: %w", head.Test, err)
+	}
+	if head.Schema < Schema {
+		if err := upgrade(b, d, head.Schema); err != nil {
+			return nil, fmt.Errorf("decode %s document of schema %d: %w", head.Test, head.Schema, err)
+		}
 	}
 	return d, nil
 }

@@ -196,13 +196,12 @@ type Ping struct {
 // read.
 type PingSummary struct {
 	RTTStats
-	P90Us      float64 `json:"p90_us"`
-	Stamped    int     `json:"stamped"` // replies timed by the kernel's receive stamp, not the read
-	Duplicates int     `json:"duplicates"`
-	OtherICMP  int     `json:"other_icmp"` // unreach: ICMP errors other than port unreachable
-	Unmatched  int     `json:"unmatched"`  // unreach: errors quoting too little of the datagram to tell its probe
-	SendErrors int     `json:"send_errors"`
-	LocalDrops uint32  `json:"local_drops,omitempty"` // replies this host's socket dropped for want of buffer: lost here, not on the path
+	Stamped    int    `json:"stamped"` // replies timed by the kernel's receive stamp, not the read
+	Duplicates int    `json:"duplicates"`
+	OtherICMP  int    `json:"other_icmp"` // unreach: ICMP errors other than port unreachable
+	Unmatched  int    `json:"unmatched"`  // unreach: errors quoting too little of the datagram to tell its probe
+	SendErrors int    `json:"send_errors"`
+	LocalDrops uint32 `json:"local_drops,omitempty"` // replies this host's socket dropped for want of buffer: lost here, not on the path
 }
 
 // PingSearch is a rate search's outcome: the highest rates that passed,
@@ -224,7 +223,7 @@ type PingTrial struct {
 	Sent        int          `json:"sent"`
 	Received    int          `json:"received"`
 	LossPct     float64      `json:"loss_pct"`
-	RepliesPPS  float64      `json:"replies_pps"` // replies over the trial's sending time
-	MedianRTTUs float64      `json:"median_rtt_us"`
+	RepliesPPS  float64      `json:"replies_pps"`   // replies over the trial's sending time
+	MedianRTTUs float64      `json:"median_rtt_us"` // the run's p50_us (stats.Median)
 	Verdict     ping.Verdict `json:"verdict"`
 }

@@ -14,8 +14,16 @@ import (
 )
 
 // Schema is the version of the JSON encoding. Bump it on any change that
-// renames or removes a key; adding keys keeps it.
-const Schema = 1
+// renames or removes a key; adding keys keeps it. Decode reads every
+// older version into today's types (upgrade.go); docs/json.md lists the
+// versions.
+//
+//  1. the first.
+//  2. every delay distribution in one shape, stats.Delays (count, min,
+//     mean, p50, p90, p99, max, stddev, µs): the median_us of RTTStats is
+//     p50_us, Y.1564's delay is in µs, not ns; rtt's summary.interval_ms
+//     is gone (config.interval_ns says it).
+const Schema = 2
 
 // Meta describes a run.
 type Meta struct {
@@ -29,6 +37,12 @@ type Meta struct {
 	Client  Host      `json:"client"`
 	Server  Host      `json:"server"`
 	Lab     *LabRun   `json:"lab,omitempty"` // only when the test crossed a lab path (fullpipe lab exec)
+
+	// UpgradedFrom is the schema a document was written in when Decode
+	// read it from an older one into today's (Schema); absent as
+	// emitted. Figures the older schema did not record read 0
+	// (docs/json.md names them).
+	UpgradedFrom int `json:"upgraded_from,omitempty"`
 }
 
 // LabRun is the lab's own account of a test that crossed one of its
@@ -196,27 +210,18 @@ func RateSeries(bins []int64, bin time.Duration) []RatePoint {
 	return out
 }
 
-// RTTStats summarises round-trip samples, in microseconds.
+// RTTStats is the loss of sent probes and the distribution of their
+// round trips (µs, the one shape of a delay distribution).
 type RTTStats struct {
 	Sent     int     `json:"sent"`
 	Received int     `json:"received"`
 	LossPct  float64 `json:"loss_pct"`
-	MinUs    float64 `json:"min_us"`
-	MeanUs   float64 `json:"mean_us"`
-	MedianUs float64 `json:"median_us"`
-	P99Us    float64 `json:"p99_us"`
-	MaxUs    float64 `json:"max_us"`
-	StdDevUs float64 `json:"stddev_us"`
+	stats.Delays
 }
 
 // NewRTTStats summarises samples from sent probes.
 func NewRTTStats(sent int, samples []time.Duration) *RTTStats {
-	us := make([]float64, len(samples))
-	for i, d := range samples {
-		us[i] = float64(d.Nanoseconds()) / 1e3
-	}
-	s := stats.Summarize(us)
-	r := &RTTStats{Sent: sent, Received: len(samples), MinUs: s.Min, MeanUs: s.Mean, MedianUs: s.Median, P99Us: s.P99, MaxUs: s.Max, StdDevUs: s.StdDev}
+	r := &RTTStats{Sent: sent, Received: len(samples), Delays: stats.NewDelays(samples)}
 	if sent > 0 {
 		r.LossPct = float64(sent-len(samples)) / float64(sent) * 100
 	}
@@ -230,11 +235,11 @@ type RTT struct {
 	Summary RTTSummary `json:"summary"`
 }
 
-// RTTSummary is an RTT test's result.
+// RTTSummary is an RTT test's result (the probes' gap is the config's
+// interval_ns).
 type RTTSummary struct {
 	RTTStats
-	SizeBytes  int     `json:"size_bytes"`
-	IntervalMs float64 `json:"interval_ms"`
+	SizeBytes int `json:"size_bytes"`
 	// Rejected counts replies that answered no probe as sent (a sequence
 	// number not sent, or a stamp other than the one sent with it).
 	Rejected int `json:"rejected_replies"`
@@ -312,16 +317,11 @@ type UDPSummary struct {
 // stream, from the sender's send time to the reflected probe's arrival
 // back at the sender (kernel receive time where available): the path
 // there under the stream's load and back, plus the responder's turn
-// around. Round trip, in µs.
+// around. Round trip, in µs: the distribution of the Replies (Count).
 type UDPLatency struct {
-	Probes  uint64  `json:"probes"`  // probes sent
-	Replies uint64  `json:"replies"` // reflected probes received
-	MinUs   float64 `json:"min_us"`
-	MeanUs  float64 `json:"mean_us"`
-	P50Us   float64 `json:"p50_us"`
-	P90Us   float64 `json:"p90_us"`
-	P99Us   float64 `json:"p99_us"`
-	MaxUs   float64 `json:"max_us"`
+	Probes  uint64 `json:"probes"`  // probes sent
+	Replies uint64 `json:"replies"` // reflected probes received
+	stats.Delays
 	// IPDVUs is the mean absolute difference between consecutive
 	// probes' round trips (RFC 3393 IPDV, as Y.1564's frame delay
 	// variation reads it).

@@ -26,7 +26,7 @@ func TestEfficiencyRFC6349(t *testing.T) {
 
 func TestRTTStats(t *testing.T) {
 	s := NewRTTStats(4, []time.Duration{time.Millisecond, 2 * time.Millisecond, 3 * time.Millisecond})
-	if s.Received != 3 || s.LossPct != 25 || s.MinUs != 1000 || s.MaxUs != 3000 || s.MeanUs != 2000 || s.MedianUs != 2000 {
+	if s.Received != 3 || s.LossPct != 25 || s.MinUs != 1000 || s.MaxUs != 3000 || s.MeanUs != 2000 || s.P50Us != 2000 {
 		t.Fatalf("%+v", s)
 	}
 }

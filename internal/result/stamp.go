@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/stamp"
+	"github.com/fullpipe/fullpipe/internal/stats"
 )
 
 // The STAMP test's document (fullpipe stamp): a STAMP Session-Sender
@@ -186,17 +187,11 @@ type STAMPSummary struct {
 	PartialReason    string `json:"partial_reason,omitempty"`
 }
 
-// STAMPDelays are order statistics of one delay over the replied
-// packets (nearest-rank percentiles), in microseconds.
+// STAMPDelays is one delay's distribution over the replied packets (µs,
+// the one shape of a delay distribution) and the clocks it subtracts.
 type STAMPDelays struct {
-	Side   string  `json:"side"` // whose clock readings it subtracts (see STAMPSummary)
-	Count  int     `json:"count"`
-	MinUs  float64 `json:"min_us"`
-	MeanUs float64 `json:"mean_us"`
-	P50Us  float64 `json:"p50_us"`
-	P90Us  float64 `json:"p90_us"`
-	P99Us  float64 `json:"p99_us"`
-	MaxUs  float64 `json:"max_us"`
+	Side string `json:"side"` // whose clock readings it subtracts (see STAMPSummary)
+	stats.Delays
 }
 
 // The sides of STAMP's delays.
@@ -238,8 +233,6 @@ func NewSTAMPSummary(r stamp.Result, cfg STAMPConfig) STAMPSummary {
 	return s
 }
 
-func delays(d stamp.Delays, side string) STAMPDelays {
-	us := func(x time.Duration) float64 { return float64(x.Nanoseconds()) / 1e3 }
-	return STAMPDelays{Side: side, Count: d.Count, MinUs: us(d.Min), MeanUs: us(d.Mean),
-		P50Us: us(d.P50), P90Us: us(d.P90), P99Us: us(d.P99), MaxUs: us(d.Max)}
+func delays(d stats.Delays, side string) STAMPDelays {
+	return STAMPDelays{Side: side, Delays: d}
 }

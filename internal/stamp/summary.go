@@ -28,36 +28,13 @@ type Result struct {
 	BadAuth                                int  // authenticated mode: replies whose HMAC did not match
 	KernelStamps                           bool // T4 is the kernel's receive timestamp (SO_TIMESTAMPNS)
 
-	RTT       Delays // (T4−T1) − (T3−T2): the round trip without the reflector's residence
-	Residence Delays // T3−T2: time the reflector held each packet
+	RTT       stats.Delays // (T4−T1) − (T3−T2): the round trip without the reflector's residence
+	Residence stats.Delays // T3−T2: time the reflector held each packet
 	// One-way delays mix the two hosts' clocks: Forward is T2−T1 and
 	// Backward T4−T3. They mean something only if both clocks are
 	// synchronized (see each packet's Error Estimate, S bit); otherwise
 	// they carry the clocks' offset, and may be negative.
-	Forward, Backward Delays
-}
-
-// Delays are order statistics of durations (nearest-rank percentiles).
-type Delays struct {
-	Count          int
-	Min, Mean, Max time.Duration
-	P50, P90, P99  time.Duration
-}
-
-func delays(d []time.Duration) Delays {
-	if len(d) == 0 {
-		return Delays{}
-	}
-	v := make([]float64, len(d))
-	for i, x := range d {
-		v[i] = float64(x)
-	}
-	slices.Sort(v)
-	s := stats.Summarize(v)
-	return Delays{
-		Count: s.Count, Min: time.Duration(s.Min), Mean: time.Duration(s.Mean), Max: time.Duration(s.Max),
-		P50: time.Duration(stats.Percentile(v, 50)), P90: time.Duration(stats.Percentile(v, 90)), P99: time.Duration(stats.Percentile(v, 99)),
-	}
+	Forward, Backward stats.Delays
 }
 
 // Summarize computes a session's figures from its records (recs[k] is
@@ -82,7 +59,8 @@ func Summarize(recs []Record, stateful bool) Result {
 		back = append(back, r.T4.Sub(r.T3))
 	}
 	res.Lost = res.Sent - res.Received
-	res.RTT, res.Residence, res.Forward, res.Backward = delays(rtt), delays(res1), delays(fwd), delays(back)
+	res.RTT, res.Residence = stats.NewDelays(rtt), stats.NewDelays(res1)
+	res.Forward, res.Backward = stats.NewDelays(fwd), stats.NewDelays(back)
 	res.OutOfOrder = outOfOrder(recs)
 	res.LostForward, res.LostBackward, res.LostUnknown = lossByDirection(recs[:res.Sent], stateful)
 	return res

@@ -44,7 +44,7 @@ func TestLossByDirection(t *testing.T) {
 					res.LostForward, res.LostBackward, res.LostUnknown, res.Lost, c.fwd, c.back, c.unknown)
 			}
 			// (T4−T1) − (T3−T2) = 4 ms − 1 ms.
-			if res.Received > 0 && (res.RTT.Min != 3*time.Millisecond || res.RTT.Max != 3*time.Millisecond || res.Residence.Max != time.Millisecond) {
+			if res.Received > 0 && (res.RTT.MinUs != 3000 || res.RTT.MaxUs != 3000 || res.Residence.MaxUs != 1000) {
 				t.Errorf("RTT %+v residence %+v: want 3 ms and 1 ms", res.RTT, res.Residence)
 			}
 		})

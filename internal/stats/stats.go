@@ -1,6 +1,7 @@
 // Package stats holds the small statistics fullpipe reports: order
-// statistics of samples, RFC 3550 interarrival jitter, and sequence
-// accounting (loss, duplicates, reordering) for datagram streams.
+// statistics of samples and the one shape every delay distribution takes
+// (Delays), RFC 3550 interarrival jitter, and sequence accounting (loss,
+// duplicates, reordering) for datagram streams.
 package stats
 
 import (
@@ -16,7 +17,8 @@ type Summary struct {
 	Min    float64
 	Max    float64
 	Mean   float64
-	Median float64
+	Median float64 // Median's: the 50th nearest-rank percentile
+	P90    float64
 	P99    float64
 	StdDev float64 // population standard deviation
 }
@@ -44,6 +46,7 @@ func Summarize(v []float64) Summary {
 		Max:    s[len(s)-1],
 		Mean:   mean,
 		Median: Percentile(s, 50),
+		P90:    Percentile(s, 90),
 		P99:    Percentile(s, 99),
 		StdDev: math.Sqrt(sq / float64(len(s))),
 	}
@@ -58,6 +61,71 @@ func Percentile(sorted []float64, p float64) float64 {
 	rank := int(math.Ceil(p / 100 * float64(len(sorted))))
 	rank = min(max(rank, 1), len(sorted))
 	return sorted[rank-1]
+}
+
+// Median is fullpipe's one median: the 50th nearest-rank percentile of v
+// (which it does not modify), the lower of the two middle values for an
+// even count; 0 for none. It is an observed value, like every percentile
+// fullpipe reports: a delay's median (Delays.P50Us) is the delay one
+// packet had, never the mean of two (on a path with two modes, 1 ms and
+// 9 ms, the mean of the middle two can be 5 ms, which no packet saw),
+// and it belongs to the same family as the p90 and p99 beside it (so
+// p50 ≤ p90 ≤ p99 always).
+func Median(v []float64) float64 {
+	return Percentile(slices.Sorted(slices.Values(v)), 50)
+}
+
+// InterpolatedMedian is the middle of v (the mean of the two middle
+// values for an even count; 0 for none): not a percentile of a delay
+// distribution but the estimator the packet-train readings (packages
+// dispersion and train) take one quantity from a few noisy readings
+// with: a tail's typical gap and rise (a trains document's tail_rise_ns),
+// the rate and bucket of a policer read by several trains. There a value
+// between two readings is the better estimate, and the one the error
+// bars assume: an estimate is given ± half the readings' range (train's
+// spread), and from two trains reading a policer at 95 and 105 Mbit/s
+// the middle, 100 ± 5, covers both, where Median's 95 ± 5 would leave
+// the other reading out and read every even count of trains low by half
+// the middle gap.
+func InterpolatedMedian(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(v))
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// Delays is the distribution of one delay over the packets that had it
+// (a round trip, a one-way delay, a reflector's hold), in microseconds
+// with nanosecond resolution: the one shape every document of fullpipe
+// reports a delay distribution in (docs/json.md). Percentiles are by
+// nearest rank (Percentile), so each is a delay some packet had; the
+// standard deviation is the population's. All fields are zero when Count
+// is 0.
+type Delays struct {
+	Count    int     `json:"count"` // the delays summarised: packets with a reply, or with the delay measured
+	MinUs    float64 `json:"min_us"`
+	MeanUs   float64 `json:"mean_us"`
+	P50Us    float64 `json:"p50_us"` // the median, by nearest rank: a delay some packet had
+	P90Us    float64 `json:"p90_us"`
+	P99Us    float64 `json:"p99_us"`
+	MaxUs    float64 `json:"max_us"`
+	StdDevUs float64 `json:"stddev_us"` // population standard deviation
+}
+
+// NewDelays is the distribution of samples (which it does not modify):
+// the only place a delay's figures are computed from its samples.
+func NewDelays(samples []time.Duration) Delays {
+	us := make([]float64, len(samples))
+	for i, d := range samples {
+		us[i] = float64(d.Nanoseconds()) / 1e3
+	}
+	s := Summarize(us)
+	return Delays{Count: s.Count, MinUs: s.Min, MeanUs: s.Mean, P50Us: s.Median, P90Us: s.P90, P99Us: s.P99,
+		MaxUs: s.Max, StdDevUs: s.StdDev}
 }
 
 // Jitter is the RFC 3550 (section 6.4.1) interarrival jitter estimator:

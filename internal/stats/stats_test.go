@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 )
@@ -15,8 +16,8 @@ func TestSummarize(t *testing.T) {
 	if s.Count != 100 || s.Min != 1 || s.Max != 100 || s.Mean != 50.5 {
 		t.Fatalf("%+v", s)
 	}
-	if s.Median != 50 || s.P99 != 99 {
-		t.Fatalf("median %v p99 %v (nearest rank: 50, 99)", s.Median, s.P99)
+	if s.Median != 50 || s.P90 != 90 || s.P99 != 99 {
+		t.Fatalf("median %v p90 %v p99 %v (nearest rank: 50, 90, 99)", s.Median, s.P90, s.P99)
 	}
 	// population stddev of 1..100 = sqrt((100²−1)/12)
 	if want := math.Sqrt((100*100 - 1) / 12.0); math.Abs(s.StdDev-want) > 1e-9 {
@@ -27,6 +28,61 @@ func TestSummarize(t *testing.T) {
 	}
 	if (Summarize(nil) != Summary{}) {
 		t.Fatal("empty summary not zero")
+	}
+}
+
+// TestMedians: the one median is an observed value (the lower middle
+// of an even count), the same as the 50th nearest-rank percentile; the
+// trains' estimator takes the middle of the middle two.
+func TestMedians(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		v              []float64
+		median, interp float64
+	}{
+		{"none", nil, 0, 0},
+		{"one", []float64{7}, 7, 7},
+		{"two", []float64{105, 95}, 95, 100},
+		{"odd", []float64{3, 1, 2}, 2, 2},
+		{"two modes", []float64{9, 1, 9, 1}, 1, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := slices.Clone(tc.v)
+			if got := Median(tc.v); got != tc.median {
+				t.Errorf("Median = %v, want %v", got, tc.median)
+			}
+			if got := Percentile(slices.Sorted(slices.Values(tc.v)), 50); got != Median(tc.v) {
+				t.Errorf("Percentile 50 = %v, Median %v: want the same", got, Median(tc.v))
+			}
+			if got := InterpolatedMedian(tc.v); got != tc.interp {
+				t.Errorf("InterpolatedMedian = %v, want %v", got, tc.interp)
+			}
+			if !slices.Equal(in, tc.v) {
+				t.Errorf("input changed to %v", tc.v)
+			}
+		})
+	}
+}
+
+// TestNewDelays: samples in ns become µs with ns resolution; the
+// percentiles are nearest-rank (observed values), p50 the Median.
+func TestNewDelays(t *testing.T) {
+	var d []time.Duration
+	for i := 100; i >= 1; i-- { // 100..1 µs and 1 ns, unsorted
+		d = append(d, time.Duration(i)*time.Microsecond+1)
+	}
+	got := NewDelays(d)
+	want := Delays{Count: 100, MinUs: 1.001, MeanUs: 50.501, P50Us: 50.001, P90Us: 90.001, P99Us: 99.001, MaxUs: 100.001,
+		StdDevUs: math.Sqrt((100*100 - 1) / 12.0)}
+	if got.Count != want.Count || got.MinUs != want.MinUs || got.P50Us != want.P50Us || got.P90Us != want.P90Us ||
+		got.P99Us != want.P99Us || got.MaxUs != want.MaxUs || math.Abs(got.MeanUs-want.MeanUs) > 1e-9 || math.Abs(got.StdDevUs-want.StdDevUs) > 1e-9 {
+		t.Errorf("NewDelays = %+v, want %+v", got, want)
+	}
+	if d[0] != 100*time.Microsecond+1 {
+		t.Error("NewDelays modified its input")
+	}
+	if (NewDelays(nil) != Delays{}) {
+		t.Error("no samples: want the zero Delays")
 	}
 }
 

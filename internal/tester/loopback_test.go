@@ -572,7 +572,7 @@ func TestRTTSeries(t *testing.T) {
 	if s.Sent != count || s.Received != count || s.LossPct != 0 || s.Partial {
 		t.Fatalf("sent %d received %d loss %v partial %v, want %d back", s.Sent, s.Received, s.LossPct, s.Partial, count)
 	}
-	if !(s.MinUs > 0 && s.MinUs <= s.MedianUs && s.MedianUs <= s.P99Us && s.P99Us <= s.MaxUs && s.MinUs <= s.MeanUs && s.MeanUs <= s.MaxUs) {
+	if !(s.MinUs > 0 && s.MinUs <= s.P50Us && s.P50Us <= s.P99Us && s.P99Us <= s.MaxUs && s.MinUs <= s.MeanUs && s.MeanUs <= s.MaxUs) {
 		t.Errorf("order statistics out of order: %+v", s.RTTStats)
 	}
 	if s.MaxUs >= 10_000 {
@@ -584,8 +584,8 @@ func TestRTTSeries(t *testing.T) {
 	if s.ResponderHolds != count || s.ResponderHoldMaxUs <= 0 || s.ResponderHoldMaxUs >= 10_000 {
 		t.Errorf("%d replies with the responder's hold (longest %.1f µs), want all %d", s.ResponderHolds, s.ResponderHoldMaxUs, count)
 	}
-	if s.SizeBytes != 64 || s.IntervalMs != 10 {
-		t.Errorf("size %d B, interval %v ms: want the config's 64 B, 10 ms", s.SizeBytes, s.IntervalMs)
+	if s.SizeBytes != 64 || res.Config.Interval != 10*time.Millisecond {
+		t.Errorf("size %d B, interval %v: want the config's 64 B, 10 ms", s.SizeBytes, res.Config.Interval)
 	}
 	// onReply runs on the prober's reader; RunRTT has collected all
 	// replies before it returns, so the map is complete and quiet now.

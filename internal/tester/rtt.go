@@ -40,8 +40,7 @@ func RunRTT(ctx context.Context, t Target, cfg result.RTTConfig, onReply func(se
 	rtts := p.collect(0, uint64(sent), replyWait)
 	res := &result.RTT{Meta: meta(s, "rtt"), Config: cfg}
 	res.Meta.Started = started
-	res.Summary = result.RTTSummary{RTTStats: *result.NewRTTStats(sent, rtts), SizeBytes: cfg.Size, IntervalMs: float64(cfg.Interval.Microseconds()) / 1e3,
-		Rejected: p.rejectedReplies()}
+	res.Summary = result.RTTSummary{RTTStats: *result.NewRTTStats(sent, rtts), SizeBytes: cfg.Size, Rejected: p.rejectedReplies()}
 	res.Summary.ResponderHolds, res.Summary.ResponderHoldMaxUs = p.holdFigures()
 	if i, err := tcpinfo.Of(s.tcp); err == nil {
 		res.Summary.ControlTCPMinUs = i.MinRTT.Microseconds()

@@ -373,8 +373,7 @@ func (u *udpRun) summary(final *wire.Result) result.UDPSummary {
 			probes = u.ptx.Probes.Load()
 		}
 		if l := u.lat.Summary(probes); l != nil {
-			sum.Latency = &result.UDPLatency{Probes: l.Probes, Replies: l.Replies, MinUs: l.MinUs, MeanUs: l.MeanUs,
-				P50Us: l.P50Us, P90Us: l.P90Us, P99Us: l.P99Us, MaxUs: l.MaxUs, IPDVUs: l.IPDVUs}
+			sum.Latency = &result.UDPLatency{Probes: l.Probes, Replies: l.Replies, Delays: l.Delays, IPDVUs: l.IPDVUs}
 		}
 	}
 	sum.RecvPackets, sum.RecvBytes = rx.Packets, rx.Bytes

@@ -23,6 +23,11 @@
 // The readings' times are on two clocks (sender's for sending, receiver's
 // for arrival); only differences along one train are used, so the clocks
 // need not agree.
+//
+// A "median" here is the middle of a few noisy readings of one quantity
+// (stats.InterpolatedMedian: the mean of the middle two for an even
+// count), not the nearest-rank median of a delay distribution
+// (stats.Median); stats says why the two differ.
 package train
 
 import (
@@ -32,6 +37,7 @@ import (
 	"time"
 
 	"github.com/fullpipe/fullpipe/internal/dispersion"
+	"github.com/fullpipe/fullpipe/internal/stats"
 )
 
 // Kind names what limits the path.
@@ -112,7 +118,7 @@ func Classify(readings []dispersion.Reading, noise time.Duration) Verdict {
 		v.Kind, v.Why = Unknown, "no train had two packets through before a loss, spread over a measurable span"
 		return v
 	}
-	v.SenderBps = median(send)
+	v.SenderBps = stats.InterpolatedMedian(send)
 	var lossy []dispersion.Reading
 	for _, r := range rs {
 		if r.Got < r.Sent {
@@ -383,7 +389,7 @@ func queueVerdict(v Verdict, rs []dispersion.Reading, noise time.Duration, atLea
 		v.Kind, v.Why = Unknown, "the trains overflowed a queue but none got a packet through after the first loss"
 		return v
 	}
-	rise := median(rises)
+	rise := stats.InterpolatedMedian(rises)
 	if atLeast {
 		rise = slices.Max(rises)
 	}
@@ -400,7 +406,7 @@ func queueVerdict(v Verdict, rs []dispersion.Reading, noise time.Duration, atLea
 			iqrs = append(iqrs, r.TailRiseIQR.Seconds())
 		}
 	}
-	timing := max(2*noise.Seconds(), median(iqrs))
+	timing := max(2*noise.Seconds(), stats.InterpolatedMedian(iqrs))
 	v.QueueBytes = Estimate{q, (timing+spread(rises))*b/8 + q*v.RateBps.Err/b + pkt}
 	v.QueueAtLeast = atLeast
 	if atLeast {
@@ -441,7 +447,7 @@ func policerVerdict(v Verdict, rs []dispersion.Reading, noise time.Duration) Ver
 			rates = append(rates, r.TailBps)
 		}
 	}
-	cir := median(rates)
+	cir := stats.InterpolatedMedian(rates)
 	pkt := float64(rs[0].HeadBytes) / float64(rs[0].HeadPackets)
 	for _, r := range rs {
 		// Tokens came back while the head passed the policer: over the
@@ -457,7 +463,7 @@ func policerVerdict(v Verdict, rs []dispersion.Reading, noise time.Duration) Ver
 		}
 		buckets = append(buckets, float64(r.HeadBytes)-cir/8*span.Seconds()+pkt/2)
 	}
-	b := median(buckets)
+	b := stats.InterpolatedMedian(buckets)
 	v.Kind = Policer
 	v.RateBps = Estimate{cir, spread(rates) + cir*0.02}
 	// Bucket: ± one packet (a packet passes whole or not at all), the
@@ -475,18 +481,6 @@ func policerVerdict(v Verdict, rs []dispersion.Reading, noise time.Duration) Ver
 	v.Why = fmt.Sprintf("the first %.0f B of each train passed %s with the delay rising at most %.2f ms, then only %.1f Mbit/s got through with losses: a policer at %.1f Mbit/s with a bucket of %.0f B (%.1f ms at that rate)",
 		float64(head.HeadBytes), pass, rise.Seconds()*1e3, cir/1e6, cir/1e6, b, b*8/cir*1e3)
 	return v
-}
-
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // spread is half the range of v (0 for fewer than two values).

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fullpipe/fullpipe/internal/stats"
 	"github.com/fullpipe/fullpipe/internal/units"
 )
 
@@ -14,14 +15,14 @@ type Interval struct {
 	Lost uint64 `json:"lost"`
 }
 
-// Delay is the round trip of the latency probes a stream carried.
+// Delay is the round trip of the latency probes a stream carried: the
+// distribution of the Replies' (µs, the one shape of a delay
+// distribution; the engine's UDP latency, whose probes these are, in the
+// same keys).
 type Delay struct {
-	Probes  uint64        `json:"probes"`
-	Replies uint64        `json:"replies"`
-	Min     time.Duration `json:"min_ns"`
-	Mean    time.Duration `json:"mean_ns"`
-	P99     time.Duration `json:"p99_ns"`
-	Max     time.Duration `json:"max_ns"`
+	Probes  uint64 `json:"probes"`
+	Replies uint64 `json:"replies"`
+	stats.Delays
 }
 
 // Measure is what one step's stream measured, in frames and layer-2
@@ -90,11 +91,16 @@ func Read(m Measure, unavailFLRPct float64) Figures {
 		f.FLRPct = float64(min(m.LostFrames, m.SentFrames)) / float64(m.SentFrames) * 100
 	}
 	if d := m.Delay; d != nil && d.Replies > 0 {
-		f.FTD, f.FDV = d.Mean, max(0, d.P99-d.Min)
+		f.FTD, f.FDV = ns(d.MeanUs), max(0, ns(d.P99Us)-ns(d.MinUs))
 	}
 	f.AvailPct, f.UnavailableS, f.IntervalsS = Availability(m.Intervals, unavailFLRPct)
 	return f
 }
+
+// ns is a delay in µs as a Duration, truncated to the nanosecond: FTD
+// and FDV are durations, compared with the SAC's (a config's, in ns as
+// every config's durations are).
+func ns(us float64) time.Duration { return time.Duration(us * 1e3) }
 
 // Availability is the percent of 1-second intervals that were available,
 // with the count of unavailable ones and of those counted. An interval is

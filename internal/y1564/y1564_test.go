@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fullpipe/fullpipe/internal/stats"
 )
 
 var data = Service{Name: "data", CIRBps: 20e6, EIRBps: 10e6, FrameBytes: 512, DSCP: 0,
@@ -68,7 +70,7 @@ func judge(st Step, offered, ir float64, secs float64, d *Delay) Judgement {
 	f := judgeFigures(st, offered, ir, secs)
 	f.Delay = d
 	if d != nil && d.Replies > 0 {
-		f.FTD, f.FDV = d.Mean, d.P99-d.Min
+		f.FTD, f.FDV = ns(d.MeanUs), ns(d.P99Us)-ns(d.MinUs)
 	}
 	return JudgeStep(data, st, f)
 }
@@ -83,8 +85,8 @@ func judgeFigures(st Step, offered, ir float64, secs float64) Figures {
 }
 
 func TestJudgeStep(t *testing.T) {
-	ok := &Delay{Probes: 100, Replies: 100, Min: 10 * time.Millisecond, Mean: 11 * time.Millisecond, P99: 13 * time.Millisecond}
-	slow := &Delay{Probes: 100, Replies: 100, Min: 10 * time.Millisecond, Mean: 25 * time.Millisecond, P99: 40 * time.Millisecond}
+	ok := &Delay{Probes: 100, Replies: 100, Delays: stats.Delays{MinUs: 10_000, MeanUs: 11_000, P99Us: 13_000}}
+	slow := &Delay{Probes: 100, Replies: 100, Delays: stats.Delays{MinUs: 10_000, MeanUs: 25_000, P99Us: 40_000}}
 	steps := Steps(data, nil)
 	cir, eir, pol := steps[3], steps[4], steps[5]
 	// A 30 Mbit/s policer with a 12,176 B bucket over 10 s lets through

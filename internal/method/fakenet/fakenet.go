@@ -20,6 +20,7 @@ import (
 	"github.com/fullpipe/fullpipe/internal/frame"
 	"github.com/fullpipe/fullpipe/internal/link"
 	"github.com/fullpipe/fullpipe/internal/result"
+	"github.com/fullpipe/fullpipe/internal/stats"
 	"github.com/fullpipe/fullpipe/internal/sweep"
 	"github.com/fullpipe/fullpipe/internal/vocab"
 )
@@ -183,7 +184,7 @@ func (p *Path) RTT(ctx context.Context, cfg result.RTTConfig, onReply func(uint6
 		}
 	}
 	s := result.RTTSummary{RTTStats: *result.NewRTTStats(cfg.Count, samples), SizeBytes: cfg.Size,
-		IntervalMs: float64(cfg.Interval) / 1e6, ControlTCPMinUs: p.BaseRTT.Microseconds()}
+		ControlTCPMinUs: p.BaseRTT.Microseconds()}
 	return &result.RTT{Meta: meta("rtt"), Config: cfg, Summary: s}, nil
 }
 
@@ -276,9 +277,10 @@ func (p *Path) latency(cfg result.UDPConfig, sent uint64, sentIP float64, ip int
 		}
 	}
 	probes := sent / uint64(cfg.EchoEvery)
+	replies := uint64(math.Round(float64(probes) * pass * pass))
 	us := float64(rtt) / 1e3
-	return &result.UDPLatency{Probes: probes, Replies: uint64(math.Round(float64(probes) * pass * pass)),
-		MinUs: us, MeanUs: us, P50Us: us, P90Us: us, P99Us: us, MaxUs: us}
+	return &result.UDPLatency{Probes: probes, Replies: replies,
+		Delays: stats.Delays{Count: int(replies), MinUs: us, MeanUs: us, P50Us: us, P90Us: us, P99Us: us, MaxUs: us}}
 }
 
 // Train sends one train through the path's link stages in virtual time,

@@ -1,10 +1,15 @@
 package resulttest
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/fullpipe/fullpipe/internal/result"
 )
 
 // TestCheck: the schemas refuse what a document of their kind cannot be
@@ -60,4 +65,37 @@ func edit(t *testing.T, f func(m map[string]any)) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestCheckByVersion: a document is checked against the schemas of its
+// own version: testdata's tcp.json (schema 1) passes Check against
+// docs/schema/1 though today's schema refuses it (it has median_us, no
+// p50_us), and what result.Decode makes of it passes today's.
+func TestCheckByVersion(t *testing.T) {
+	old := edit(t, func(map[string]any) {})
+	if err := Check(old); err != nil {
+		t.Errorf("schema 1 document against schema 1's schema: %v", err)
+	}
+	sch, err := Compile("tcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sch.Validate(inst) == nil {
+		t.Errorf("today's schema (%d) accepts a schema 1 document", result.Schema)
+	}
+	d, err := result.Decode(bytes.NewReader(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Check(now); err != nil {
+		t.Errorf("the upgraded document against today's schema: %v", err)
+	}
 }

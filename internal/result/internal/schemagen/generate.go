@@ -31,7 +31,7 @@ func Generate(root string) (map[string][]byte, error) {
 	}
 	g := &generator{root: root, types: map[string]reflect.Type{}, enums: map[reflect.Type][]any{}}
 	c := &jsonschema.Reflector{}
-	for _, dir := range []string{"internal/result", "internal/vocab", "internal/dispersion", "internal/train", "internal/sweep", "internal/rfc6349", "internal/cpuload"} {
+	for _, dir := range []string{"internal/result", "internal/vocab", "internal/dispersion", "internal/train", "internal/sweep", "internal/rfc6349", "internal/cpuload", "internal/stats"} {
 		if err := g.addComments(c, dir); err != nil {
 			return nil, err
 		}
