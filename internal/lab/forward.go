@@ -451,10 +451,11 @@ func (p *pipe) routineWrite(ctx context.Context) error {
 // low); a cgroup of the largest CPU weight for the tests (the sender
 // still held 572-680 µs beside a busy loop).
 //
-// A writer whose process runs at real-time priority (the lab's tests,
-// testkit.Realtime) stays there: set back to the ordinary policy it
-// waited for the real-time testers' threads, and a quiet machine's
-// trains steps wrote 7.2 % of their packets more than 1.57 ms late.
+// A writer whose process was started at real-time priority (`chrt -r
+// 1 fullpipe lab ...`) stays there: set back to the ordinary policy it
+// waits for every real-time thread beside it (the lab's tests run so
+// for an hour on 2026-11-29: a quiet machine's trains steps wrote 7.2 %
+// of their packets more than 1.57 ms late).
 func favour() {
 	if old, err := unix.SchedGetAttr(0, 0); err == nil && (old.Policy == unix.SCHED_RR || old.Policy == unix.SCHED_FIFO) {
 		return
