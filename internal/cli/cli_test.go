@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/fullpipe/fullpipe/internal/result"
 	"github.com/fullpipe/fullpipe/internal/serve"
 	"github.com/fullpipe/fullpipe/internal/serve/servetest"
 	"github.com/fullpipe/fullpipe/internal/wire"
@@ -161,8 +162,8 @@ func TestTCPJSON(t *testing.T) {
 	if b := sum["bytes"].(float64); b != 20_000_000 {
 		t.Errorf("summary.bytes = %v, want exactly 20,000,000", b)
 	}
-	if doc["schema"].(float64) != 1 {
-		t.Errorf("schema = %v", doc["schema"])
+	if doc["schema"].(float64) != result.Schema {
+		t.Errorf("schema = %v, want %d", doc["schema"], result.Schema)
 	}
 	cmd := doc["command"].([]any)
 	if len(cmd) < 2 || cmd[1] != "tcp" {
