@@ -136,7 +136,7 @@ func judged(m0, m1 lab.Mark, dir string, b lab.Budget) result.LabAccount {
 		a, _ = a.Toward(dir)
 	}
 	r := result.LabAccount{Account: a.Summary(b), IntervalS: a.Interval.Seconds(), ForwardedPackets: a.Forwarded(),
-		LatePackets: a.Late(b.LateThreshold()), LateByUs: b.LateThreshold().Microseconds(), MeanLateUs: float64(a.MeanLate()) / 1e3,
+		LatePackets: a.Late(b.LateThreshold()) + a.Waited(b.LateThreshold()), LateByUs: b.LateThreshold().Microseconds(), MeanLateUs: float64(a.MeanLate()) / 1e3,
 		ForwarderDrops: a.OwnDrops()}
 	var le *lab.LimitedError
 	if err := a.Judge(b); errors.As(err, &le) {

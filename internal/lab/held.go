@@ -375,14 +375,13 @@ func (a Account) MeanLate() time.Duration {
 
 // Late is how many packets were written more than by after their
 // virtual departure (from the histogram: late by at least by rounded
-// down to LateBucket), plus those that may have waited that long in
-// their input device before the forwarder read them (Waits): the path
-// took them in late by as much, which moves what a measurement reads
-// as a late write does (a train's spacing, a policer's tokens).
-func (a Account) Late(by time.Duration) uint64 { return atLeast(a.Hist, by) + a.Waited(by) }
+// down to LateBucket), of Forwarded.
+func (a Account) Late(by time.Duration) uint64 { return atLeast(a.Hist, by) }
 
 // Waited is how many packets may have waited more than by in their
-// input device before the forwarder read them, of Read.
+// input device before the forwarder read them, of Read: the path took
+// them in late by as much, which moves what a measurement reads as a
+// late write does (a train's spacing, a policer's tokens).
 func (a Account) Waited(by time.Duration) uint64 { return atLeast(a.Waits, by) }
 
 // Read is how many packets the forwarder read in the interval (those a
@@ -413,7 +412,7 @@ func (a Account) OwnDrops() uint64 {
 // b: nil, or a *LimitedError with the lab's own figures.
 func (a Account) Judge(b Budget) error {
 	by := b.LateThreshold()
-	fw, late, drops := a.Forwarded(), atLeast(a.Hist, by), a.OwnDrops()
+	fw, late, drops := a.Forwarded(), a.Late(by), a.OwnDrops()
 	// Each share is of its own packets: those written (a policer's drops
 	// are never written) and those read. A share of 1 tolerates every
 	// packet late, and so any wait too: one in an interval that wrote
@@ -446,7 +445,7 @@ func (e *LimitedError) Error() string {
 	a, b := e.Account, e.Budget
 	fw := a.Forwarded()
 	by := b.LateThreshold()
-	late := atLeast(a.Hist, by)
+	late := a.Late(by)
 	var s strings.Builder
 	fmt.Fprintf(&s, "LAB-LIMITED: lab %q could not hold its path", a.Name)
 	if e.Tries > 1 {
@@ -615,7 +614,8 @@ func (a Account) Summary(b Budget) string {
 	if b.MeanLate > 0 {
 		mean = fmt.Sprintf(" (budget %s)", units.FormatDuration(b.MeanLate))
 	}
-	return fmt.Sprintf("lab %q over %.1f s: %d packets forwarded, %s late by more than %s (budget %s), mean lateness %s%s, p99 %s, %d lost by the forwarder",
-		a.Name, a.Interval.Seconds(), fw, pct(a.Late(b.LateThreshold()), fw), units.FormatDuration(b.LateThreshold()), pctOf(b.share()),
+	by := b.LateThreshold()
+	return fmt.Sprintf("lab %q over %.1f s: %d packets forwarded, %s late by more than %s, %s of %d read after waiting as long (budget %s), mean lateness %s%s, p99 %s, %d lost by the forwarder",
+		a.Name, a.Interval.Seconds(), fw, pct(a.Late(by), fw), units.FormatDuration(by), pct(a.Waited(by), a.Read()), a.Read(), pctOf(b.share()),
 		units.FormatDuration(a.MeanLate()), mean, units.FormatDuration(a.LateQuantile(0.99)), a.OwnDrops())
 }

@@ -517,8 +517,8 @@ func TestTapSeesInputWaits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if late := a.Late(3 * LateLimit); late < n {
-		t.Errorf("%d packets late by %v or more in the account, want the %d that waited", late, 3*LateLimit, n)
+	if waited := a.Waited(3 * LateLimit); waited < n {
+		t.Errorf("%d packets waited %v or more in the account, want the %d that waited", waited, 3*LateLimit, n)
 	}
 	b := Budget{LateBy: 2 * LateLimit, LateShare: 0.01}
 	if err := a.Judge(b); err == nil || !strings.Contains(err.Error(), "read after waiting") {
